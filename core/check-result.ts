@@ -1,0 +1,51 @@
+import { z } from "zod";
+
+/** Facts a check can report as discovered (DetectionDetail.discovered). */
+export const DISCOVERED_FACTS = [
+  "qr_present",
+  "signature_present",
+  "encrypted",
+  "javascript_present",
+  "embedded_files",
+  "scanned",
+  "form_fields",
+  "incremental_updates",
+  "metadata_present",
+  "xmp_present",
+] as const;
+
+export const TRUST_LEVELS = ["corroborated", "unverified", "unattested"] as const;
+export type Trust = (typeof TRUST_LEVELS)[number];
+
+export const Finding = z.object({
+  /** Stable machine code, e.g. `modified_before_created`. */
+  code: z.string(),
+  /** One sentence a reviewer can read: what was found, where, and why it matters. */
+  message: z.string(),
+  /** 1-based page number, when the finding is on a page. */
+  page: z.number().int().positive().optional(),
+  /** [x0, y0, x1, y1] in PDF user-space points of the page, when known. */
+  bbox: z.array(z.number()).length(4).optional(),
+  /** The evidence: the values that were compared (free-form, small). */
+  evidence: z.record(z.string(), z.unknown()).optional(),
+  /** How strongly this finding alone suggests tampering, 0-10. */
+  severity: z.number().int().min(0).max(10).optional(),
+});
+export type Finding = z.infer<typeof Finding>;
+
+export const CheckOutcome = z.enum(["pass", "flag", "skip", "error"]);
+export type CheckOutcome = z.infer<typeof CheckOutcome>;
+
+export const CheckResult = z.object({
+  checkId: z.string(),
+  outcome: CheckOutcome,
+  /** 0-10: how strongly the check's findings together suggest tampering (0 for pass/skip/error). */
+  severity: z.number().int().min(0).max(10),
+  /** One sentence. */
+  summary: z.string(),
+  findings: z.array(Finding),
+  discovered: z.array(z.string()).optional(),
+  authoritative: z.object({ trust: z.enum(TRUST_LEVELS), directive: z.string() }).optional(),
+  durationMs: z.number().optional(),
+});
+export type CheckResult = z.infer<typeof CheckResult>;

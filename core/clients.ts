@@ -1,0 +1,23 @@
+import { z } from "zod";
+
+/** One registered API client (DOCVERIFY_CLIENTS_FILE). */
+export const ClientRegistration = z
+  .object({
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1).optional(),
+    /** scrypt PHC string: `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt b64>$<hash b64>`. */
+    client_secret_hash: z.string().min(1).optional(),
+    scopes: z.array(z.string()),
+    sample_allowance: z.number().int().nonnegative().default(0),
+    buckets: z.array(z.string()).default([]),
+  })
+  .refine((c) => (c.client_secret === undefined) !== (c.client_secret_hash === undefined), {
+    message: "each client needs exactly one of client_secret or client_secret_hash",
+  });
+export type ClientRegistration = z.infer<typeof ClientRegistration>;
+
+export const ClientsFile = z.object({ clients: z.array(ClientRegistration) }).refine(
+  (f) => new Set(f.clients.map((c) => c.client_id)).size === f.clients.length,
+  { message: "client_id values must be unique" },
+);
+export type ClientsFile = z.infer<typeof ClientsFile>;

@@ -1,0 +1,163 @@
+import { z } from "zod";
+
+/**
+ * Service configuration from the environment. Names are fixed by ARCHITECTURE.md ("Configuration");
+ * further settings use the DOCVERIFY_ prefix and are listed in the README.
+ */
+const bool = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "") return undefined;
+    const s = v.trim().toLowerCase();
+    if (["1", "true", "yes", "on"].includes(s)) return true;
+    if (["0", "false", "no", "off"].includes(s)) return false;
+    ctx.addIssue({ code: "custom", message: `expected true or false, got "${v}"` });
+    return z.NEVER;
+  });
+const int = (min: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: "custom", message: `expected a whole number ≥ ${min}, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+const str = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === "" ? undefined : v));
+
+const EnvSchema = z.object({
+  PORT: int(0),
+  HOST: str,
+  DOCVERIFY_DATA_DIR: str,
+  DOCVERIFY_CLIENTS_FILE: str,
+  DOCVERIFY_TOKEN_TTL_SECONDS: int(1),
+  DOCVERIFY_RETENTION_SECONDS: int(1),
+  DOCVERIFY_ALLOW_PRIVATE_SOURCES: bool,
+  DOCVERIFY_TRUST_ANCHORS: str,
+  DOCVERIFY_AGENT_ENGINE: z.enum(["rules", "llm"]).optional(),
+  DOCVERIFY_LLM_URL: str,
+  DOCVERIFY_LLM_MODEL: str,
+  DOCVERIFY_LLM_API_KEY: str,
+  DOCVERIFY_TOKEN_SIGNING_KEY: str,
+  DOCVERIFY_TOKEN_SIGNING_KEY_FILE: str,
+  DOCVERIFY_DEFAULT_REGION: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, "expected a two-letter ISO 3166-1 code")
+    .optional(),
+  DOCVERIFY_MAX_DOCUMENT_BYTES: int(1),
+  DOCVERIFY_DOWNLOAD_TIMEOUT_SECONDS: int(1),
+  DOCVERIFY_STEP_TIMEOUT_SECONDS: int(1),
+  DOCVERIFY_STEP_MAX_ATTEMPTS: int(1),
+  DOCVERIFY_DETECTION_DEADLINE_SECONDS: int(1),
+  DOCVERIFY_CONCURRENCY: int(1),
+  DOCVERIFY_WORKERS: int(0),
+  DOCVERIFY_RATE_LIMIT_PER_MINUTE: int(1),
+  DOCVERIFY_UPLOAD_TTL_SECONDS: int(1),
+  DOCVERIFY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  DOCVERIFY_PUBLIC_URL: str,
+  REDIS_URL: str,
+  S3_ENDPOINT: str,
+  S3_PUBLIC_ENDPOINT: str,
+  S3_BUCKET: str,
+  S3_REGION: str,
+  S3_ACCESS_KEY: str,
+  S3_SECRET_KEY: str,
+  S3_USE_SSL: bool,
+  KUBE_NAMESPACE: str,
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  clientsFile?: string;
+  tokenTtlSeconds: number;
+  retentionSeconds: number;
+  allowPrivateSources: boolean;
+  trustAnchorsFile?: string;
+  agentEngine: "rules" | "llm";
+  llm: { url?: string; model?: string; apiKey?: string };
+  tokenSigningKey?: string;
+  tokenSigningKeyFile?: string;
+  defaultRegion: string;
+  maxDocumentBytes: number;
+  downloadTimeoutSeconds: number;
+  stepTimeoutSeconds: number;
+  stepMaxAttempts: number;
+  detectionDeadlineSeconds: number;
+  concurrency: number;
+  workers: number;
+  rateLimitPerMinute?: number;
+  uploadTtlSeconds: number;
+  logLevel: string;
+  publicUrl?: string;
+  bucket: string;
+  redisUrl?: string;
+  s3: {
+    endpoint?: string;
+    publicEndpoint?: string;
+    region?: string;
+    accessKey?: string;
+    secretKey?: string;
+    useSsl: boolean;
+  };
+  kubeNamespace?: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function loadConfig(env: Record<string, string | undefined>, defaults: { host?: string } = {}): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration: ${lines.join("; ")}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT ?? 8080,
+    host: e.HOST ?? defaults.host ?? "127.0.0.1",
+    dataDir: e.DOCVERIFY_DATA_DIR ?? ".data",
+    clientsFile: e.DOCVERIFY_CLIENTS_FILE,
+    tokenTtlSeconds: e.DOCVERIFY_TOKEN_TTL_SECONDS ?? 3600,
+    retentionSeconds: e.DOCVERIFY_RETENTION_SECONDS ?? 30 * 24 * 3600,
+    allowPrivateSources: e.DOCVERIFY_ALLOW_PRIVATE_SOURCES ?? false,
+    trustAnchorsFile: e.DOCVERIFY_TRUST_ANCHORS,
+    agentEngine: e.DOCVERIFY_AGENT_ENGINE ?? "rules",
+    llm: { url: e.DOCVERIFY_LLM_URL, model: e.DOCVERIFY_LLM_MODEL, apiKey: e.DOCVERIFY_LLM_API_KEY },
+    tokenSigningKey: e.DOCVERIFY_TOKEN_SIGNING_KEY,
+    tokenSigningKeyFile: e.DOCVERIFY_TOKEN_SIGNING_KEY_FILE,
+    defaultRegion: (e.DOCVERIFY_DEFAULT_REGION ?? "US").toUpperCase(),
+    maxDocumentBytes: e.DOCVERIFY_MAX_DOCUMENT_BYTES ?? 50 * 1024 * 1024,
+    downloadTimeoutSeconds: e.DOCVERIFY_DOWNLOAD_TIMEOUT_SECONDS ?? 60,
+    stepTimeoutSeconds: e.DOCVERIFY_STEP_TIMEOUT_SECONDS ?? 120,
+    stepMaxAttempts: e.DOCVERIFY_STEP_MAX_ATTEMPTS ?? 3,
+    detectionDeadlineSeconds: e.DOCVERIFY_DETECTION_DEADLINE_SECONDS ?? 900,
+    concurrency: e.DOCVERIFY_CONCURRENCY ?? 8,
+    workers: e.DOCVERIFY_WORKERS ?? 2,
+    rateLimitPerMinute: e.DOCVERIFY_RATE_LIMIT_PER_MINUTE,
+    uploadTtlSeconds: e.DOCVERIFY_UPLOAD_TTL_SECONDS ?? 3600,
+    logLevel: e.DOCVERIFY_LOG_LEVEL ?? "info",
+    publicUrl: e.DOCVERIFY_PUBLIC_URL,
+    bucket: e.S3_BUCKET ?? "docverify",
+    redisUrl: e.REDIS_URL,
+    s3: {
+      endpoint: e.S3_ENDPOINT,
+      publicEndpoint: e.S3_PUBLIC_ENDPOINT,
+      region: e.S3_REGION,
+      accessKey: e.S3_ACCESS_KEY,
+      secretKey: e.S3_SECRET_KEY,
+      useSsl: e.S3_USE_SSL ?? false,
+    },
+    kubeNamespace: e.KUBE_NAMESPACE,
+  };
+}

@@ -1,0 +1,68 @@
+/** OAuth scopes of the contract, with nested wildcards (`A:*` covers every scope beneath `A:`). */
+export const SCOPES = {
+  all: "DocumentVerification:*",
+  detectionsAll: "DocumentVerification:detections:*",
+  create: "DocumentVerification:detections:create",
+  get: "DocumentVerification:detections:get",
+  delete: "DocumentVerification:detections:delete",
+  createSample: "DocumentVerification:detections:create_sample",
+  jobsAll: "DocumentVerification:jobs:*",
+  jobsCreate: "DocumentVerification:jobs:create",
+  jobsGet: "DocumentVerification:jobs:get",
+} as const;
+
+/** Every concrete (non-wildcard) scope the service knows. */
+export const CONCRETE_SCOPES: readonly string[] = [
+  SCOPES.create,
+  SCOPES.get,
+  SCOPES.delete,
+  SCOPES.createSample,
+  SCOPES.jobsCreate,
+  SCOPES.jobsGet,
+];
+
+/** True when `held` is `wanted` or a wildcard above it. */
+export function scopeCovers(held: string, wanted: string): boolean {
+  if (held === wanted) return true;
+  if (!held.endsWith(":*")) return false;
+  const prefix = held.slice(0, -1); // keeps the trailing ':'
+  return wanted.startsWith(prefix);
+}
+
+export function anyCovers(held: readonly string[], wanted: string): boolean {
+  return held.some((h) => scopeCovers(h, wanted));
+}
+
+/** The required scopes that `held` does not cover, in the order given. */
+export function missingScopes(held: readonly string[], required: readonly string[]): string[] {
+  return required.filter((r) => !anyCovers(held, r));
+}
+
+/**
+ * Which scopes a client registered for `registered` is granted when it asks for `requested`
+ * (ARCHITECTURE.md, Decisions: Auth messages). `requested` undefined or empty = every registered scope.
+ * - a requested scope the registration covers is granted as named;
+ * - a requested wildcard the registration does not cover grants the registered scopes beneath it.
+ * Unknown scopes are not granted. The result has no duplicates and keeps request order.
+ */
+export function grantScopes(registered: readonly string[], requested: readonly string[] | undefined): string[] {
+  if (!requested || requested.length === 0) return [...new Set(registered)];
+  const out: string[] = [];
+  const add = (s: string) => {
+    if (!out.includes(s)) out.push(s);
+  };
+  for (const r of requested) {
+    if (anyCovers(registered, r)) {
+      add(r);
+    } else if (r.endsWith(":*")) {
+      for (const reg of registered) if (scopeCovers(r, reg)) add(reg);
+    }
+  }
+  return out;
+}
+
+export function parseScopeParam(scope: string | undefined | null): string[] | undefined {
+  if (scope === undefined || scope === null) return undefined;
+  const parts = scope.split(/\s+/).filter(Boolean);
+  return parts.length ? parts : undefined;
+}

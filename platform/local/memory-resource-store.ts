@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import {
+  type ListOptions,
+  type ResourceStore,
+  StoreError,
+  type WatchEvent,
+  type WatchHandle,
+} from "../../core/ports.js";
+import type { Resource } from "../../core/resource.js";
+
+/**
+ * Kubernetes semantics in memory: resourceVersion, Conflict on a stale write, generation, finalizers and
+ * deletionTimestamp, ordered watch from a version with Gone past the remembered window.
+ * The durable standalone store (resource-store.ts) persists through the `persist` hook.
+ */
+export interface MemoryStoreOptions {
+  /** How many past events a watch can resume from. */
+  historySize?: number;
+  now?: () => Date;
+  /** Called after every change, before it is visible to readers or watchers. */
+  persist?: (change: { type: "put" | "delete"; object: Resource; resourceVersion: number }) => Promise<void>;
+  /** Shared counter so resourceVersions grow across several kinds (like etcd's revision). */
+  revision?: { value: number };
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+function labelsMatch(obj: Resource, labels?: Record<string, string>): boolean {
+  if (!labels) return true;
+  const have = obj.metadata.labels ?? {};
+  return Object.entries(labels).every(([k, v]) => have[k] === v);
+}
+
+export class MemoryResourceStore<T extends Resource> implements ResourceStore<T> {
+  private readonly objects = new Map<string, T>();
+  private readonly history: { rv: number; event: WatchEvent<T> }[] = [];
+  private readonly watchers = new Set<(e: WatchEvent<T>) => void>();
+  private readonly historySize: number;
+  private readonly now: () => Date;
+  private readonly revision: { value: number };
+  /** Serialises writes so persistence order = resourceVersion order. */
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly kind: string,
+    private readonly opts: MemoryStoreOptions = {},
+  ) {
+    this.historySize = opts.historySize ?? 10_000;
+    this.now = opts.now ?? (() => new Date());
+    this.revision = opts.revision ?? { value: 0 };
+  }
+
+  /** Loads objects as they were persisted (no events, no persistence). */
+  load(objects: T[]): void {
+    for (const o of objects) {
+      this.objects.set(o.metadata.name, clone(o));
+      const rv = Number(o.metadata.resourceVersion ?? 0);
+      if (rv > this.revision.value) this.revision.value = rv;
+    }
+  }
+
+  private serial<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private emit(event: WatchEvent<T>, rv: number): void {
+    this.history.push({ rv, event });
+    if (this.history.length > this.historySize) this.history.splice(0, this.history.length - this.historySize);
+    for (const w of [...this.watchers]) w(clone(event));
+  }
+
+  private async commit(type: "put" | "delete", obj: T, event: WatchEvent<T>["type"]): Promise<T> {
+    const rv = ++this.revision.value;
+    obj.metadata.resourceVersion = String(rv);
+    if (this.opts.persist) await this.opts.persist({ type, object: obj, resourceVersion: rv });
+    if (type === "put") this.objects.set(obj.metadata.name, obj);
+    else this.objects.delete(obj.metadata.name);
+    this.emit({ type: event, object: clone(obj) }, rv);
+    return clone(obj);
+  }
+
+  private current(name: string): T {
+    const cur = this.objects.get(name);
+    if (!cur) throw new StoreError("NotFound", `${this.kind} ${name} not found`);
+    return cur;
+  }
+
+  private precondition(cur: T, obj: T): void {
+    const want = obj.metadata.resourceVersion;
+    if (want !== undefined && want !== cur.metadata.resourceVersion) {
+      throw new StoreError(
+        "Conflict",
+        `Operation cannot be fulfilled on ${this.kind} ${obj.metadata.name}: the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+  }
+
+  create(obj: T): Promise<T> {
+    return this.serial(async () => {
+      const name = obj.metadata?.name;
+      if (!name) throw new StoreError("Invalid", `${this.kind} needs metadata.name`);
+      if (this.objects.has(name)) throw new StoreError("AlreadyExists", `${this.kind} ${name} already exists`);
+      const next = clone(obj);
+      next.metadata = {
+        ...next.metadata,
+        uid: randomUUID(),
+        generation: 1,
+        creationTimestamp: this.now().toISOString(),
+      };
+      delete next.metadata.deletionTimestamp;
+      return this.commit("put", next, "ADDED");
+    });
+  }
+
+  async get(name: string): Promise<T | undefined> {
+    const o = this.objects.get(name);
+    return o ? clone(o) : undefined;
+  }
+
+  async list(opts: ListOptions = {}): Promise<{ items: T[]; resourceVersion: string }> {
+    const items = [...this.objects.values()]
+      .filter((o) => labelsMatch(o, opts.labels))
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))
+      .map(clone);
+    return { items, resourceVersion: String(this.revision.value) };
+  }
+
+  update(obj: T): Promise<T> {
+    return this.serial(async () => {
+      const cur = this.current(obj.metadata.name);
+      this.precondition(cur, obj);
+      const next = clone(cur);
+      const specChanged = JSON.stringify(cur.spec) !== JSON.stringify(obj.spec);
+      next.spec = clone(obj.spec);
+      next.metadata.labels = clone(obj.metadata.labels);
+      next.metadata.annotations = clone(obj.metadata.annotations);
+      next.metadata.finalizers = obj.metadata.finalizers?.length ? [...obj.metadata.finalizers] : undefined;
+      if (specChanged) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+      if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+        return this.commit("delete", next, "DELETED");
+      }
+      return this.commit("put", next, "MODIFIED");
+    });
+  }
+
+  updateStatus(obj: T): Promise<T> {
+    return this.serial(async () => {
+      const cur = this.current(obj.metadata.name);
+      this.precondition(cur, obj);
+      const next = clone(cur);
+      next.status = clone(obj.status);
+      return this.commit("put", next, "MODIFIED");
+    });
+  }
+
+  delete(name: string): Promise<void> {
+    return this.serial(async () => {
+      const cur = this.current(name);
+      if (cur.metadata.finalizers?.length) {
+        if (cur.metadata.deletionTimestamp) return;
+        const next = clone(cur);
+        next.metadata.deletionTimestamp = this.now().toISOString();
+        await this.commit("put", next, "MODIFIED");
+        return;
+      }
+      await this.commit("delete", clone(cur), "DELETED");
+    });
+  }
+
+  watch(
+    opts: { resourceVersion?: string },
+    onEvent: (event: WatchEvent<T>) => void,
+    onError: (err: StoreError) => void,
+  ): WatchHandle {
+    let stopped = false;
+    const deliver = (e: WatchEvent<T>) => {
+      if (!stopped) onEvent(e);
+    };
+    // Snapshot and subscribe synchronously so no event falls between them.
+    const from = opts.resourceVersion === undefined ? undefined : Number(opts.resourceVersion);
+    let backlog: WatchEvent<T>[];
+    if (from === undefined) {
+      backlog = [...this.objects.values()].map((o) => ({ type: "ADDED" as const, object: clone(o) }));
+    } else {
+      const oldest = this.history[0]?.rv;
+      if (from < this.revision.value && (oldest === undefined || from < oldest - 1)) {
+        queueMicrotask(() => {
+          if (!stopped) onError(new StoreError("Gone", `too old resource version: ${from} (${oldest ?? "none"})`));
+        });
+        return { stop: () => (stopped = true) };
+      }
+      backlog = this.history.filter((h) => h.rv > from).map((h) => clone(h.event));
+    }
+    const listener = (e: WatchEvent<T>) => deliver(e);
+    const pending: WatchEvent<T>[] = [];
+    let flushed = false;
+    const buffering = (e: WatchEvent<T>) => (flushed ? listener(e) : pending.push(e));
+    this.watchers.add(buffering);
+    queueMicrotask(() => {
+      for (const e of backlog) deliver(e);
+      for (const e of pending) deliver(e);
+      flushed = true;
+    });
+    return {
+      stop: () => {
+        stopped = true;
+        this.watchers.delete(buffering);
+      },
+    };
+  }
+}
