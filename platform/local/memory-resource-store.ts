@@ -25,6 +25,9 @@ export interface MemoryStoreOptions {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+/** A Kubernetes object name (DNS subdomain form); also safe as a file name. */
+export const RESOURCE_NAME_RE = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
 function labelsMatch(obj: Resource, labels?: Record<string, string>): boolean {
   if (!labels) return true;
   const have = obj.metadata.labels ?? {};
@@ -40,6 +43,10 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
   private readonly revision: { value: number };
   /** Serialises writes so persistence order = resourceVersion order. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** Events of this kind up to this version are no longer in `history` (trimmed, or before a load). */
+  private forgottenThrough = 0;
+  /** The version of the write being persisted (not yet visible), if any. */
+  private inFlight: number | undefined;
 
   constructor(
     readonly kind: string,
@@ -57,6 +64,8 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
       const rv = Number(o.metadata.resourceVersion ?? 0);
       if (rv > this.revision.value) this.revision.value = rv;
     }
+    // What happened before the load (deletions included) is unknown: a watch must start from now.
+    this.forgottenThrough = Math.max(this.forgottenThrough, this.revision.value);
   }
 
   private serial<R>(fn: () => Promise<R>): Promise<R> {
@@ -67,14 +76,24 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
 
   private emit(event: WatchEvent<T>, rv: number): void {
     this.history.push({ rv, event });
-    if (this.history.length > this.historySize) this.history.splice(0, this.history.length - this.historySize);
+    if (this.history.length > this.historySize) {
+      const dropped = this.history.splice(0, this.history.length - this.historySize);
+      this.forgottenThrough = Math.max(this.forgottenThrough, dropped[dropped.length - 1]?.rv ?? 0);
+    }
     for (const w of [...this.watchers]) w(clone(event));
   }
 
   private async commit(type: "put" | "delete", obj: T, event: WatchEvent<T>["type"]): Promise<T> {
     const rv = ++this.revision.value;
     obj.metadata.resourceVersion = String(rv);
-    if (this.opts.persist) await this.opts.persist({ type, object: obj, resourceVersion: rv });
+    if (this.opts.persist) {
+      this.inFlight = rv;
+      try {
+        await this.opts.persist({ type, object: obj, resourceVersion: rv });
+      } finally {
+        this.inFlight = undefined;
+      }
+    }
     if (type === "put") this.objects.set(obj.metadata.name, obj);
     else this.objects.delete(obj.metadata.name);
     this.emit({ type: event, object: clone(obj) }, rv);
@@ -101,7 +120,14 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
     return this.serial(async () => {
       const name = obj.metadata?.name;
       if (!name) throw new StoreError("Invalid", `${this.kind} needs metadata.name`);
-      if (this.objects.has(name)) throw new StoreError("AlreadyExists", `${this.kind} ${name} already exists`);
+      if (!RESOURCE_NAME_RE.test(name)) {
+        throw new StoreError(
+          "Invalid",
+          `${this.kind} name "${name}" is invalid: use at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit`,
+        );
+      }
+      if (this.objects.has(name))
+        throw new StoreError("AlreadyExists", `${this.kind} ${name} already exists`);
       const next = clone(obj);
       next.metadata = {
         ...next.metadata,
@@ -124,7 +150,10 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
       .filter((o) => labelsMatch(o, opts.labels))
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))
       .map(clone);
-    return { items, resourceVersion: String(this.revision.value) };
+    // A write being persisted is not in `items` yet: answer a version below it, so a watch from the
+    // returned version still delivers that write.
+    const rv = this.inFlight === undefined ? this.revision.value : this.inFlight - 1;
+    return { items, resourceVersion: String(rv) };
   }
 
   update(obj: T): Promise<T> {
@@ -184,10 +213,17 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
     if (from === undefined) {
       backlog = [...this.objects.values()].map((o) => ({ type: "ADDED" as const, object: clone(o) }));
     } else {
-      const oldest = this.history[0]?.rv;
-      if (from < this.revision.value && (oldest === undefined || from < oldest - 1)) {
+      if (!Number.isInteger(from) || from < 0) {
         queueMicrotask(() => {
-          if (!stopped) onError(new StoreError("Gone", `too old resource version: ${from} (${oldest ?? "none"})`));
+          if (!stopped)
+            onError(new StoreError("Invalid", `resourceVersion "${opts.resourceVersion}" is not a version`));
+        });
+        return { stop: () => (stopped = true) };
+      }
+      if (from < this.forgottenThrough) {
+        const oldest = this.forgottenThrough;
+        queueMicrotask(() => {
+          if (!stopped) onError(new StoreError("Gone", `too old resource version: ${from} (${oldest})`));
         });
         return { stop: () => (stopped = true) };
       }

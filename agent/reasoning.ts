@@ -1,0 +1,199 @@
+import type { CheckResult, Finding } from "../core/check-result.js";
+import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
+import type { Classification } from "./classify.js";
+import { type ScoreBreakdown, scoreBand } from "./score.js";
+
+/** Everything the reasoning text is written from. */
+export interface ReasoningInput {
+  declaredDocType: DocType;
+  classification: Classification;
+  documentTypeMatch: boolean;
+  /** True when the declared type was neither confirmed nor contradicted by the text. */
+  typeUnconfirmed: boolean;
+  breakdown: ScoreBreakdown;
+  checks: CheckResult[];
+  discovered: string[];
+  /** True when the document had extractable text. */
+  hasText: boolean;
+}
+
+const MAX_VALUE_CHARS = 300;
+const MAX_EVIDENCE_PHRASES = 5;
+
+const BAND_WORDS = { low: "Low risk", moderate: "Moderate risk", high: "High risk" } as const;
+
+/** "a" or "an" before plain words ("an electricity bill", "a utility bill", "an unidentified document"). */
+export function withArticle(words: string): string {
+  const an = /^[aeiou]/i.test(words) && !/^(?:uni(?!d)|use|usu|uti|eu|one)/i.test(words);
+  return `${an ? "an" : "a"} ${words}`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const points = (p: number) => `${Math.round(p)} ${Math.round(p) === 1 ? "point" : "points"}`;
+const sentence = (s: string) => {
+  const t = s.trim();
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+};
+
+function formatValue(value: unknown): string {
+  const s = typeof value === "string" ? value : JSON.stringify(value);
+  const text = s ?? String(value);
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}…` : text;
+}
+
+/** The evidence of a finding as "key: value; key: value". */
+export function formatEvidence(evidence: Finding["evidence"]): string {
+  if (!evidence) return "";
+  return Object.entries(evidence)
+    .map(([key, value]) => `${key}: ${formatValue(value)}`)
+    .join("; ");
+}
+
+function where(checkId: string, finding: Finding): string {
+  const parts = [checkId];
+  if (finding.page !== undefined) parts.push(`page ${finding.page}`);
+  if (finding.bbox) parts.push(`area [${finding.bbox.map((n) => Math.round(n)).join(", ")}]`);
+  return parts.join(", ");
+}
+
+function opening(input: ReasoningInput): string {
+  const { score, contributions } = input.breakdown;
+  const band = BAND_WORDS[scoreBand(score)];
+  const flagged = contributions.filter((c) => c.findings.length > 0);
+  const findingCount = flagged.reduce((n, c) => n + c.findings.length, 0);
+  const reasons: string[] = [];
+  const top = [...flagged].sort((a, b) => b.points - a.points)[0];
+  const strongest = top?.findings[0];
+  if (findingCount === 1 && top && strongest) {
+    reasons.push(`${top.checkId} flagged 1 finding (severity ${strongest.severity})`);
+  } else if (flagged.length > 0) {
+    reasons.push(
+      `${plural(flagged.length, "check")} flagged ${plural(findingCount, "finding")}` +
+        (top && strongest ? `, the strongest from ${top.checkId} (severity ${strongest.severity})` : ""),
+    );
+  }
+  if (!input.documentTypeMatch) reasons.push("the document does not appear to be the type that was declared");
+  if (reasons.length === 0) reasons.push("no check flagged anything suspicious");
+  const errored = contributions.filter((c) => c.outcome === "error").length;
+  const caveat = errored > 0 ? `, though ${plural(errored, "check")} could not be completed` : "";
+  return `${band} (score ${score}/100): ${reasons.join(", and ")}${caveat}.`;
+}
+
+function typeParagraph(input: ReasoningInput): string {
+  const { classification: c, declaredDocType } = input;
+  const found = c.evidence
+    .slice(0, MAX_EVIDENCE_PHRASES)
+    .map((e) => `"${e}"`)
+    .join(", ");
+  const basis = found ? ` (found ${found}; classifier confidence ${c.confidence.toFixed(2)})` : "";
+  if (declaredDocType === "other") {
+    if (c.docType === "other") {
+      return input.hasText
+        ? "No document type was declared, and the text does not identify what kind of document this is."
+        : "No document type was declared, and the document has no extractable text to identify it by.";
+    }
+    return `No document type was declared; the text reads like ${withArticle(c.plainWords)}${basis}.`;
+  }
+  const declared = withArticle(DOC_TYPE_WORDS[declaredDocType]);
+  if (!input.documentTypeMatch) {
+    return (
+      `The document was declared as ${declared}, but its text reads like ${withArticle(c.plainWords)}${basis}. ` +
+      "A document that is not what it was declared to be is suspicious in itself (for example a different document " +
+      `submitted in place of the one requested); this added ${points(input.breakdown.mismatchPoints)} to the score.`
+    );
+  }
+  if (!input.typeUnconfirmed) {
+    return `The document was declared as ${declared}, and its text agrees${basis}.`;
+  }
+  if (!input.hasText) {
+    return `The document was declared as ${declared}; it has no extractable text, so its type could not be confirmed.`;
+  }
+  const weak =
+    c.docType === "other"
+      ? "the text does not clearly identify any known document type"
+      : `the text points only weakly to ${withArticle(c.plainWords)}${basis}`;
+  return `The document was declared as ${declared}; ${weak}, so the declared type could be neither confirmed nor ruled out.`;
+}
+
+function findingsParagraphs(input: ReasoningInput): string[] {
+  const flagged = input.breakdown.contributions.filter((c) => c.findings.length > 0);
+  if (flagged.length === 0) return [];
+  const lines = [
+    `Findings (${plural(
+      flagged.reduce((n, c) => n + c.findings.length, 0),
+      "finding",
+    )}):`,
+  ];
+  for (const contribution of [...flagged].sort((a, b) => b.points - a.points)) {
+    for (const { finding, severity } of contribution.findings) {
+      const evidence = formatEvidence(finding.evidence);
+      lines.push(
+        `- [${where(contribution.checkId, finding)}] ${sentence(finding.message)}` +
+          (evidence ? ` Evidence: ${evidence}.` : "") +
+          ` Severity ${severity}/10 (code ${finding.code}).`,
+      );
+    }
+    lines.push(`  ${contribution.checkId} contributed ${points(contribution.points)} to the score.`);
+  }
+  return [lines.join("\n")];
+}
+
+function limitsParagraph(input: ReasoningInput): string | undefined {
+  const parts: string[] = [];
+  for (const check of input.checks) {
+    if (check.outcome === "error") {
+      parts.push(
+        `The check ${check.checkId} could not be completed (${check.summary.trim().replace(/[.!?]$/, "")}), so what it ` +
+          "examines was not assessed; this adds a little uncertainty to the score.",
+      );
+    }
+  }
+  for (const check of input.checks) {
+    if (check.outcome === "skip")
+      parts.push(`The check ${check.checkId} did not apply: ${sentence(check.summary)}`);
+  }
+  if (!input.hasText) parts.push("The document has no extractable text, so its content could not be read.");
+  return parts.length > 0 ? `Limits of this assessment: ${parts.join(" ")}` : undefined;
+}
+
+function passesAndFacts(input: ReasoningInput): string | undefined {
+  const passed = input.checks.filter((c) => c.outcome === "pass").map((c) => c.checkId);
+  const parts: string[] = [];
+  if (passed.length > 0) parts.push(`Checks that found nothing suspicious: ${passed.join(", ")}.`);
+  if (input.discovered.length > 0) parts.push(`Also noted in the document: ${input.discovered.join(", ")}.`);
+  return parts.length > 0 ? parts.join(" ") : undefined;
+}
+
+const CLOSING =
+  "A higher score means a higher likelihood of fraud but does not prove it, and a low score does not prove " +
+  "authenticity; high-risk cases must be reviewed by a person before any decision is made.";
+
+/** The full reasoning text a human reviewer reads: plain text, paragraphs separated by blank lines. */
+export function writeReasoning(input: ReasoningInput): string {
+  return [
+    opening(input),
+    typeParagraph(input),
+    ...findingsParagraphs(input),
+    passesAndFacts(input),
+    limitsParagraph(input),
+    CLOSING,
+  ]
+    .filter((p): p is string => p !== undefined && p !== "")
+    .join("\n\n");
+}
+
+/** The short reasoning of one check for per_check: its summary plus its top findings. */
+export function checkReasoning(check: CheckResult, maxFindings = 3): string {
+  const summary = sentence(check.summary);
+  if (check.outcome === "skip") return `Skipped: ${summary}`;
+  if (check.outcome === "error") return `Could not be completed: ${summary}`;
+  if (check.outcome === "pass" || check.findings.length === 0) return summary;
+  const top = [...check.findings]
+    .sort((a, b) => (b.severity ?? check.severity) - (a.severity ?? check.severity))
+    .slice(0, maxFindings)
+    .map((f) =>
+      sentence(f.page !== undefined ? `${f.message.replace(/[.!?]$/, "")} (page ${f.page})` : f.message),
+    );
+  const more = check.findings.length - top.length;
+  return `${summary} ${top.join(" ")}${more > 0 ? ` (and ${plural(more, "more finding")})` : ""}`;
+}

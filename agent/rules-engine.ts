@@ -1,0 +1,73 @@
+import type { DocType, PerCheck, Verdict } from "../core/verdict.js";
+import { type Classification, classifyDocument, documentWords } from "./classify.js";
+import type { AgentEngine, AgentInput } from "./engine.js";
+import { checkReasoning, writeReasoning } from "./reasoning.js";
+import { computeScore, importanceOf, SCORING, type ScoringConstants, type TypeAssessment } from "./score.js";
+
+export { SCORING, type ScoringConstants } from "./score.js";
+
+export interface DocTypeDecision extends TypeAssessment {
+  documentTypeMatch: boolean;
+  actualDocType: string;
+}
+
+/**
+ * Declared vs classified type (ARCHITECTURE.md, "Decisions: actual_doc_type"):
+ * - declared `other` claims nothing: a match, and actual_doc_type names what was found in plain words;
+ * - a confident classification of a different type: no match, actual_doc_type in plain words;
+ * - otherwise a match, and actual_doc_type repeats the declared value (unconfirmed when the text did not
+ *   clearly show the declared type).
+ */
+export function decideDocType(
+  declared: DocType,
+  c: Classification,
+  k: ScoringConstants = SCORING,
+): DocTypeDecision {
+  const base = { confidence: c.confidence, mismatch: false, unconfirmed: false };
+  if (declared === "other") return { ...base, documentTypeMatch: true, actualDocType: c.plainWords };
+  if (c.docType === declared) return { ...base, documentTypeMatch: true, actualDocType: declared };
+  if (c.docType !== "other" && c.confidence >= k.mismatchMinConfidence) {
+    return { ...base, mismatch: true, documentTypeMatch: false, actualDocType: c.plainWords };
+  }
+  return { ...base, unconfirmed: true, documentTypeMatch: true, actualDocType: declared };
+}
+
+/** The default engine: deterministic rules over the check results and the text's document type. */
+export function createRulesEngine(constants: ScoringConstants = SCORING): AgentEngine {
+  return {
+    name: "rules",
+    async analyze(input: AgentInput): Promise<Verdict> {
+      const classification = classifyDocument(input.text);
+      const type = decideDocType(input.declaredDocType, classification, constants);
+      const breakdown = computeScore(input.checks, type, constants);
+
+      const perCheck: PerCheck[] = input.checks
+        .map((check, i) => ({ check, points: breakdown.contributions[i]?.points ?? 0 }))
+        .sort((a, b) => b.points - a.points)
+        .map(({ check, points }) => ({
+          checkId: check.checkId,
+          importance: check.outcome === "skip" ? 0 : importanceOf(points),
+          reasoning: checkReasoning(check),
+        }));
+
+      const reasoning = writeReasoning({
+        declaredDocType: input.declaredDocType,
+        classification,
+        documentTypeMatch: type.documentTypeMatch,
+        typeUnconfirmed: type.unconfirmed,
+        breakdown,
+        checks: input.checks,
+        discovered: input.discovered,
+        hasText: documentWords(input.text) !== "",
+      });
+
+      return {
+        fraudScore: breakdown.score,
+        documentTypeMatch: type.documentTypeMatch,
+        actualDocType: type.actualDocType,
+        reasoning,
+        perCheck,
+      };
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { ulid } from "ulid";
+import { type AgentStepResult, CheckStepResult, keys, type StepInput } from "../core/detection.js";
+import { failure } from "../core/failure-codes.js";
+import { ObjectNotFoundError, type ObjectStore } from "../core/ports.js";
+import type { StepContext } from "../core/step-context.js";
+import { Verdict } from "../core/verdict.js";
+import type { AgentEngine, AgentInput } from "./engine.js";
+import { type EngineSelection, selectEngine } from "./select-engine.js";
+
+/** The agent reads at most this many characters of the extracted text. */
+export const MAX_TEXT_CHARS = 200_000;
+const MAX_ERROR_CHARS = 400;
+
+/** A new agent run id: `run-` + a lowercase ULID. */
+export function newRunId(now: number = Date.now()): string {
+  return `run-${ulid(now).toLowerCase()}`;
+}
+
+/** One line of an error message, without a stack, ending in a full stop. */
+function oneSentence(err: unknown): string {
+  const raw = err instanceof Error ? err.message : String(err);
+  const line = (raw.split("\n")[0] ?? "")
+    .trim()
+    .slice(0, MAX_ERROR_CHARS)
+    .replace(/[.!?:;,]$/, "");
+  return line === "" ? "it gave no reason" : line;
+}
+
+/**
+ * The first `maxChars` characters of a UTF-8 object, reading no more than 4 bytes per character of it
+ * (a multi-byte character split across chunks is decoded whole).
+ */
+export async function readTextHead(
+  objects: ObjectStore,
+  bucket: string,
+  key: string,
+  maxChars: number = MAX_TEXT_CHARS,
+): Promise<string> {
+  const maxBytes = maxChars * 4;
+  const stream = await objects.getStream(bucket, key);
+  const decoder = new TextDecoder("utf-8");
+  let text = "";
+  let bytes = 0;
+  try {
+    for await (const chunk of stream) {
+      const buf = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+      const part = buf.subarray(0, Math.max(0, maxBytes - bytes));
+      bytes += part.length;
+      text += decoder.decode(part, { stream: true });
+      if (text.length >= maxChars || bytes >= maxBytes) break;
+    }
+    text += decoder.decode();
+  } finally {
+    stream.destroy();
+  }
+  const head = text.slice(0, maxChars);
+  // Never end on half of a surrogate pair.
+  return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
+}
+
+type Loaded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+async function loadCheckResult(input: StepInput, ctx: StepContext): Promise<Loaded<CheckStepResult>> {
+  const key = keys.result(input.detection, "check");
+  let raw: Buffer;
+  try {
+    raw = await ctx.objects.get(ctx.bucket, key);
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) {
+      return {
+        ok: false,
+        error: `The check results of this detection are missing (no ${key} in the object store), so there is nothing to analyse; the check step must complete before the agent runs.`,
+      };
+    }
+    throw err; // the store is unavailable: a crash, so the step is retried
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString("utf8"));
+  } catch {
+    return {
+      ok: false,
+      error: `The check results in ${key} are not valid JSON, so they cannot be analysed.`,
+    };
+  }
+  const parsed = CheckStepResult.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue?.path.join(".") || "(root)";
+    return {
+      ok: false,
+      error: `The check results in ${key} do not have the expected shape (${at}: ${issue?.message ?? "invalid"}), so they cannot be analysed.`,
+    };
+  }
+  if (parsed.data.failure) {
+    return {
+      ok: false,
+      error: `The check step failed with ${parsed.data.failure.code}, so there are no check results to analyse.`,
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+async function loadText(input: StepInput, ctx: StepContext, textKey: string | undefined): Promise<string> {
+  const key = textKey ?? keys.text(input.detection);
+  try {
+    return await readTextHead(ctx.objects, ctx.bucket, key);
+  } catch (err) {
+    if (!(err instanceof ObjectNotFoundError)) throw err;
+    ctx.log.warn({ detection: input.detection, key }, "no extracted text; analysing the check results alone");
+    return "";
+  }
+}
+
+/**
+ * The agent step: reads the check results and the extracted text, runs the configured engine and returns
+ * the result for bin/ to store. Failures are values (`agent_failed` with a one-sentence `error`); only an
+ * unavailable object store throws (a crash, which the reconciler retries). `options.engine` replaces the
+ * configured engine (tests, and a later in-process LLM engine).
+ */
+export async function runAgentStep(
+  input: StepInput,
+  ctx: StepContext,
+  options: { engine?: AgentEngine } = {},
+): Promise<AgentStepResult> {
+  const runId = newRunId(ctx.clock.now().getTime());
+  const log = ctx.log.child({ detection: input.detection, step: "agent", runId });
+  const selection: EngineSelection = options.engine
+    ? { ok: true, engine: options.engine }
+    : selectEngine(ctx.config);
+  const engineName = selection.ok ? selection.engine.name : selection.name;
+  const failed = (error: string): AgentStepResult => {
+    log.warn({ error }, "agent failed");
+    return { step: "agent", runId, engine: engineName, error, failure: failure("agent_failed") };
+  };
+  if (!selection.ok) return failed(selection.error.message);
+
+  const checkResult = await loadCheckResult(input, ctx);
+  if (!checkResult.ok) return failed(checkResult.error);
+  const text = await loadText(input, ctx, checkResult.value.textKey);
+
+  const agentInput: AgentInput = {
+    declaredDocType: input.spec.docType,
+    region: input.spec.region,
+    text,
+    checks: checkResult.value.checks,
+    discovered: checkResult.value.discovered,
+  };
+  let verdict: Verdict;
+  try {
+    const produced = Verdict.safeParse(await selection.engine.analyze(agentInput));
+    if (!produced.success) {
+      const issue = produced.error.issues[0];
+      return failed(
+        `The ${engineName} agent engine produced an invalid verdict (${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}).`,
+      );
+    }
+    verdict = produced.data;
+  } catch (err) {
+    return failed(`The ${engineName} agent engine failed: ${oneSentence(err)}.`);
+  }
+  log.info({ fraudScore: verdict.fraudScore, documentTypeMatch: verdict.documentTypeMatch }, "verdict ready");
+  return { step: "agent", runId, engine: engineName, verdict };
+}

@@ -1,0 +1,111 @@
+/**
+ * `npm run bench`: figures for the standalone service, printed as a table; asserts nothing.
+ * - turnaround of one detection at a time (create → COMPLETED as seen by polling), p50/p95;
+ * - throughput: a burst of detections submitted at once, detections per minute until all are terminal;
+ * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run.
+ * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import { Agent, request } from "undici";
+import { makeDocument } from "../fixtures/documents.js";
+import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
+
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
+const BURST = Number(process.env.BENCH_BURST ?? 120);
+const GET_SECONDS = Number(process.env.BENCH_GET_SECONDS ?? 5);
+const CONNECTIONS = 50;
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function load(url: string, headers: Record<string, string>, seconds: number): Promise<{ rps: number; errors: number }> {
+  const dispatcher = new Agent({ connections: CONNECTIONS, pipelining: 1 });
+  let done = 0;
+  let errors = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < until) {
+        const r = await request(url, { headers, dispatcher });
+        await r.body.text();
+        if (r.statusCode === 200) done++;
+        else errors++;
+      }
+    }),
+  );
+  await dispatcher.close();
+  return { rps: done / seconds, errors };
+}
+
+async function main() {
+  const pdf = await makeDocument({ seed: 42, docType: "bank_statement", region: "GB", pages: 3 });
+  const files = await startFileServer({ "/statement.pdf": { body: pdf } });
+  const svc = await startService({
+    env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true", DOCVERIFY_LOG_LEVEL: "error" },
+  });
+  const body = { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" };
+  const rows: [string, string][] = [];
+  try {
+    // Warm up (worker processes, module caches).
+    for (let i = 0; i < 3; i++) {
+      const c = await svc.create(CLIENTS.full, body);
+      await svc.waitTerminal(CLIENTS.full, c.body.id);
+    }
+
+    const turnaround: number[] = [];
+    let lastId = "";
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      const t0 = performance.now();
+      const c = await svc.create(CLIENTS.full, body);
+      let d: { status: string };
+      for (;;) {
+        d = (await svc.call("GET", `/v1/detection/${c.body.id}`, { client: CLIENTS.full })).body;
+        if (d.status === "COMPLETED" || d.status === "FAILED") break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      if (d.status !== "COMPLETED") throw new Error(`bench detection ${c.body.id} ended ${d.status}`);
+      turnaround.push(performance.now() - t0);
+      lastId = c.body.id;
+    }
+    turnaround.sort((a, b) => a - b);
+    rows.push([`turnaround p50 (3-page PDF, one at a time, n=${SEQUENTIAL})`, `${pct(turnaround, 50).toFixed(0)} ms`]);
+    rows.push(["turnaround p95", `${pct(turnaround, 95).toFixed(0)} ms`]);
+
+    const t0 = performance.now();
+    const ids = await Promise.all(Array.from({ length: BURST }, async () => (await svc.create(CLIENTS.full, body)).body.id as string));
+    const results = await Promise.all(ids.map((id) => svc.waitTerminal(CLIENTS.full, id, 600_000)));
+    const seconds = (performance.now() - t0) / 1000;
+    const ok = results.filter((d) => d.status === "COMPLETED").length;
+    rows.push([`throughput (burst of ${BURST})`, `${((BURST / seconds) * 60).toFixed(0)} detections/min (${ok}/${BURST} completed in ${seconds.toFixed(1)} s)`]);
+
+    const token = await svc.token(CLIENTS.full);
+    const detailJson = JSON.stringify((await svc.call("GET", `/v1/detection/${lastId}`, { client: CLIENTS.full })).body);
+    const bare = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(detailJson);
+    });
+    await new Promise<void>((r) => bare.listen(0, "127.0.0.1", () => r()));
+    const barePort = (bare.address() as AddressInfo).port;
+    const bareRes = await load(`http://127.0.0.1:${barePort}/`, {}, GET_SECONDS);
+    const apiRes = await load(`${svc.url}/v1/detection/${lastId}`, { authorization: `Bearer ${token}` }, GET_SECONDS);
+    bare.close();
+    rows.push([`GET /v1/detection/{id} (${CONNECTIONS} connections, ${GET_SECONDS} s)`, `${apiRes.rps.toFixed(0)} req/s (${apiRes.errors} errors)`]);
+    rows.push(["bare node:http, same JSON, same run", `${bareRes.rps.toFixed(0)} req/s`]);
+    rows.push(["GET vs bare node:http", `${((apiRes.rps / bareRes.rps) * 100).toFixed(0)} %`]);
+  } finally {
+    await svc.stop();
+    await files.close();
+  }
+  const w = Math.max(...rows.map((r) => r[0].length));
+  process.stdout.write(`\ndocverify bench — ${os.cpus().length} cores, Node ${process.version}\n\n`);
+  process.stdout.write(`| ${"measure".padEnd(w)} | figure |\n|${"-".repeat(w + 2)}|--------|\n`);
+  for (const [k, v] of rows) process.stdout.write(`| ${k.padEnd(w)} | ${v} |\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+/**
+ * The single `docverify` command. Wiring only: it builds adapters (platform/) and hands them to the api,
+ * operator, checks and agent.
+ *
+ *   docverify standalone                     api + operator + local workloads in one process (npm start)
+ *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
+ *   docverify worker                         a warm worker that runs steps sent over IPC (standalone)
+ *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
+ *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
+ */
+import { STEP_NAMES, type StepName } from "../core/detection.js";
+
+const USAGE = `Usage: docverify <command> [options]
+
+Commands:
+  standalone                        run the whole service on this machine (what npm start runs)
+  api | operator                    run one half of the cluster runtime (needs the cluster runtime)
+  prepare|check|agent --detection <id>   run one step of one detection
+  worker                            run steps sent by the standalone service over IPC
+  submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
+  hash-secret                       print the scrypt hash of a client secret read from standard input
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "standalone": {
+      const { runStandalone } = await import("./standalone.js");
+      return runStandalone();
+    }
+    case "prepare":
+    case "check":
+    case "agent": {
+      const { runStepCommand } = await import("./step-command.js");
+      return runStepCommand(command as StepName, rest);
+    }
+    case "worker": {
+      const { runWorker } = await import("./worker.js");
+      return runWorker();
+    }
+    case "submit": {
+      const { runSubmit } = await import("./submit.js");
+      return runSubmit(rest);
+    }
+    case "hash-secret": {
+      const { runHashSecret } = await import("./hash-secret.js");
+      return runHashSecret();
+    }
+    case "api":
+    case "operator":
+      process.stderr.write(
+        `docverify ${command}: the cluster runtime (Kubernetes resource store, BullMQ scheduler, Pod runner) is not part of this build yet; run "docverify standalone" instead.\n`,
+      );
+      return 2;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`docverify: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+void STEP_NAMES;
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== -1) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`docverify: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

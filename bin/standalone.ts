@@ -1,0 +1,156 @@
+import { mkdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { serve } from "@hono/node-server";
+import pino from "pino";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { createApp } from "../api/app.js";
+import { createClientRegistry } from "../api/auth/clients.js";
+import { createTokenService } from "../api/auth/tokens.js";
+import { ClientsFile } from "../core/clients.js";
+import { loadConfig } from "../core/config.js";
+import { DETECTION_KIND, type Detection } from "../core/detection.js";
+import { systemClock } from "../core/ports.js";
+import { createDetectionController } from "../operator/controller.js";
+import { createDetectionReconciler } from "../operator/detection-reconciler.js";
+import { createOperatorMetrics } from "../operator/metrics.js";
+import { openLocalResourceStore } from "../platform/local/resource-store.js";
+import { createLocalScheduler } from "../platform/local/scheduler.js";
+import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
+import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
+import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
+import { objectStoreFor } from "./step-runtime.js";
+
+/**
+ * `docverify standalone`: the api, the reconciler and the steps on one machine. Data lives in
+ * DOCVERIFY_DATA_DIR (resources, objects, usage counters, keys); steps run as local processes.
+ */
+export async function runStandalone(): Promise<number> {
+  const config = loadConfig(process.env);
+  const dataDir = path.resolve(config.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const log = pino({ level: config.logLevel, base: { service: "docverify" } });
+
+  const signingKey = await loadSigningKey(config, dataDir);
+  let clientsFile: ClientsFile;
+  if (config.clientsFile) {
+    clientsFile = ClientsFile.parse(JSON.parse(await readFile(config.clientsFile, "utf8")));
+  } else {
+    const dev = await loadOrCreateDevClient(dataDir);
+    clientsFile = ClientsFile.parse({ clients: [dev.client] });
+    const banner = dev.created
+      ? `Created a development client (no DOCVERIFY_CLIENTS_FILE given); it is kept in ${dev.file}:\n  client_id:     ${dev.client.client_id}\n  client_secret: ${dev.client.client_secret}\n`
+      : `Using the development client ${dev.client.client_id} from ${dev.file} (no DOCVERIFY_CLIENTS_FILE given).\n`;
+    process.stderr.write(banner);
+  }
+
+  const revision = { value: 0 };
+  const detections = await openLocalResourceStore<Detection>({
+    dir: path.join(dataDir, "resources", "detections"),
+    kind: DETECTION_KIND,
+    revision,
+  });
+  const objects = objectStoreFor(dataDir);
+  await objects.ensureBucket(config.bucket);
+  const scheduler = createLocalScheduler({ capacity: config.concurrency });
+  const entry = process.argv[1];
+  if (!entry) throw new Error("Cannot tell which script is running (process.argv[1] is empty).");
+  const runner = createLocalWorkloadRunner({
+    command: process.execPath,
+    args: [...process.execArgv, entry],
+    workers: config.workers,
+    baseEnv: { ...stringEnv(process.env), DOCVERIFY_DATA_DIR: dataDir },
+    log: log.child({ component: "runner" }),
+    pidDir: path.join(dataDir, "workers"),
+  });
+  const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+
+  let controllerRef: ReturnType<typeof createDetectionController> | undefined;
+  const operatorMetrics = createOperatorMetrics(metrics, {
+    queueDepth: () => controllerRef?.queue.length ?? 0,
+    scheduler: () => scheduler.stats(),
+  });
+  const reconciler = createDetectionReconciler({
+    store: detections,
+    objects,
+    bucket: config.bucket,
+    scheduler,
+    runner,
+    clock: systemClock,
+    log: log.child({ component: "reconciler" }),
+    metrics: operatorMetrics,
+    settings: {
+      stepTimeoutSeconds: config.stepTimeoutSeconds,
+      stepMaxAttempts: config.stepMaxAttempts,
+      detectionDeadlineSeconds: config.detectionDeadlineSeconds,
+      retentionSeconds: config.retentionSeconds,
+    },
+  });
+  const controller = createDetectionController({
+    store: detections,
+    scheduler,
+    runner,
+    reconciler,
+    log: log.child({ component: "controller" }),
+    concurrency: Math.max(4, config.concurrency),
+    metrics: operatorMetrics,
+  });
+  controllerRef = controller;
+
+  let started = false;
+  const publicUrl = config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  const app = createApp({
+    detections,
+    objects,
+    bucket: config.bucket,
+    clients: createClientRegistry(clientsFile),
+    tokens: createTokenService({ key: signingKey, ttlSeconds: config.tokenTtlSeconds, clock: systemClock }),
+    usage,
+    config,
+    log: log.child({ component: "api" }),
+    metrics,
+    clock: systemClock,
+    ready: async () => (started ? { ok: true } : { ok: false, reason: "the reconciler is starting" }),
+    publicUrl,
+  });
+
+  await controller.start();
+  started = true;
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    log.info({ url: `http://${config.host}:${info.port}`, dataDir }, "docverify standalone listening");
+    process.stderr.write(`docverify standalone listening on http://${config.host}:${info.port} (data in ${dataDir})\n`);
+  });
+  server.on("error", (err) => {
+    log.fatal({ err }, "cannot listen");
+    process.exit(1);
+  });
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "shutting down");
+      server.close();
+      void (async () => {
+        await controller.stop();
+        await runner.close();
+        await scheduler.close();
+        resolve();
+      })();
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  return 0;
+}
+
+/** Secrets only the api needs are kept out of step processes. */
+const NOT_FOR_STEPS = new Set(["DOCVERIFY_TOKEN_SIGNING_KEY", "DOCVERIFY_TOKEN_SIGNING_KEY_FILE", "DOCVERIFY_CLIENTS_FILE"]);
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !NOT_FOR_STEPS.has(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,68 @@
+import path from "node:path";
+import pino from "pino";
+import { runAgentStep } from "../agent/step.js";
+import { runCheckStep } from "../checks/runner.js";
+import { runPrepare } from "../checks/prepare.js";
+import { loadConfig } from "../core/config.js";
+import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
+import { type ObjectStore, systemClock } from "../core/ports.js";
+import type { StepContext } from "../core/step-context.js";
+import { createLocalObjectStore } from "../platform/local/object-store.js";
+
+/**
+ * Runs one step with its configuration taken from `env` (never process.env directly, so a warm worker can
+ * run steps with different environments): builds the StepContext, runs the step, writes the full result to
+ * the object store and returns the summary line (≤ 4 KB). Exit code 0 = result written.
+ */
+const STEPS = {
+  prepare: runPrepare,
+  check: runCheckStep,
+  agent: runAgentStep,
+} as const;
+
+const stores = new Map<string, ObjectStore>();
+
+export function objectStoreFor(dataDir: string): ObjectStore {
+  const root = path.resolve(dataDir, "objects");
+  let s = stores.get(root);
+  if (!s) {
+    s = createLocalObjectStore(root);
+    stores.set(root, s);
+  }
+  return s;
+}
+
+export async function executeStep(
+  step: StepName,
+  env: Record<string, string | undefined>,
+): Promise<{ exitCode: number; message: string }> {
+  const config = loadConfig(env);
+  const rawInput = env.DOCVERIFY_STEP_INPUT;
+  const log = pino(
+    { level: config.logLevel, base: { step, detection: env.DOCVERIFY_DETECTION } },
+    pino.destination({ fd: 2, sync: true }),
+  );
+  const summary = (s: StepSummary) => JSON.stringify(s).slice(0, 4096);
+  try {
+    if (!rawInput) throw new Error("DOCVERIFY_STEP_INPUT is not set; the reconciler passes the step input in it.");
+    const input = StepInput.parse(JSON.parse(rawInput));
+    if (input.step !== step) throw new Error(`DOCVERIFY_STEP_INPUT is for the ${input.step} step, not ${step}.`);
+    const ctx: StepContext = {
+      objects: objectStoreFor(config.dataDir),
+      bucket: config.bucket,
+      config,
+      log: log.child({ attempt: input.attempt }),
+      clock: systemClock,
+    };
+    await ctx.objects.ensureBucket(ctx.bucket);
+    const run = STEPS[step] as (i: StepInput, c: StepContext) => Promise<{ failure?: StepSummary["failure"] }>;
+    const result = await run(input, ctx);
+    const resultKey = keys.result(input.detection, step);
+    await ctx.objects.put(ctx.bucket, resultKey, JSON.stringify(result), { contentType: "application/json" });
+    return { exitCode: 0, message: summary({ ok: !result.failure, step, resultKey, failure: result.failure }) };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error({ err }, "step crashed");
+    return { exitCode: 1, message: summary({ ok: false, step, error: message }) };
+  }
+}

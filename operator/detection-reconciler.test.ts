@@ -1,0 +1,207 @@
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { API_GROUP_VERSION, CLEANUP_FINALIZER } from "../core/resource.js";
+import { type Detection, DETECTION_KIND, keys } from "../core/detection.js";
+import { newDetectionId } from "../core/ids.js";
+import { systemClock } from "../core/ports.js";
+import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
+import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { createLocalScheduler } from "../platform/local/scheduler.js";
+import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
+import { createDetectionController } from "./controller.js";
+import { createDetectionReconciler, type ReconcilerSettings } from "./detection-reconciler.js";
+
+const SCRIPT_PATH = path.join(import.meta.dirname, "testdata/scripted-step.ts");
+const log = pino({ level: "silent" });
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function world(script: Record<string, string>, settings: Partial<ReconcilerSettings> = {}, capacity = 4) {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "docverify-reconciler-"));
+  const store = new MemoryResourceStore<Detection>(DETECTION_KIND);
+  const objects = createLocalObjectStore(path.join(dataDir, "objects"));
+  await objects.ensureBucket("docverify");
+  const scheduler = createLocalScheduler({ capacity });
+  const runner = createLocalWorkloadRunner({
+    command: process.execPath,
+    args: ["--import", "tsx", SCRIPT_PATH],
+    workers: 0,
+    baseEnv: { PATH: process.env.PATH ?? "", DOCVERIFY_DATA_DIR: dataDir, SCRIPT: JSON.stringify(script) },
+    log,
+  });
+  const reconciler = createDetectionReconciler({
+    store,
+    objects,
+    bucket: "docverify",
+    scheduler,
+    runner,
+    clock: systemClock,
+    log,
+    settings: { stepTimeoutSeconds: 30, stepMaxAttempts: 2, detectionDeadlineSeconds: 120, retentionSeconds: 3600, ...settings },
+  });
+  const controller = createDetectionController({ store, scheduler, runner, reconciler, log, concurrency: 4, resyncMs: 1000 });
+  await controller.start();
+  cleanups.push(async () => {
+    await controller.stop();
+    await runner.close();
+    await scheduler.close();
+  });
+
+  async function create(opts: { sample?: boolean } = {}): Promise<string> {
+    const name = newDetectionId();
+    await store.create({
+      apiVersion: API_GROUP_VERSION,
+      kind: DETECTION_KIND,
+      metadata: { name, finalizers: [CLEANUP_FINALIZER] },
+      spec: {
+        source: { url: "https://example.com/a.pdf" },
+        docType: "invoice",
+        region: "US",
+        submittedBy: "c1",
+        sample: opts.sample ?? false,
+        priority: "interactive",
+      },
+    });
+    return name;
+  }
+  async function until(name: string, pred: (d: Detection | undefined) => boolean, ms = 60_000): Promise<Detection | undefined> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const d = await store.get(name);
+      if (pred(d)) return d;
+      if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(d?.status)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const terminal = (name: string, ms?: number) =>
+    until(name, (d) => d?.status?.phase === "Completed" || d?.status?.phase === "Failed", ms) as Promise<Detection>;
+  return { store, objects, scheduler, runner, create, until, terminal, dataDir };
+}
+
+describe("Detection reconciler on real local adapters", () => {
+  it("runs prepare → check → agent and completes with the verdict, then frees the slot and the workloads", async () => {
+    const w = await world({});
+    const name = await w.create();
+    const d = await w.terminal(name);
+    expect(d.status).toMatchObject({
+      phase: "Completed",
+      score: 12,
+      billable: true,
+      document: { filename: "doc.pdf" },
+      discovered: ["metadata_present"],
+      agent: { runId: "run-scripted" },
+      verdict: { fraudScore: 12 },
+    });
+    expect(d.status?.steps?.map((s) => [s.name, s.state, s.attempt])).toEqual([
+      ["prepare", "Succeeded", 1],
+      ["check", "Succeeded", 1],
+      ["agent", "Succeeded", 1],
+    ]);
+    expect(d.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "True", reason: "Completed" });
+    expect(Date.parse(d.status!.verdictExpiresAt!)).toBeGreaterThan(Date.now());
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await w.scheduler.isAdmitted(name)).toBe(false);
+    for (const s of d.status!.steps!) expect(await w.runner.get(s.workload)).toBeUndefined();
+  });
+
+  it("a step's failure value fails the detection with its code and runs nothing after it", async () => {
+    const w = await world({ prepare: "fail:source_unreachable" });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "source_unreachable" }, billable: false, score: null, verdict: null });
+    expect(d.status?.steps?.map((s) => s.name)).toEqual(["prepare"]);
+  });
+
+  it("retries a crashed step and completes", async () => {
+    const w = await world({ check: "crash-first" });
+    const d = await w.terminal(await w.create());
+    expect(d.status?.phase).toBe("Completed");
+    expect(d.status?.steps?.find((s) => s.name === "check")).toMatchObject({ state: "Succeeded", attempt: 2 });
+  });
+
+  it("fails with agent_failed and agent.error after the agent keeps crashing", async () => {
+    const w = await world({ agent: "crash" });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "agent_failed" } });
+    expect(d.status?.agent?.error).toMatch(/agent step failed 2 times/);
+  });
+
+  it("treats a step that exits without a result as a failed attempt (check_failed at the end)", async () => {
+    const w = await world({ check: "no-result" });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "check_failed" } });
+    expect(d.status?.steps?.find((s) => s.name === "check")?.message).toMatch(/without writing its result/);
+  });
+
+  it("kills a step past its time limit and retries it", async () => {
+    const w = await world({ prepare: "hang" }, { stepTimeoutSeconds: 1 });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "internal_error" } });
+    expect(d.status?.steps?.[0]).toMatchObject({ attempt: 2, message: expect.stringMatching(/DeadlineExceeded/) });
+  });
+
+  it("fails a detection that runs past its deadline", async () => {
+    const w = await world({ prepare: "hang" }, { detectionDeadlineSeconds: 2 });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "deadline_exceeded" } });
+  });
+
+  it("skips the agent when a check is authoritative: score and verdict stay empty", async () => {
+    const w = await world({ check: "authoritative" });
+    const d = await w.terminal(await w.create());
+    expect(d.status).toMatchObject({ phase: "Completed", authoritative: { checkId: "signature.pdf", trust: "corroborated" } });
+    expect(d.status?.verdict ?? null).toBeNull();
+    expect(d.status?.score ?? null).toBeNull();
+    expect(d.status?.steps?.map((s) => s.name)).toEqual(["prepare", "check"]);
+  });
+
+  it("sample runs are not billable", async () => {
+    const w = await world({});
+    const d = await w.terminal(await w.create({ sample: true }));
+    expect(d.status).toMatchObject({ phase: "Completed", billable: false });
+  });
+
+  it("admits no more than the scheduler's capacity at once", async () => {
+    const w = await world({}, {}, 1);
+    let running = 0;
+    let maxRunning = 0;
+    const phases = new Map<string, string | undefined>();
+    const h = w.store.watch(
+      {},
+      (e) => {
+        phases.set(e.object.metadata.name, e.object.status?.phase);
+        running = [...phases.values()].filter((p) => p === "Running").length;
+        maxRunning = Math.max(maxRunning, running);
+      },
+      () => {},
+    );
+    const names = [await w.create(), await w.create(), await w.create()];
+    for (const n of names) expect((await w.terminal(n)).status?.phase).toBe("Completed");
+    h.stop();
+    expect(maxRunning).toBe(1);
+  });
+
+  it("on delete removes the stored files and then the finalizer, so the resource goes", async () => {
+    const w = await world({});
+    const name = await w.create();
+    await w.terminal(name);
+    expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeDefined();
+    await w.store.delete(name);
+    await w.until(name, (d) => d === undefined, 10_000);
+    expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeUndefined();
+    expect(await w.objects.stat("docverify", keys.result(name, "agent"))).toBeUndefined();
+  });
+
+  it("after the retention period prunes the verdict and the files; status and score stay", async () => {
+    const w = await world({}, { retentionSeconds: 1 });
+    const name = await w.create();
+    await w.terminal(name);
+    const d = await w.until(name, (x) => x?.status?.prunedAt !== undefined, 15_000);
+    expect(d?.status).toMatchObject({ phase: "Completed", score: 12, verdict: null });
+    expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeUndefined();
+  });
+});

@@ -1,0 +1,61 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** Prometheus metrics of the operator: reconciles, steps, outcomes, queue depth and scheduler slots. */
+export interface OperatorMetrics {
+  reconciled(outcome: "ok" | "error"): void;
+  stepFinished(step: string, outcome: "succeeded" | "failed", startedAt: string | undefined, now: Date): void;
+  detectionFinished(phase: string, failureCode: string | undefined): void;
+}
+
+export function createOperatorMetrics(
+  registry: Registry,
+  sources: { queueDepth: () => number; scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }> },
+): OperatorMetrics {
+  const reconciles = new Counter({
+    name: "docverify_reconcile_total",
+    help: "Detection reconcile passes by outcome.",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const steps = new Histogram({
+    name: "docverify_step_duration_seconds",
+    help: "Duration of step attempts by step and outcome.",
+    labelNames: ["step", "outcome"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const finished = new Counter({
+    name: "docverify_detections_finished_total",
+    help: "Detections that reached a terminal phase, by phase and failure code.",
+    labelNames: ["phase", "failure_code"],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "docverify_reconcile_queue_depth",
+    help: "Detections waiting in the reconcile work queue.",
+    registers: [registry],
+    collect() {
+      this.set(sources.queueDepth());
+    },
+  });
+  const sched = new Gauge({
+    name: "docverify_scheduler_slots",
+    help: "Scheduler admission: waiting and admitted detections, and capacity.",
+    labelNames: ["state"],
+    registers: [registry],
+    async collect() {
+      const s = await sources.scheduler();
+      sched.set({ state: "waiting" }, s.waiting);
+      sched.set({ state: "admitted" }, s.admitted);
+      sched.set({ state: "capacity" }, s.capacity);
+    },
+  });
+  return {
+    reconciled: (outcome) => reconciles.inc({ outcome }),
+    stepFinished(step, outcome, startedAt, now) {
+      const start = startedAt ? Date.parse(startedAt) : Number.NaN;
+      if (Number.isFinite(start)) steps.observe({ step, outcome }, Math.max(0, (now.getTime() - start) / 1000));
+    },
+    detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
+  };
+}

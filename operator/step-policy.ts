@@ -1,0 +1,68 @@
+import type { StepName, StepStatus } from "../core/detection.js";
+import type { FailureCode } from "../core/failure-codes.js";
+import type { WorkloadStatus } from "../core/ports.js";
+
+/** Pure decisions about steps, kept apart from I/O so they can be tested exhaustively. */
+
+/** The failure code a detection ends with when a step's process keeps crashing or timing out. */
+export function crashFailureCode(step: StepName): FailureCode {
+  switch (step) {
+    case "prepare":
+      return "internal_error";
+    case "check":
+      return "check_failed";
+    case "agent":
+      return "agent_failed";
+  }
+}
+
+/** Delay before attempt `attempt + 1` after attempt `attempt` failed: 1 s, 2 s, 4 s, ... capped at 30 s. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+}
+
+export type WorkloadObservation =
+  | { kind: "waiting"; state: "Pending" | "Running" }
+  | { kind: "succeeded" }
+  | { kind: "failed"; reason: string; message: string };
+
+/** Maps what the runner reports for a step's workload (undefined = gone) to what the reconciler does. */
+export function observeWorkload(w: WorkloadStatus | undefined): WorkloadObservation {
+  if (!w) {
+    return {
+      kind: "failed",
+      reason: "Lost",
+      message: "The step's workload disappeared before it finished (the service or node restarted).",
+    };
+  }
+  switch (w.state) {
+    case "Pending":
+    case "Running":
+      return { kind: "waiting", state: w.state };
+    case "Succeeded":
+      return { kind: "succeeded" };
+    case "Failed": {
+      const reason = w.reason ?? "Error";
+      const how =
+        reason === "DeadlineExceeded"
+          ? "ran past its time limit and was stopped"
+          : reason === "OOMKilled"
+            ? "ran out of memory"
+            : w.exitCode !== undefined
+              ? `exited with code ${w.exitCode}`
+              : "failed";
+      const detail = w.message ? `: ${truncate(w.message, 300)}` : "";
+      return { kind: "failed", reason, message: `The ${w.step} step ${how}${detail}` };
+    }
+  }
+}
+
+/** The step that should run next: the first one not yet Succeeded (agent skipped when authoritative). */
+export function nextStep(steps: readonly StepStatus[] | undefined, authoritative: boolean): StepName | undefined {
+  const order: StepName[] = authoritative ? ["prepare", "check"] : ["prepare", "check", "agent"];
+  return order.find((s) => steps?.find((x) => x.name === s)?.state !== "Succeeded");
+}
+
+export function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
