@@ -126,7 +126,7 @@ export class Service {
   async call(
     method: string,
     p: string,
-    opts: { client?: TestClient; token?: string; json?: unknown; headers?: Record<string, string>; body?: BodyInit } = {},
+    opts: { client?: TestClient; token?: string; json?: unknown; headers?: Record<string, string>; body?: RequestInit["body"] } = {},
   ): Promise<{ status: number; body: any; headers: Headers }> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const token = opts.token ?? (opts.client ? await this.token(opts.client) : undefined);

@@ -1,0 +1,139 @@
+import { randomBytes, type ScryptOptions, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { ClientRegistration, ClientsFile } from "../../core/clients.js";
+
+/** scrypt cost: N = 2^ln, block size r, parallelism p. */
+export interface ScryptCost {
+  ln: number;
+  r: number;
+  p: number;
+}
+/** 2^15 · 8 · 128 B = 32 MiB and about 50-100 ms per hash: OWASP's minimum class for interactive logins. */
+export const DEFAULT_SCRYPT_COST: ScryptCost = { ln: 15, r: 8, p: 1 };
+const KEY_LEN = 32;
+const LIMITS = { ln: [1, 20], r: [1, 32], p: [1, 16] } as const;
+
+export class ClientsFileError extends Error {
+  override name = "ClientsFileError";
+}
+
+interface ParsedHash {
+  cost: ScryptCost;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+function scryptOptions(cost: ScryptCost): ScryptOptions {
+  const N = 2 ** cost.ln;
+  return { N, r: cost.r, p: cost.p, maxmem: 256 * N * cost.r + 1024 * 1024 };
+}
+
+/** scrypt on the libuv thread pool (request time: never blocks the event loop). */
+function scryptAsync(secret: string, salt: Buffer, keyLen: number, cost: ScryptCost): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(secret, salt, keyLen, scryptOptions(cost), (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+const b64 = (b: Buffer) => b.toString("base64").replace(/=+$/, "");
+const phc = (cost: ScryptCost, salt: Buffer, hash: Buffer) =>
+  `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${b64(salt)}$${b64(hash)}`;
+
+/** Hashes a client secret into a PHC string: `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (base64, no padding). */
+export async function hashSecret(secret: string, cost: ScryptCost = DEFAULT_SCRYPT_COST): Promise<string> {
+  const salt = randomBytes(16);
+  return phc(cost, salt, await scryptAsync(secret, salt, KEY_LEN, cost));
+}
+
+/** hashSecret, synchronously (load time only). */
+export function hashSecretSync(secret: string, cost: ScryptCost = DEFAULT_SCRYPT_COST): string {
+  const salt = randomBytes(16);
+  return phc(cost, salt, scryptSync(secret, salt, KEY_LEN, scryptOptions(cost)));
+}
+
+/** Parses a scrypt PHC string; undefined when it is not one or its parameters are out of range. */
+export function parseSecretHash(phc: string): ParsedHash | undefined {
+  const m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/]+=*)\$([A-Za-z0-9+/]+=*)$/.exec(phc);
+  if (!m) return undefined;
+  const cost = { ln: Number(m[1]), r: Number(m[2]), p: Number(m[3]) };
+  for (const k of ["ln", "r", "p"] as const) {
+    if (cost[k] < LIMITS[k][0] || cost[k] > LIMITS[k][1]) return undefined;
+  }
+  const salt = Buffer.from(m[4]!, "base64");
+  const hash = Buffer.from(m[5]!, "base64");
+  if (salt.length < 8 || hash.length < 16) return undefined;
+  return { cost, salt, hash };
+}
+
+async function matches(secret: string, stored: ParsedHash): Promise<boolean> {
+  const candidate = await scryptAsync(secret, stored.salt, stored.hash.length, stored.cost);
+  return timingSafeEqual(candidate, stored.hash);
+}
+
+export interface ClientRegistry {
+  /**
+   * The registration when `secret` is the client's secret, else undefined. Constant time in the secret,
+   * and an unknown client costs the same scrypt work, so timing reveals neither secrets nor which ids exist.
+   */
+  verify(clientId: string, secret: string): Promise<ClientRegistration | undefined>;
+  get(clientId: string): ClientRegistration | undefined;
+  ids(): string[];
+}
+
+/**
+ * Builds the registry from the clients file's JSON (core/clients.ts): plain `client_secret`s are hashed
+ * in memory at load and then forgotten; `client_secret_hash` PHC strings are used as they are.
+ * `cost` is the scrypt cost for plain secrets (and the decoy hash used for unknown clients).
+ */
+export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost } = {}): ClientRegistry {
+  const parsed = ClientsFile.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(
+      (i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`,
+    );
+    throw new ClientsFileError(`The clients file is not valid: ${lines.join("; ")}`);
+  }
+  const cost = opts.cost ?? DEFAULT_SCRYPT_COST;
+  const byId = new Map<string, { reg: ClientRegistration; hash: ParsedHash }>();
+  for (const c of parsed.data.clients) {
+    const stored = c.client_secret_hash ?? hashSecretSync(c.client_secret!, cost);
+    const hash = parseSecretHash(stored);
+    if (!hash) {
+      throw new ClientsFileError(
+        `Client ${c.client_id}: client_secret_hash is not a scrypt PHC string like $scrypt$ln=15,r=8,p=1$<salt>$<hash>; make one with \`docverify hash-secret\`.`,
+      );
+    }
+    const { client_secret: _plain, ...reg } = c;
+    byId.set(c.client_id, { reg: ClientRegistration.parse({ ...reg, client_secret_hash: stored }), hash });
+  }
+  const decoy = parseSecretHash(hashSecretSync(randomBytes(16).toString("hex"), cost))!;
+
+  return {
+    async verify(clientId, secret) {
+      const entry = byId.get(clientId);
+      const ok = await matches(secret, entry?.hash ?? decoy);
+      return entry && ok ? structuredClone(entry.reg) : undefined;
+    },
+    get: (clientId) => {
+      const entry = byId.get(clientId);
+      return entry ? structuredClone(entry.reg) : undefined;
+    },
+    ids: () => [...byId.keys()],
+  };
+}
+
+/** Reads DOCVERIFY_CLIENTS_FILE and builds the registry. */
+export async function loadClientRegistry(
+  file: string,
+  opts: { cost?: ScryptCost } = {},
+): Promise<ClientRegistry> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, "utf8"));
+  } catch (err) {
+    throw new ClientsFileError(`Could not read the clients file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return createClientRegistry(json, opts);
+}

@@ -1,0 +1,42 @@
+import type { Registry } from "prom-client";
+import type { Config } from "../core/config.js";
+import type { Detection } from "../core/detection.js";
+import type { Clock, ObjectStore, ResourceStore } from "../core/ports.js";
+import type { Logger } from "../core/step-context.js";
+import type { UsageCounter } from "../core/usage-counter.js";
+import type { ClientRegistry } from "./auth/clients.js";
+import type { TokenService } from "./auth/tokens.js";
+
+/** The ports and settings the API is built from (bin/ wires the adapters; tests pass local ones). */
+export interface ApiDeps {
+  detections: ResourceStore<Detection>;
+  objects: ObjectStore;
+  /** The service's own bucket (S3_BUCKET). */
+  bucket: string;
+  clients: ClientRegistry;
+  tokens: TokenService;
+  usage: UsageCounter;
+  config: Config;
+  log: Logger;
+  metrics: Registry;
+  clock: Clock;
+  /** Readiness of the dependencies (store, object store, scheduler); /readyz answers 503 when not ok. */
+  ready: () => Promise<{ ok: boolean; reason?: string }>;
+  /** Base URL clients reach the service at, for signed upload URLs (e.g. http://127.0.0.1:8080). */
+  publicUrl: string;
+}
+
+/** The authenticated caller of a /v1 request. */
+export interface Principal {
+  clientId: string;
+  scopes: string[];
+}
+
+/** Hono environment: ports reach handlers through typed context variables. */
+export interface AppEnv {
+  Variables: {
+    deps: ApiDeps;
+    requestId: string;
+    principal: Principal;
+  };
+}

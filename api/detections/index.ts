@@ -1,0 +1,13 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../deps.js";
+import { registerDeleteDetection } from "./delete.js";
+import { registerGetDetection } from "./get.js";
+import { registerListDetections } from "./list.js";
+import { registerCreateDetection } from "./post.js";
+
+export function registerDetectionRoutes(app: OpenAPIHono<AppEnv>): void {
+  registerCreateDetection(app);
+  registerListDetections(app);
+  registerGetDetection(app);
+  registerDeleteDetection(app);
+}

@@ -1,0 +1,77 @@
+import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
+import { apiStatusToPhase } from "../../core/phases.js";
+import { LABELS, OBJECT_NAME_RE, labelValue } from "../../core/resource.js";
+import { SCOPES } from "../../core/scopes.js";
+import { requireScopes } from "../auth/middleware.js";
+import type { AppEnv } from "../deps.js";
+import { invalid } from "../errors.js";
+import { BEARER, errorResponses, jsonResponse } from "../schema.js";
+import { clientLabel, sha256Hex, visibleTo } from "./access.js";
+import { project } from "./project.js";
+import { DetectionDetail, DetectionList, ListDetectionsQuery } from "./schema.js";
+
+/** Opaque cursor: the id of the last item of the previous page (ids sort by creation time). */
+export const encodeCursor = (lastId: string) =>
+  Buffer.from(JSON.stringify({ after: lastId })).toString("base64url");
+
+export function decodeCursor(cursor: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
+    if (typeof v.after === "string" && OBJECT_NAME_RE.test(v.after)) return v.after;
+  } catch {
+    // reported below
+  }
+  throw invalid(
+    ["query", "cursor"],
+    "Input should be a next_cursor value returned by a previous list call",
+    "value_error",
+    cursor,
+  );
+}
+
+export const listDetectionsRoute = createRoute({
+  method: "get",
+  path: "/v1/detection",
+  tags: ["detections"],
+  summary: "List the caller's detections, newest first",
+  description:
+    "Pages of at most `limit` (1-200, default 50); pass `next_cursor` as `cursor` for the next page. " +
+    "Filters: `status`, `batch_id`. Only the calling client's detections are listed.",
+  security: BEARER,
+  middleware: [requireScopes([SCOPES.get])] as const,
+  request: { query: ListDetectionsQuery },
+  responses: {
+    200: jsonResponse(DetectionList, "One page of detections"),
+    ...errorResponses,
+  },
+});
+
+export function registerListDetections(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(listDetectionsRoute, async (c) => {
+    const q = c.req.valid("query");
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const principal = c.var.principal;
+    const labels: Record<string, string> = { [LABELS.client]: clientLabel(principal.clientId) };
+    if (q.batch_id !== undefined) labels[LABELS.batch] = labelValue(q.batch_id, sha256Hex);
+    const phase = q.status === undefined ? undefined : apiStatusToPhase(q.status);
+    const { items } = await c.var.deps.detections.list({ labels });
+    const page = items
+      .filter(
+        (d) =>
+          visibleTo(d, principal) &&
+          (q.batch_id === undefined || d.spec.batchId === q.batch_id) &&
+          (phase === undefined || (d.status?.phase ?? "Queued") === phase) &&
+          (after === undefined || d.metadata.name < after),
+      )
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? 1 : a.metadata.name > b.metadata.name ? -1 : 0));
+    const slice = page.slice(0, q.limit);
+    const more = page.length > q.limit;
+    return c.json(
+      {
+        items: slice.map((d) => DetectionDetail.parse(project(d))),
+        next_cursor: more ? encodeCursor(slice[slice.length - 1]!.metadata.name) : null,
+      },
+      200,
+    );
+  });
+}
