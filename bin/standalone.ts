@@ -4,6 +4,7 @@ import { serve } from "@hono/node-server";
 import pino from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { createApp } from "../api/app.js";
+import type { ApiDeps } from "../api/deps.js";
 import { createClientRegistry } from "../api/auth/clients.js";
 import { createTokenService } from "../api/auth/tokens.js";
 import { ClientsFile } from "../core/clients.js";
@@ -99,8 +100,9 @@ export async function runStandalone(): Promise<number> {
   controllerRef = controller;
 
   let started = false;
-  const publicUrl = config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
-  const app = createApp({
+  const urlFor = (port: number) =>
+    `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  const deps: ApiDeps = {
     detections,
     objects,
     bucket: config.bucket,
@@ -112,12 +114,15 @@ export async function runStandalone(): Promise<number> {
     metrics,
     clock: systemClock,
     ready: async () => (started ? { ok: true } : { ok: false, reason: "the reconciler is starting" }),
-    publicUrl,
-  });
+    publicUrl: config.publicUrl ?? urlFor(config.port),
+  };
+  const app = createApp(deps);
 
   await controller.start();
   started = true;
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    // PORT=0 picks a free port: upload URLs must name the real one.
+    if (!config.publicUrl) deps.publicUrl = urlFor(info.port);
     log.info({ url: `http://${config.host}:${info.port}`, dataDir }, "docverify standalone listening");
     process.stderr.write(`docverify standalone listening on http://${config.host}:${info.port} (data in ${dataDir})\n`);
   });

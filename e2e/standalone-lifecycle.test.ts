@@ -222,7 +222,16 @@ describe("durability", () => {
       expect(c.status).toBe(202);
       ids.push(c.body.id);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    // Kill while work is under way: wait until at least one detection is running and some are unfinished.
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const states = await Promise.all(
+        ids.map(async (id) => (await svc.call("GET", `/v1/detection/${id}`, { client: CLIENTS.full })).body.status as string),
+      );
+      if (states.includes("RUNNING") && states.some((s) => s !== "COMPLETED" && s !== "FAILED")) break;
+      if (Date.now() > until) throw new Error(`no detection was running to interrupt: ${states}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await svc.stop("SIGKILL");
     await svc.start();
     const results = await Promise.all(ids.map((id) => svc.waitTerminal(CLIENTS.full, id, 120_000)));
