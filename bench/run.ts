@@ -22,7 +22,11 @@ function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<{ rps: number; errors: number }> {
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<{ rps: number; errors: number }> {
   const dispatcher = new Agent({ connections: CONNECTIONS, pipelining: 1 });
   let done = 0;
   let errors = 0;
@@ -72,27 +76,44 @@ async function main() {
       lastId = c.body.id;
     }
     turnaround.sort((a, b) => a - b);
-    rows.push([`turnaround p50 (3-page PDF, one at a time, n=${SEQUENTIAL})`, `${pct(turnaround, 50).toFixed(0)} ms`]);
+    rows.push([
+      `turnaround p50 (3-page PDF, one at a time, n=${SEQUENTIAL})`,
+      `${pct(turnaround, 50).toFixed(0)} ms`,
+    ]);
     rows.push(["turnaround p95", `${pct(turnaround, 95).toFixed(0)} ms`]);
 
     const t0 = performance.now();
-    const ids = await Promise.all(Array.from({ length: BURST }, async () => (await svc.create(CLIENTS.full, body)).body.id as string));
+    const ids = await Promise.all(
+      Array.from({ length: BURST }, async () => (await svc.create(CLIENTS.full, body)).body.id as string),
+    );
     const results = await Promise.all(ids.map((id) => svc.waitTerminal(CLIENTS.full, id, 600_000)));
     const seconds = (performance.now() - t0) / 1000;
     const ok = results.filter((d) => d.status === "COMPLETED").length;
-    rows.push([`throughput (burst of ${BURST})`, `${((BURST / seconds) * 60).toFixed(0)} detections/min (${ok}/${BURST} completed in ${seconds.toFixed(1)} s)`]);
+    rows.push([
+      `throughput (burst of ${BURST})`,
+      `${((BURST / seconds) * 60).toFixed(0)} detections/min (${ok}/${BURST} completed in ${seconds.toFixed(1)} s)`,
+    ]);
 
     const token = await svc.token(CLIENTS.full);
-    const detailJson = JSON.stringify((await svc.call("GET", `/v1/detection/${lastId}`, { client: CLIENTS.full })).body);
+    const detailJson = JSON.stringify(
+      (await svc.call("GET", `/v1/detection/${lastId}`, { client: CLIENTS.full })).body,
+    );
     const bare = http.createServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" }).end(detailJson);
     });
     await new Promise<void>((r) => bare.listen(0, "127.0.0.1", () => r()));
     const barePort = (bare.address() as AddressInfo).port;
     const bareRes = await load(`http://127.0.0.1:${barePort}/`, {}, GET_SECONDS);
-    const apiRes = await load(`${svc.url}/v1/detection/${lastId}`, { authorization: `Bearer ${token}` }, GET_SECONDS);
+    const apiRes = await load(
+      `${svc.url}/v1/detection/${lastId}`,
+      { authorization: `Bearer ${token}` },
+      GET_SECONDS,
+    );
     bare.close();
-    rows.push([`GET /v1/detection/{id} (${CONNECTIONS} connections, ${GET_SECONDS} s)`, `${apiRes.rps.toFixed(0)} req/s (${apiRes.errors} errors)`]);
+    rows.push([
+      `GET /v1/detection/{id} (${CONNECTIONS} connections, ${GET_SECONDS} s)`,
+      `${apiRes.rps.toFixed(0)} req/s (${apiRes.errors} errors)`,
+    ]);
     rows.push(["bare node:http, same JSON, same run", `${bareRes.rps.toFixed(0)} req/s`]);
     rows.push(["GET vs bare node:http", `${((apiRes.rps / bareRes.rps) * 100).toFixed(0)} %`]);
   } finally {

@@ -4,7 +4,9 @@ import { hashSecret } from "../api/auth/clients.js";
 export async function runHashSecret(): Promise<number> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  const secret = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  const secret = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
   if (!secret) {
     process.stderr.write("docverify hash-secret: give the secret on standard input\n");
     return 2;

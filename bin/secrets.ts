@@ -23,7 +23,9 @@ export async function loadSigningKey(config: Config, generateInto?: string): Pro
     key = (await readFile(file, "utf8")).trim();
   }
   if (!key) {
-    throw new Error("No token signing key: set DOCVERIFY_TOKEN_SIGNING_KEY or DOCVERIFY_TOKEN_SIGNING_KEY_FILE.");
+    throw new Error(
+      "No token signing key: set DOCVERIFY_TOKEN_SIGNING_KEY or DOCVERIFY_TOKEN_SIGNING_KEY_FILE.",
+    );
   }
   const bytes = new TextEncoder().encode(key);
   if (bytes.length < 32) throw new Error("The token signing key must be at least 32 bytes long.");
@@ -39,7 +41,9 @@ export interface DevClient {
 }
 
 /** The development client standalone creates when no DOCVERIFY_CLIENTS_FILE is given. */
-export async function loadOrCreateDevClient(dataDir: string): Promise<{ client: DevClient; created: boolean; file: string }> {
+export async function loadOrCreateDevClient(
+  dataDir: string,
+): Promise<{ client: DevClient; created: boolean; file: string }> {
   const file = path.join(dataDir, "dev-client.json");
   if (existsSync(file)) {
     return { client: JSON.parse(await readFile(file, "utf8")) as DevClient, created: false, file };

@@ -124,7 +124,9 @@ export async function runStandalone(): Promise<number> {
     // PORT=0 picks a free port: upload URLs must name the real one.
     if (!config.publicUrl) deps.publicUrl = urlFor(info.port);
     log.info({ url: `http://${config.host}:${info.port}`, dataDir }, "docverify standalone listening");
-    process.stderr.write(`docverify standalone listening on http://${config.host}:${info.port} (data in ${dataDir})\n`);
+    process.stderr.write(
+      `docverify standalone listening on http://${config.host}:${info.port} (data in ${dataDir})\n`,
+    );
   });
   server.on("error", (err) => {
     log.fatal({ err }, "cannot listen");
@@ -152,7 +154,11 @@ export async function runStandalone(): Promise<number> {
 }
 
 /** Secrets only the api needs are kept out of step processes. */
-const NOT_FOR_STEPS = new Set(["DOCVERIFY_TOKEN_SIGNING_KEY", "DOCVERIFY_TOKEN_SIGNING_KEY_FILE", "DOCVERIFY_CLIENTS_FILE"]);
+const NOT_FOR_STEPS = new Set([
+  "DOCVERIFY_TOKEN_SIGNING_KEY",
+  "DOCVERIFY_TOKEN_SIGNING_KEY_FILE",
+  "DOCVERIFY_CLIENTS_FILE",
+]);
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};

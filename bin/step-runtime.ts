@@ -44,9 +44,11 @@ export async function executeStep(
   );
   const summary = (s: StepSummary) => JSON.stringify(s).slice(0, 4096);
   try {
-    if (!rawInput) throw new Error("DOCVERIFY_STEP_INPUT is not set; the reconciler passes the step input in it.");
+    if (!rawInput)
+      throw new Error("DOCVERIFY_STEP_INPUT is not set; the reconciler passes the step input in it.");
     const input = StepInput.parse(JSON.parse(rawInput));
-    if (input.step !== step) throw new Error(`DOCVERIFY_STEP_INPUT is for the ${input.step} step, not ${step}.`);
+    if (input.step !== step)
+      throw new Error(`DOCVERIFY_STEP_INPUT is for the ${input.step} step, not ${step}.`);
     const ctx: StepContext = {
       objects: objectStoreFor(config.dataDir),
       bucket: config.bucket,
@@ -55,11 +57,17 @@ export async function executeStep(
       clock: systemClock,
     };
     await ctx.objects.ensureBucket(ctx.bucket);
-    const run = STEPS[step] as (i: StepInput, c: StepContext) => Promise<{ failure?: StepSummary["failure"] }>;
+    const run = STEPS[step] as (
+      i: StepInput,
+      c: StepContext,
+    ) => Promise<{ failure?: StepSummary["failure"] }>;
     const result = await run(input, ctx);
     const resultKey = keys.result(input.detection, step);
     await ctx.objects.put(ctx.bucket, resultKey, JSON.stringify(result), { contentType: "application/json" });
-    return { exitCode: 0, message: summary({ ok: !result.failure, step, resultKey, failure: result.failure }) };
+    return {
+      exitCode: 0,
+      message: summary({ ok: !result.failure, step, resultKey, failure: result.failure }),
+    };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error({ err }, "step crashed");

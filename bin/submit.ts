@@ -64,7 +64,13 @@ export async function runSubmit(argv: string[]): Promise<number> {
       process.stderr.write(`docverify submit: ${target} is neither a file nor an http(s) URL\n`);
       return 2;
     }
-    const upload = await call(base, "POST", "/v1/uploads", { ...auth, "content-type": "application/json" }, JSON.stringify({ filename: path.basename(file) }));
+    const upload = await call(
+      base,
+      "POST",
+      "/v1/uploads",
+      { ...auth, "content-type": "application/json" },
+      JSON.stringify({ filename: path.basename(file) }),
+    );
     say(`Uploading ${path.basename(file)} (${info.size} bytes)…`);
     const put = await fetch(String(upload.upload_url), {
       method: "PUT",
@@ -90,7 +96,9 @@ export async function runSubmit(argv: string[]): Promise<number> {
   const started = Date.now();
   while (detail.status !== "COMPLETED" && detail.status !== "FAILED") {
     if (Date.now() > deadline) {
-      process.stderr.write(`docverify submit: gave up waiting for ${id} after ${values.timeout ?? 600} s (status ${detail.status})\n`);
+      process.stderr.write(
+        `docverify submit: gave up waiting for ${id} after ${values.timeout ?? 600} s (status ${detail.status})\n`,
+      );
       return 1;
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -125,7 +133,10 @@ function parse(argv: string[]) {
   });
 }
 
-async function credentials(id?: string, secret?: string): Promise<{ id: string; secret: string } | undefined> {
+async function credentials(
+  id?: string,
+  secret?: string,
+): Promise<{ id: string; secret: string } | undefined> {
   id ??= process.env.DOCVERIFY_CLIENT_ID;
   secret ??= process.env.DOCVERIFY_CLIENT_SECRET;
   if (id && secret) return { id, secret };
@@ -141,12 +152,22 @@ async function getToken(base: string, c: { id: string; secret: string }): Promis
     "POST",
     "/token",
     { "content-type": "application/x-www-form-urlencoded" },
-    new URLSearchParams({ grant_type: "client_credentials", client_id: c.id, client_secret: c.secret }).toString(),
+    new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: c.id,
+      client_secret: c.secret,
+    }).toString(),
   );
   return String(res.access_token);
 }
 
-async function call(base: string, method: string, p: string, headers: Record<string, string>, body?: string): Promise<Json> {
+async function call(
+  base: string,
+  method: string,
+  p: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Json> {
   let res: Response;
   try {
     res = await fetch(base + p, { method, headers, body });

@@ -16,8 +16,9 @@ export const ClientRegistration = z
   });
 export type ClientRegistration = z.infer<typeof ClientRegistration>;
 
-export const ClientsFile = z.object({ clients: z.array(ClientRegistration) }).refine(
-  (f) => new Set(f.clients.map((c) => c.client_id)).size === f.clients.length,
-  { message: "client_id values must be unique" },
-);
+export const ClientsFile = z
+  .object({ clients: z.array(ClientRegistration) })
+  .refine((f) => new Set(f.clients.map((c) => c.client_id)).size === f.clients.length, {
+    message: "client_id values must be unique",
+  });
 export type ClientsFile = z.infer<typeof ClientsFile>;

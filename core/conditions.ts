@@ -20,6 +20,9 @@ export function setCondition(
   return list;
 }
 
-export function getCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function getCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }

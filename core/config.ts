@@ -116,7 +116,10 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export function loadConfig(env: Record<string, string | undefined>, defaults: { host?: string } = {}): Config {
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  defaults: { host?: string } = {},
+): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);

@@ -183,7 +183,10 @@ export const keys = {
 
 export function sanitizeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "document";
-  const clean = base.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "").slice(0, 120);
+  const clean = base
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^\.+/, "")
+    .slice(0, 120);
   return clean || "document";
 }
 

@@ -97,7 +97,12 @@ export interface PutOptions {
 export interface ObjectStore {
   /** Creates the bucket when missing. */
   ensureBucket(bucket: string): Promise<void>;
-  put(bucket: string, key: string, body: Buffer | string | Readable, opts?: PutOptions): Promise<{ size: number }>;
+  put(
+    bucket: string,
+    key: string,
+    body: Buffer | string | Readable,
+    opts?: PutOptions,
+  ): Promise<{ size: number }>;
   /** Whole object; ObjectNotFoundError when missing. */
   get(bucket: string, key: string): Promise<Buffer>;
   getStream(bucket: string, key: string): Promise<Readable>;

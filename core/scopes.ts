@@ -45,7 +45,10 @@ export function missingScopes(held: readonly string[], required: readonly string
  * - a requested wildcard the registration does not cover grants the registered scopes beneath it.
  * Unknown scopes are not granted. The result has no duplicates and keeps request order.
  */
-export function grantScopes(registered: readonly string[], requested: readonly string[] | undefined): string[] {
+export function grantScopes(
+  registered: readonly string[],
+  requested: readonly string[] | undefined,
+): string[] {
   if (!requested || requested.length === 0) return [...new Set(registered)];
   const out: string[] = [];
   const add = (s: string) => {

@@ -21,9 +21,22 @@ export interface TestClient {
 }
 
 export const CLIENTS: Record<"full" | "other" | "readonly" | "sampler", TestClient> = {
-  full: { client_id: "acme-bank", client_secret: "s3cret-acme-0123456789", scopes: ["DocumentVerification:*"], sample_allowance: 2 },
-  other: { client_id: "other-lender", client_secret: "s3cret-other-0123456789", scopes: ["DocumentVerification:detections:*"] },
-  readonly: { client_id: "auditor", client_secret: "s3cret-auditor-0123456789", scopes: ["DocumentVerification:detections:get"] },
+  full: {
+    client_id: "acme-bank",
+    client_secret: "s3cret-acme-0123456789",
+    scopes: ["DocumentVerification:*"],
+    sample_allowance: 2,
+  },
+  other: {
+    client_id: "other-lender",
+    client_secret: "s3cret-other-0123456789",
+    scopes: ["DocumentVerification:detections:*"],
+  },
+  readonly: {
+    client_id: "auditor",
+    client_secret: "s3cret-auditor-0123456789",
+    scopes: ["DocumentVerification:detections:get"],
+  },
   sampler: {
     client_id: "trial-user",
     client_secret: "s3cret-trial-0123456789",
@@ -67,7 +80,10 @@ export class Service {
     this.proc = proc;
     proc.stdout?.on("data", (d: Buffer) => (this.log += d.toString()));
     this.url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`service did not start in 30 s:\n${this.log}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`service did not start in 30 s:\n${this.log}`)),
+        30_000,
+      );
       proc.stderr?.on("data", (d: Buffer) => {
         this.log += d.toString();
         const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(this.log);
@@ -117,7 +133,8 @@ export class Service {
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: form,
     });
-    if (res.status !== 200) throw new Error(`token for ${client.client_id}: ${res.status} ${await res.text()}`);
+    if (res.status !== 200)
+      throw new Error(`token for ${client.client_id}: ${res.status} ${await res.text()}`);
     const t = ((await res.json()) as { access_token: string }).access_token;
     this.tokens.set(cacheKey, t);
     return t;
@@ -126,7 +143,13 @@ export class Service {
   async call(
     method: string,
     p: string,
-    opts: { client?: TestClient; token?: string; json?: unknown; headers?: Record<string, string>; body?: RequestInit["body"] } = {},
+    opts: {
+      client?: TestClient;
+      token?: string;
+      json?: unknown;
+      headers?: Record<string, string>;
+      body?: RequestInit["body"];
+    } = {},
   ): Promise<{ status: number; body: any; headers: Headers }> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const token = opts.token ?? (opts.client ? await this.token(opts.client) : undefined);
@@ -158,7 +181,8 @@ export class Service {
       const r = await this.call("GET", `/v1/detection/${id}`, { client });
       if (r.status !== 200) throw new Error(`GET ${id}: ${r.status} ${JSON.stringify(r.body)}`);
       if (r.body.status === "COMPLETED" || r.body.status === "FAILED") return r.body;
-      if (Date.now() > until) throw new Error(`${id} still ${r.body.status} after ${timeoutMs} ms\n${this.log.slice(-4000)}`);
+      if (Date.now() > until)
+        throw new Error(`${id} still ${r.body.status} after ${timeoutMs} ms\n${this.log.slice(-4000)}`);
       await new Promise((res) => setTimeout(res, 150));
     }
   }
@@ -174,7 +198,9 @@ export async function startService(opts: ServiceOptions = {}): Promise<Service> 
 }
 
 /** A local HTTP server that serves documents by path (the "customer's" file host for source_url). */
-export async function startFileServer(files: Record<string, { body: Uint8Array | string; type?: string; status?: number }>) {
+export async function startFileServer(
+  files: Record<string, { body: Uint8Array | string; type?: string; status?: number }>,
+) {
   const server = http.createServer((req, res) => {
     const f = files[req.url ?? ""];
     if (!f) {

@@ -35,7 +35,11 @@ describe("SSRF guard", () => {
   });
 
   it("refuses a non-http scheme at create with 422", async () => {
-    const c = await svc.create(CLIENTS.full, { source_url: "file:///etc/passwd", doc_type: "invoice", region: "DE" });
+    const c = await svc.create(CLIENTS.full, {
+      source_url: "file:///etc/passwd",
+      doc_type: "invoice",
+      region: "DE",
+    });
     expect(c.status).toBe(422);
     expect(c.body.detail[0].loc).toEqual(["body", "source_url"]);
   });
@@ -44,12 +48,35 @@ describe("SSRF guard", () => {
 describe("bad input never yields a 500", () => {
   const cases: [string, string, Record<string, unknown>][] = [
     ["malformed JSON", "POST", { body: "{not json", headers: { "content-type": "application/json" } }],
-    ["both sources", "POST", { json: { source_url: "https://x.example/a.pdf", upload_id: "upl-x", doc_type: "invoice", region: "US" } }],
+    [
+      "both sources",
+      "POST",
+      {
+        json: {
+          source_url: "https://x.example/a.pdf",
+          upload_id: "upl-x",
+          doc_type: "invoice",
+          region: "US",
+        },
+      },
+    ],
     ["neither source", "POST", { json: { doc_type: "invoice", region: "US" } }],
-    ["unknown doc_type", "POST", { json: { source_url: "https://x.example/a.pdf", doc_type: "napkin", region: "US" } }],
-    ["bad region", "POST", { json: { source_url: "https://x.example/a.pdf", doc_type: "invoice", region: "XX" } }],
+    [
+      "unknown doc_type",
+      "POST",
+      { json: { source_url: "https://x.example/a.pdf", doc_type: "napkin", region: "US" } },
+    ],
+    [
+      "bad region",
+      "POST",
+      { json: { source_url: "https://x.example/a.pdf", doc_type: "invoice", region: "XX" } },
+    ],
     ["array body", "POST", { json: [1, 2, 3] }],
-    ["huge string", "POST", { json: { source_url: `https://x.example/${"a".repeat(70_000)}`, doc_type: "invoice", region: "US" } }],
+    [
+      "huge string",
+      "POST",
+      { json: { source_url: `https://x.example/${"a".repeat(70_000)}`, doc_type: "invoice", region: "US" } },
+    ],
   ];
   it.each(cases)("%s → 4xx with a detail", async (_n, method, opts) => {
     const r = await svc.call(method, "/v1/detection", { client: CLIENTS.full, ...opts });
@@ -64,12 +91,17 @@ describe("bad input never yields a 500", () => {
     const noScope = await svc.token(CLIENTS.sampler, "DocumentVerification:detections:create_sample");
     expect((await svc.call("GET", "/v1/detection/NOT_VALID", { token: noScope })).status).toBe(403);
     expect((await svc.call("GET", "/v1/detection/NOT_VALID", { client: CLIENTS.full })).status).toBe(422);
-    expect((await svc.call("GET", "/v1/detection/det-00000000000000000000000000", { client: CLIENTS.full })).status).toBe(404);
+    expect(
+      (await svc.call("GET", "/v1/detection/det-00000000000000000000000000", { client: CLIENTS.full }))
+        .status,
+    ).toBe(404);
   });
 
   it("uses the spec's exact auth messages", async () => {
     expect((await svc.call("GET", "/v1/detection")).body).toEqual({ detail: "Missing bearer token" });
-    expect((await svc.call("GET", "/v1/detection", { headers: { authorization: "Basic abc" } })).body).toEqual({
+    expect(
+      (await svc.call("GET", "/v1/detection", { headers: { authorization: "Basic abc" } })).body,
+    ).toEqual({
       detail: "Missing bearer token",
     });
     expect((await svc.call("GET", "/v1/detection", { token: "not.a.jwt" })).status).toBe(401);
@@ -85,8 +117,15 @@ describe("bad input never yields a 500", () => {
 describe("retention", () => {
   it("prunes the verdict after the retention period; status and score stay", async () => {
     const r = await svc.call("POST", "/v1/uploads", { client: CLIENTS.full, json: { filename: "inv.pdf" } });
-    await fetch(r.body.upload_url, { method: "PUT", body: await makeDocument({ seed: 12, docType: "invoice", region: "DE" }) });
-    const c = await svc.create(CLIENTS.full, { upload_id: r.body.upload_id, doc_type: "invoice", region: "DE" });
+    await fetch(r.body.upload_url, {
+      method: "PUT",
+      body: await makeDocument({ seed: 12, docType: "invoice", region: "DE" }),
+    });
+    const c = await svc.create(CLIENTS.full, {
+      upload_id: r.body.upload_id,
+      doc_type: "invoice",
+      region: "DE",
+    });
     const d = await svc.waitTerminal(CLIENTS.full, c.body.id);
     expect(d.status).toBe("COMPLETED");
     expect(d.verdict).not.toBeNull();
@@ -104,7 +143,10 @@ describe("many at once", () => {
   it("40 concurrent detections all reach a terminal state", async () => {
     const uploads = await Promise.all(
       Array.from({ length: 40 }, async (_, i) => {
-        const r = await svc.call("POST", "/v1/uploads", { client: CLIENTS.full, json: { filename: `doc-${i}.pdf` } });
+        const r = await svc.call("POST", "/v1/uploads", {
+          client: CLIENTS.full,
+          json: { filename: `doc-${i}.pdf` },
+        });
         const put = await fetch(r.body.upload_url, {
           method: "PUT",
           body: await makeDocument({ seed: 100 + i, docType: i % 2 ? "invoice" : "payslip", region: "US" }),
@@ -127,7 +169,9 @@ describe("service endpoints", () => {
     const spec = await svc.call("GET", "/openapi.json");
     expect(spec.status).toBe(200);
     expect(spec.body.info.version).toBe("1.0.0");
-    expect(Object.keys(spec.body.paths)).toEqual(expect.arrayContaining(["/token", "/v1/detection", "/v1/detection/{detection_id}"]));
+    expect(Object.keys(spec.body.paths)).toEqual(
+      expect.arrayContaining(["/token", "/v1/detection", "/v1/detection/{detection_id}"]),
+    );
     const docs = await fetch(`${svc.url}/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toMatch(/swagger/i);
@@ -147,8 +191,21 @@ describe("docverify submit", () => {
     const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const p = spawn(
         process.execPath,
-        [ENTRY, "submit", file, "--doc-type", "bank_statement", "--region", "GB", "--url", svc.url,
-          "--client-id", CLIENTS.full.client_id, "--client-secret", CLIENTS.full.client_secret],
+        [
+          ENTRY,
+          "submit",
+          file,
+          "--doc-type",
+          "bank_statement",
+          "--region",
+          "GB",
+          "--url",
+          svc.url,
+          "--client-id",
+          CLIENTS.full.client_id,
+          "--client-secret",
+          CLIENTS.full.client_secret,
+        ],
         { cwd: ROOT },
       );
       let stdout = "";

@@ -31,7 +31,9 @@ let files: Awaited<ReturnType<typeof startFileServer>>;
 
 beforeAll(async () => {
   files = await startFileServer({
-    "/statement.pdf": { body: await makeDocument({ seed: 1, docType: "bank_statement", region: "GB", pages: 3 }) },
+    "/statement.pdf": {
+      body: await makeDocument({ seed: 1, docType: "bank_statement", region: "GB", pages: 3 }),
+    },
     "/tampered.pdf": { body: await makeMetadataTamperedPdf(7) },
     "/noise.bin": { body: makeRandomBytes(3, 4096), type: "application/octet-stream" },
     "/gone.pdf": { body: "gone", status: 410, type: "text/plain" },
@@ -98,9 +100,19 @@ describe("a real text PDF, end to end", () => {
 
 describe("failures are reported on the record", () => {
   it("random bytes → FAILED unsupported_content_type, not billable", async () => {
-    const c = await svc.create(CLIENTS.full, { source_url: files.url("/noise.bin"), doc_type: "invoice", region: "DE" });
+    const c = await svc.create(CLIENTS.full, {
+      source_url: files.url("/noise.bin"),
+      doc_type: "invoice",
+      region: "DE",
+    });
     const d = await svc.waitTerminal(CLIENTS.full, c.body.id);
-    expect(d).toMatchObject({ status: "FAILED", failure_code: "unsupported_content_type", billable: false, score: null, verdict: null });
+    expect(d).toMatchObject({
+      status: "FAILED",
+      failure_code: "unsupported_content_type",
+      billable: false,
+      score: null,
+      verdict: null,
+    });
     expect(d.failure_message).toMatch(/PDF, JPEG, PNG or TIFF/);
   });
 
@@ -115,7 +127,11 @@ describe("failures are reported on the record", () => {
   });
 
   it("the source's own HTTP error → FAILED source_http_error", async () => {
-    const c = await svc.create(CLIENTS.full, { source_url: files.url("/gone.pdf"), doc_type: "invoice", region: "US" });
+    const c = await svc.create(CLIENTS.full, {
+      source_url: files.url("/gone.pdf"),
+      doc_type: "invoice",
+      region: "US",
+    });
     const d = await svc.waitTerminal(CLIENTS.full, c.body.id);
     expect(d).toMatchObject({ status: "FAILED", failure_code: "source_http_error" });
   });
@@ -123,15 +139,26 @@ describe("failures are reported on the record", () => {
 
 describe("uploads", () => {
   it("reserve → PUT the bytes → create with upload_id → COMPLETED", async () => {
-    const r = await svc.call("POST", "/v1/uploads", { client: CLIENTS.full, json: { filename: "payslip-march.pdf" } });
+    const r = await svc.call("POST", "/v1/uploads", {
+      client: CLIENTS.full,
+      json: { filename: "payslip-march.pdf" },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ upload_id: expect.any(String), upload_url: expect.any(String), expires_in: expect.any(Number) });
+    expect(r.body).toMatchObject({
+      upload_id: expect.any(String),
+      upload_url: expect.any(String),
+      expires_in: expect.any(Number),
+    });
     const put = await fetch(r.body.upload_url, {
       method: "PUT",
       body: await makeDocument({ seed: 5, docType: "payslip", region: "GB" }),
     });
     expect(put.status).toBe(200);
-    const created = await svc.create(CLIENTS.full, { upload_id: r.body.upload_id, doc_type: "payslip", region: "GB" });
+    const created = await svc.create(CLIENTS.full, {
+      upload_id: r.body.upload_id,
+      doc_type: "payslip",
+      region: "GB",
+    });
     expect(created.status).toBe(202);
     const d = await svc.waitTerminal(CLIENTS.full, created.body.id);
     expect(d.status).toBe("COMPLETED");
@@ -141,8 +168,15 @@ describe("uploads", () => {
 
   it("another client's upload_id is a 422 on upload_id", async () => {
     const r = await svc.call("POST", "/v1/uploads", { client: CLIENTS.full, json: {} });
-    await fetch(r.body.upload_url, { method: "PUT", body: await makeDocument({ seed: 6, docType: "invoice", region: "US" }) });
-    const created = await svc.create(CLIENTS.other, { upload_id: r.body.upload_id, doc_type: "invoice", region: "US" });
+    await fetch(r.body.upload_url, {
+      method: "PUT",
+      body: await makeDocument({ seed: 6, docType: "invoice", region: "US" }),
+    });
+    const created = await svc.create(CLIENTS.other, {
+      upload_id: r.body.upload_id,
+      doc_type: "invoice",
+      region: "US",
+    });
     expect(created.status).toBe(422);
     expect(created.body.detail[0].loc).toEqual(["body", "upload_id"]);
   });
@@ -150,8 +184,16 @@ describe("uploads", () => {
 
 describe("list and delete", () => {
   it("lists only the caller's detections, newest first, and deleting removes the record and its files", async () => {
-    const a = await svc.create(CLIENTS.other, { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" });
-    const b = await svc.create(CLIENTS.other, { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" });
+    const a = await svc.create(CLIENTS.other, {
+      source_url: files.url("/statement.pdf"),
+      doc_type: "bank_statement",
+      region: "GB",
+    });
+    const b = await svc.create(CLIENTS.other, {
+      source_url: files.url("/statement.pdf"),
+      doc_type: "bank_statement",
+      region: "GB",
+    });
     await svc.waitTerminal(CLIENTS.other, a.body.id);
     await svc.waitTerminal(CLIENTS.other, b.body.id);
 
@@ -160,9 +202,13 @@ describe("list and delete", () => {
     expect(list.body.items).toHaveLength(1);
     expect(list.body.items[0].id).toBe(b.body.id);
     expect(list.body.next_cursor).toEqual(expect.any(String));
-    const page2 = await svc.call("GET", `/v1/detection?limit=1&cursor=${encodeURIComponent(list.body.next_cursor)}`, {
-      client: CLIENTS.other,
-    });
+    const page2 = await svc.call(
+      "GET",
+      `/v1/detection?limit=1&cursor=${encodeURIComponent(list.body.next_cursor)}`,
+      {
+        client: CLIENTS.other,
+      },
+    );
     expect(page2.body.items[0].id).toBe(a.body.id);
     const mine = await svc.call("GET", "/v1/detection?limit=200", { client: CLIENTS.full });
     expect(mine.body.items.map((d: { id: string }) => d.id)).not.toContain(a.body.id);
@@ -207,7 +253,11 @@ describe("sample runs", () => {
 
 describe("durability", () => {
   it("a graceful restart keeps every record as it was", async () => {
-    const c = await svc.create(CLIENTS.full, { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" });
+    const c = await svc.create(CLIENTS.full, {
+      source_url: files.url("/statement.pdf"),
+      doc_type: "bank_statement",
+      region: "GB",
+    });
     const before = await svc.waitTerminal(CLIENTS.full, c.body.id);
     await svc.restart();
     const after = await svc.call("GET", `/v1/detection/${c.body.id}`, { client: CLIENTS.full });
@@ -218,7 +268,11 @@ describe("durability", () => {
   it("kill -9 in the middle of work: after a restart every detection reaches a terminal state", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const c = await svc.create(CLIENTS.full, { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" });
+      const c = await svc.create(CLIENTS.full, {
+        source_url: files.url("/statement.pdf"),
+        doc_type: "bank_statement",
+        region: "GB",
+      });
       expect(c.status).toBe(202);
       ids.push(c.body.id);
     }
@@ -226,7 +280,10 @@ describe("durability", () => {
     const until = Date.now() + 20_000;
     for (;;) {
       const states = await Promise.all(
-        ids.map(async (id) => (await svc.call("GET", `/v1/detection/${id}`, { client: CLIENTS.full })).body.status as string),
+        ids.map(
+          async (id) =>
+            (await svc.call("GET", `/v1/detection/${id}`, { client: CLIENTS.full })).body.status as string,
+        ),
       );
       if (states.includes("RUNNING") && states.some((s) => s !== "COMPLETED" && s !== "FAILED")) break;
       if (Date.now() > until) throw new Error(`no detection was running to interrupt: ${states}`);

@@ -21,7 +21,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function world(script: Record<string, string>, settings: Partial<ReconcilerSettings> = {}, capacity = 4) {
+async function world(
+  script: Record<string, string>,
+  settings: Partial<ReconcilerSettings> = {},
+  capacity = 4,
+) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "docverify-reconciler-"));
   const store = new MemoryResourceStore<Detection>(DETECTION_KIND);
   const objects = createLocalObjectStore(path.join(dataDir, "objects"));
@@ -42,9 +46,23 @@ async function world(script: Record<string, string>, settings: Partial<Reconcile
     runner,
     clock: systemClock,
     log,
-    settings: { stepTimeoutSeconds: 30, stepMaxAttempts: 2, detectionDeadlineSeconds: 120, retentionSeconds: 3600, ...settings },
+    settings: {
+      stepTimeoutSeconds: 30,
+      stepMaxAttempts: 2,
+      detectionDeadlineSeconds: 120,
+      retentionSeconds: 3600,
+      ...settings,
+    },
   });
-  const controller = createDetectionController({ store, scheduler, runner, reconciler, log, concurrency: 4, resyncMs: 1000 });
+  const controller = createDetectionController({
+    store,
+    scheduler,
+    runner,
+    reconciler,
+    log,
+    concurrency: 4,
+    resyncMs: 1000,
+  });
   await controller.start();
   cleanups.push(async () => {
     await controller.stop();
@@ -69,7 +87,11 @@ async function world(script: Record<string, string>, settings: Partial<Reconcile
     });
     return name;
   }
-  async function until(name: string, pred: (d: Detection | undefined) => boolean, ms = 60_000): Promise<Detection | undefined> {
+  async function until(
+    name: string,
+    pred: (d: Detection | undefined) => boolean,
+    ms = 60_000,
+  ): Promise<Detection | undefined> {
     const end = Date.now() + ms;
     for (;;) {
       const d = await store.get(name);
@@ -79,7 +101,11 @@ async function world(script: Record<string, string>, settings: Partial<Reconcile
     }
   }
   const terminal = (name: string, ms?: number) =>
-    until(name, (d) => d?.status?.phase === "Completed" || d?.status?.phase === "Failed", ms) as Promise<Detection>;
+    until(
+      name,
+      (d) => d?.status?.phase === "Completed" || d?.status?.phase === "Failed",
+      ms,
+    ) as Promise<Detection>;
   return { store, objects, scheduler, runner, create, until, terminal, dataDir };
 }
 
@@ -102,7 +128,10 @@ describe("Detection reconciler on real local adapters", () => {
       ["check", "Succeeded", 1],
       ["agent", "Succeeded", 1],
     ]);
-    expect(d.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "True", reason: "Completed" });
+    expect(d.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "True",
+      reason: "Completed",
+    });
     expect(Date.parse(d.status!.verdictExpiresAt!)).toBeGreaterThan(Date.now());
     await new Promise((r) => setTimeout(r, 200));
     expect(await w.scheduler.isAdmitted(name)).toBe(false);
@@ -112,7 +141,13 @@ describe("Detection reconciler on real local adapters", () => {
   it("a step's failure value fails the detection with its code and runs nothing after it", async () => {
     const w = await world({ prepare: "fail:source_unreachable" });
     const d = await w.terminal(await w.create());
-    expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "source_unreachable" }, billable: false, score: null, verdict: null });
+    expect(d.status).toMatchObject({
+      phase: "Failed",
+      failure: { code: "source_unreachable" },
+      billable: false,
+      score: null,
+      verdict: null,
+    });
     expect(d.status?.steps?.map((s) => s.name)).toEqual(["prepare"]);
   });
 
@@ -120,7 +155,10 @@ describe("Detection reconciler on real local adapters", () => {
     const w = await world({ check: "crash-first" });
     const d = await w.terminal(await w.create());
     expect(d.status?.phase).toBe("Completed");
-    expect(d.status?.steps?.find((s) => s.name === "check")).toMatchObject({ state: "Succeeded", attempt: 2 });
+    expect(d.status?.steps?.find((s) => s.name === "check")).toMatchObject({
+      state: "Succeeded",
+      attempt: 2,
+    });
   });
 
   it("fails with agent_failed and agent.error after the agent keeps crashing", async () => {
@@ -141,7 +179,10 @@ describe("Detection reconciler on real local adapters", () => {
     const w = await world({ prepare: "hang" }, { stepTimeoutSeconds: 1 });
     const d = await w.terminal(await w.create());
     expect(d.status).toMatchObject({ phase: "Failed", failure: { code: "internal_error" } });
-    expect(d.status?.steps?.[0]).toMatchObject({ attempt: 2, message: expect.stringMatching(/DeadlineExceeded/) });
+    expect(d.status?.steps?.[0]).toMatchObject({
+      attempt: 2,
+      message: expect.stringMatching(/DeadlineExceeded/),
+    });
   });
 
   it("fails a detection that runs past its deadline", async () => {
@@ -153,7 +194,10 @@ describe("Detection reconciler on real local adapters", () => {
   it("skips the agent when a check is authoritative: score and verdict stay empty", async () => {
     const w = await world({ check: "authoritative" });
     const d = await w.terminal(await w.create());
-    expect(d.status).toMatchObject({ phase: "Completed", authoritative: { checkId: "signature.pdf", trust: "corroborated" } });
+    expect(d.status).toMatchObject({
+      phase: "Completed",
+      authoritative: { checkId: "signature.pdf", trust: "corroborated" },
+    });
     expect(d.status?.verdict ?? null).toBeNull();
     expect(d.status?.score ?? null).toBeNull();
     expect(d.status?.steps?.map((s) => s.name)).toEqual(["prepare", "check"]);

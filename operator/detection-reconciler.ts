@@ -14,7 +14,14 @@ import {
 } from "../core/detection.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
 import { isTerminal } from "../core/phases.js";
-import { type Clock, isStoreError, type ObjectStore, type ResourceStore, type Scheduler, type WorkloadRunner } from "../core/ports.js";
+import {
+  type Clock,
+  isStoreError,
+  type ObjectStore,
+  type ResourceStore,
+  type Scheduler,
+  type WorkloadRunner,
+} from "../core/ports.js";
 import { CLEANUP_FINALIZER } from "../core/resource.js";
 import type { Logger } from "../core/step-context.js";
 import type { OperatorMetrics } from "./metrics.js";
@@ -131,7 +138,8 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       }
       return { requeueAfterMs: RUNNING_RECHECK_MS };
     }
-    if (observed.kind === "failed") return attemptFailed(d, status, entry, observed.reason, observed.message, now, log);
+    if (observed.kind === "failed")
+      return attemptFailed(d, status, entry, observed.reason, observed.message, now, log);
 
     // Succeeded: the step's full result is in the object store.
     const result = await readResult(name, step);
@@ -173,7 +181,13 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       env: { DOCVERIFY_STEP_INPUT: JSON.stringify(input), DOCVERIFY_DETECTION: name },
       timeoutSeconds: settings.stepTimeoutSeconds,
     });
-    const entry: StepStatus = { name: step, workload, attempt, state: "Pending", startedAt: now.toISOString() };
+    const entry: StepStatus = {
+      name: step,
+      workload,
+      attempt,
+      state: "Pending",
+      startedAt: now.toISOString(),
+    };
     status.steps = [...(status.steps ?? []).filter((s) => s.name !== step), entry];
     status.conditions = setCondition(
       status.conditions,
@@ -203,7 +217,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     entry.finishedAt = now.toISOString();
     entry.message = truncate(`${reason}: ${message}`, 500);
     if (entry.attempt >= settings.stepMaxAttempts) {
-      log.error({ step: entry.name, attempt: entry.attempt, reason, message }, "step failed; no attempts left");
+      log.error(
+        { step: entry.name, attempt: entry.attempt, reason, message },
+        "step failed; no attempts left",
+      );
       const code = crashFailureCode(entry.name);
       const out = fail(status, code, now);
       if (entry.name === "agent") {
@@ -217,7 +234,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const delay = retryDelayMs(entry.attempt);
     entry.retryAt = new Date(now.getTime() + delay).toISOString();
-    log.warn({ step: entry.name, attempt: entry.attempt, reason, message, retryInMs: delay }, "step failed; will retry");
+    log.warn(
+      { step: entry.name, attempt: entry.attempt, reason, message, retryInMs: delay },
+      "step failed; will retry",
+    );
     return write(d, status, log, { requeueAfterMs: delay });
   }
 
@@ -245,7 +265,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
         status.discovered = r.discovered;
         if (r.authoritative) {
           status.authoritative = r.authoritative;
-          log.info({ checkId: r.authoritative.checkId, trust: r.authoritative.trust }, "authoritative result; agent skipped");
+          log.info(
+            { checkId: r.authoritative.checkId, trust: r.authoritative.trust },
+            "authoritative result; agent skipped",
+          );
           return complete(status, now);
         }
         return status;
@@ -363,7 +386,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const parsed = RESULT_SCHEMAS[step].safeParse(json);
     if (!parsed.success) {
-      return { ok: false, message: `The ${step} step wrote a result of the wrong shape: ${parsed.error.issues[0]?.message}` };
+      return {
+        ok: false,
+        message: `The ${step} step wrote a result of the wrong shape: ${parsed.error.issues[0]?.message}`,
+      };
     }
     return { ok: true, value: parsed.data };
   }

@@ -9,7 +9,10 @@ export interface OperatorMetrics {
 
 export function createOperatorMetrics(
   registry: Registry,
-  sources: { queueDepth: () => number; scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }> },
+  sources: {
+    queueDepth: () => number;
+    scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }>;
+  },
 ): OperatorMetrics {
   const reconciles = new Counter({
     name: "docverify_reconcile_total",
@@ -54,7 +57,8 @@ export function createOperatorMetrics(
     reconciled: (outcome) => reconciles.inc({ outcome }),
     stepFinished(step, outcome, startedAt, now) {
       const start = startedAt ? Date.parse(startedAt) : Number.NaN;
-      if (Number.isFinite(start)) steps.observe({ step, outcome }, Math.max(0, (now.getTime() - start) / 1000));
+      if (Number.isFinite(start))
+        steps.observe({ step, outcome }, Math.max(0, (now.getTime() - start) / 1000));
     },
     detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
   };

@@ -34,7 +34,10 @@ describe("observeWorkload", () => {
     });
     expect(observeWorkload(w({ state: "Failed", reason: "OOMKilled" })).kind).toBe("failed");
     const crashed = observeWorkload(w({ state: "Failed", exitCode: 3, message: '{"ok":false,"error":"x"}' }));
-    expect(crashed).toMatchObject({ reason: "Error", message: expect.stringContaining("exited with code 3") });
+    expect(crashed).toMatchObject({
+      reason: "Error",
+      message: expect.stringContaining("exited with code 3"),
+    });
   });
 });
 
@@ -45,9 +48,9 @@ describe("nextStep", () => {
     expect(nextStep([s("prepare", "Succeeded")], false)).toBe("check");
     expect(nextStep([s("prepare", "Succeeded"), s("check", "Failed")], false)).toBe("check");
     expect(nextStep([s("prepare", "Succeeded"), s("check", "Succeeded")], false)).toBe("agent");
-    expect(nextStep([s("prepare", "Succeeded"), s("check", "Succeeded"), s("agent", "Succeeded")], false)).toBe(
-      undefined,
-    );
+    expect(
+      nextStep([s("prepare", "Succeeded"), s("check", "Succeeded"), s("agent", "Succeeded")], false),
+    ).toBe(undefined);
   });
   it("skips the agent when a check was authoritative", () => {
     expect(nextStep([s("prepare", "Succeeded"), s("check", "Succeeded")], true)).toBe(undefined);

@@ -58,7 +58,10 @@ export function observeWorkload(w: WorkloadStatus | undefined): WorkloadObservat
 }
 
 /** The step that should run next: the first one not yet Succeeded (agent skipped when authoritative). */
-export function nextStep(steps: readonly StepStatus[] | undefined, authoritative: boolean): StepName | undefined {
+export function nextStep(
+  steps: readonly StepStatus[] | undefined,
+  authoritative: boolean,
+): StepName | undefined {
   const order: StepName[] = authoritative ? ["prepare", "check"] : ["prepare", "check", "agent"];
   return order.find((s) => steps?.find((x) => x.name === s)?.state !== "Succeeded");
 }

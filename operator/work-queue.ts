@@ -36,15 +36,21 @@ export class WorkQueue {
   /** Adds `key` after `ms`; an earlier pending delayed add for the same key wins. */
   addAfter(key: string, ms: number): void {
     if (this.closed) return;
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
     const at = Date.now() + ms;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;
     if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.add(key);
-    }, Math.min(ms, 2 ** 31 - 1));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(key);
+        this.add(key);
+      },
+      Math.min(ms, 2 ** 31 - 1),
+    );
     timer.unref();
     this.timers.set(key, { at, timer });
   }

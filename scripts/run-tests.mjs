@@ -17,12 +17,26 @@ function run(cmd, args, opts = {}) {
 
 let failedStages = 0;
 process.stdout.write("== typecheck (tsc --noEmit)\n");
-if (run(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--noEmit"]) !== 0) {
+if (
+  run(process.execPath, [
+    path.join(root, "node_modules/typescript/bin/tsc"),
+    "-p",
+    "tsconfig.json",
+    "--noEmit",
+  ]) !== 0
+) {
   process.stdout.write("typecheck failed\n");
   failedStages++;
 }
 process.stdout.write("== lint (biome lint)\n");
-if (run(process.execPath, [path.join(root, "node_modules/@biomejs/biome/bin/biome"), "lint", "--diagnostic-level=error", "."]) !== 0) {
+if (
+  run(process.execPath, [
+    path.join(root, "node_modules/@biomejs/biome/bin/biome"),
+    "lint",
+    "--diagnostic-level=error",
+    ".",
+  ]) !== 0
+) {
   process.stdout.write("lint failed\n");
   failedStages++;
 }
@@ -51,7 +65,8 @@ if (existsSync(report)) {
   skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   // A suite that failed to load counts as a failure even when no test in it ran.
   for (const file of r.testResults ?? []) {
-    if (file.status === "failed" && (file.assertionResults ?? []).every((a) => a.status !== "failed")) failed++;
+    if (file.status === "failed" && (file.assertionResults ?? []).every((a) => a.status !== "failed"))
+      failed++;
   }
 } else if (code !== 0) {
   failed++;

@@ -35,14 +35,29 @@ async function main(): Promise<number> {
     await objects.put(bucket, key, "%PDF-1.7 scripted");
     result = fail
       ? { step, failure: fail }
-      : { step, document: { filename: "doc.pdf", contentType: "application/pdf", sizeBytes: 17, key, sha256: "0".repeat(64) } };
+      : {
+          step,
+          document: {
+            filename: "doc.pdf",
+            contentType: "application/pdf",
+            sizeBytes: 17,
+            key,
+            sha256: "0".repeat(64),
+          },
+        };
   } else if (step === "check") {
     result = {
       step,
       checks: [{ checkId: "file.type", outcome: "pass", severity: 0, summary: "Types agree.", findings: [] }],
       discovered: ["metadata_present"],
       ...(behaviour === "authoritative"
-        ? { authoritative: { checkId: "signature.pdf", trust: "corroborated", directive: "Signed and unmodified." } }
+        ? {
+            authoritative: {
+              checkId: "signature.pdf",
+              trust: "corroborated",
+              directive: "Signed and unmodified.",
+            },
+          }
         : {}),
       ...(fail ? { failure: fail } : {}),
     };
