@@ -1,0 +1,173 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { keys, type PrepareResult, type StepInput } from "../core/detection.js";
+import { failure } from "../core/failure-codes.js";
+import { ObjectNotFoundError } from "../core/ports.js";
+import type { StepContext } from "../core/step-context.js";
+import { sniffContentType } from "./content-sniff.js";
+import { filenameFromContentDisposition, filenameFromKey, filenameFromUrl } from "./filename.js";
+import { SourceError, safeFetch } from "./safe-fetch.js";
+
+/**
+ * The prepare step: gets the document from its source (URL through the SSRF guard, an upload, or an
+ * object in a client's bucket), sniffs its real content type, and stores it in the service bucket at
+ * `keys.document(detection, filename)`. Every expected failure is a value (`failure`); only
+ * infrastructure errors (object store down) are thrown, so the step is retried.
+ */
+
+/** Upload metadata the API writes beside an upload (`keys.uploadMeta`). */
+export const UploadMeta = z.object({
+  client_id: z.string(),
+  filename: z.string().nullable(),
+  content_type: z.string().nullable(),
+  expires_at: z.string(),
+  size: z.number(),
+});
+export type UploadMeta = z.infer<typeof UploadMeta>;
+
+interface Fetched {
+  bytes: Buffer;
+  filename: string | null;
+}
+
+class PrepareFailure extends Error {
+  override name = "PrepareFailure";
+  constructor(
+    readonly code: Parameters<typeof failure>[0],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Object store errors that mean "no such object or bucket" rather than "store unavailable". */
+function isMissing(err: unknown): boolean {
+  if (err instanceof ObjectNotFoundError) return true;
+  const code = (err as { code?: unknown })?.code;
+  return (
+    typeof code === "string" &&
+    ["NoSuchBucket", "NoSuchKey", "NotFound", "InvalidBucketName", "InvalidKey"].includes(code)
+  );
+}
+
+async function fromUrl(url: string, ctx: StepContext): Promise<Fetched> {
+  const res = await safeFetch(url, {
+    allowPrivate: ctx.config.allowPrivateSources,
+    timeoutMs: ctx.config.downloadTimeoutSeconds * 1000,
+    maxBytes: ctx.config.maxDocumentBytes,
+  });
+  const filename =
+    filenameFromContentDisposition(res.headers["content-disposition"]) ?? filenameFromUrl(res.finalUrl);
+  return { bytes: res.body, filename };
+}
+
+async function readObject(ctx: StepContext, bucket: string, key: string, what: string): Promise<Buffer> {
+  try {
+    const info = await ctx.objects.stat(bucket, key);
+    if (!info) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
+    if (info.size > ctx.config.maxDocumentBytes) {
+      throw new PrepareFailure(
+        "source_too_large",
+        `${what} holds ${info.size} bytes, more than the limit of ${ctx.config.maxDocumentBytes}.`,
+      );
+    }
+    return await ctx.objects.get(bucket, key);
+  } catch (err) {
+    if (err instanceof PrepareFailure) throw err;
+    if (isMissing(err)) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
+    throw err;
+  }
+}
+
+async function fromUpload(uploadId: string, input: StepInput, ctx: StepContext): Promise<Fetched> {
+  const what = `The upload ${uploadId}`;
+  let meta: UploadMeta;
+  try {
+    const raw = await ctx.objects.get(ctx.bucket, keys.uploadMeta(uploadId));
+    const parsed = UploadMeta.safeParse(JSON.parse(raw.toString("utf8")));
+    if (!parsed.success) throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
+    meta = parsed.data;
+  } catch (err) {
+    if (err instanceof PrepareFailure) throw err;
+    if (err instanceof SyntaxError)
+      throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
+    if (isMissing(err))
+      throw new PrepareFailure("upload_not_found", `${what} was never reserved or has been removed.`);
+    throw err;
+  }
+  if (meta.client_id !== input.spec.submittedBy) {
+    // The API checks this at create time; checked again so a forged spec cannot read another client's file.
+    throw new PrepareFailure("upload_not_found", `${what} belongs to another client.`);
+  }
+  const bytes = await readObject(ctx, ctx.bucket, keys.upload(uploadId), what);
+  if (bytes.length === 0)
+    throw new PrepareFailure("upload_not_found", `${what} is empty; no file was uploaded.`);
+  return { bytes, filename: meta.filename ? (filenameFromKey(meta.filename) ?? null) : null };
+}
+
+async function fromObject(source: { bucket: string; key: string }, ctx: StepContext): Promise<Fetched> {
+  const what = `The object ${source.key} in bucket ${source.bucket}`;
+  const bytes = await readObject(ctx, source.bucket, source.key, what);
+  return { bytes, filename: filenameFromKey(source.key) };
+}
+
+export async function runPrepare(input: StepInput, ctx: StepContext): Promise<PrepareResult> {
+  const log = ctx.log.child({ detection: input.detection, step: "prepare" });
+  const source = input.spec.source;
+  const started = performance.now();
+  let fetched: Fetched;
+  try {
+    if (source.url !== undefined) {
+      log.info({ url: source.url }, "downloading the document");
+      fetched = await fromUrl(source.url, ctx);
+    } else if (source.uploadId !== undefined) {
+      log.info({ uploadId: source.uploadId }, "reading the uploaded document");
+      fetched = await fromUpload(source.uploadId, input, ctx);
+    } else if (source.object !== undefined) {
+      log.info(
+        { bucket: source.object.bucket, key: source.object.key },
+        "copying the document from its bucket",
+      );
+      fetched = await fromObject(source.object, ctx);
+    } else {
+      throw new PrepareFailure("internal_error", "The detection names no document source.");
+    }
+  } catch (err) {
+    if (err instanceof SourceError || err instanceof PrepareFailure) {
+      log.warn({ code: err.code, reason: err.message }, "the document could not be obtained");
+      return { step: "prepare", failure: failure(err.code) };
+    }
+    throw err;
+  }
+
+  const { contentType, detected } = await sniffContentType(fetched.bytes);
+  if (!contentType) {
+    log.warn(
+      { detected: detected ?? "unknown", size: fetched.bytes.length },
+      "the document is not a supported type",
+    );
+    return { step: "prepare", failure: failure("unsupported_content_type") };
+  }
+
+  const key = keys.document(input.detection, fetched.filename);
+  const sha256 = createHash("sha256").update(fetched.bytes).digest("hex");
+  // A retry may have stored a copy under another name before crashing: keep exactly one document.
+  for await (const obj of ctx.objects.list(ctx.bucket, keys.documentPrefix(input.detection))) {
+    if (obj.key !== key) await ctx.objects.delete(ctx.bucket, obj.key);
+  }
+  await ctx.objects.put(ctx.bucket, key, fetched.bytes, { contentType, metadata: { sha256 } });
+  log.info(
+    {
+      key,
+      contentType,
+      sizeBytes: fetched.bytes.length,
+      filename: fetched.filename,
+      ms: Math.round(performance.now() - started),
+    },
+    "document stored",
+  );
+  return {
+    step: "prepare",
+    document: { filename: fetched.filename, contentType, sizeBytes: fetched.bytes.length, key, sha256 },
+  };
+}
