@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { CheckResult } from "../core/check-result.js";
 import type { DocType, Verdict } from "../core/verdict.js";
 
@@ -11,18 +12,30 @@ export interface AgentInput {
   region: string;
   /** Extracted text with `--- page N ---` markers; may be empty (image documents without OCR text). */
   text: string;
+  /** True when `text` is only the head of a longer extracted text (the step reads a bounded amount). */
+  textTruncated?: boolean;
   checks: CheckResult[];
   discovered: string[];
 }
 
-/** An analysis engine. The rules engine is the default; an LLM engine can sit beside it later. */
+/** The run an analysis belongs to: its id and a logger that already carries it. */
+export interface AnalyzeContext {
+  runId: string;
+  log: Logger;
+}
+
+/** An analysis engine: `rules` (the default) or `llm` (an OpenAI-compatible model, agent/llm-engine.ts). */
 export interface AgentEngine {
   /** Stable name, recorded as AgentStepResult.engine (e.g. `rules`). */
   name: string;
-  analyze(input: AgentInput): Promise<Verdict>;
+  analyze(input: AgentInput, run?: AnalyzeContext): Promise<Verdict>;
 }
 
-export type AgentErrorCode = "engine_unavailable";
+/**
+ * engine_unavailable: the configured engine cannot run (unknown, or its configuration is incomplete);
+ * model_failed: the language model failed on every attempt.
+ */
+export type AgentErrorCode = "engine_unavailable" | "model_failed";
 
 /** An agent failure that is a value: a code and one sentence a person can act on. */
 export class AgentError extends Error {

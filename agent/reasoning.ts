@@ -116,8 +116,17 @@ function typeParagraph(input: ReasoningInput): string {
 }
 
 function findingsParagraphs(input: ReasoningInput): string[] {
-  const flagged = input.breakdown.contributions.filter((c) => c.findings.length > 0);
-  if (flagged.length === 0) return [];
+  const section = writeFindingsSection(input.breakdown);
+  return section === undefined ? [] : [section];
+}
+
+/**
+ * The deterministic findings section: every flagged finding with where it is, its evidence, its severity
+ * and what its check contributed to the rules score. Undefined when nothing was flagged.
+ */
+export function writeFindingsSection(breakdown: ScoreBreakdown): string | undefined {
+  const flagged = breakdown.contributions.filter((c) => c.findings.length > 0);
+  if (flagged.length === 0) return undefined;
   const lines = [
     `Findings (${plural(
       flagged.reduce((n, c) => n + c.findings.length, 0),
@@ -135,7 +144,7 @@ function findingsParagraphs(input: ReasoningInput): string[] {
     }
     lines.push(`  ${contribution.checkId} contributed ${points(contribution.points)} to the score.`);
   }
-  return [lines.join("\n")];
+  return lines.join("\n");
 }
 
 function limitsParagraph(input: ReasoningInput): string | undefined {

@@ -2,7 +2,14 @@ import type { DocType, PerCheck, Verdict } from "../core/verdict.js";
 import { type Classification, classifyDocument, documentWords } from "./classify.js";
 import type { AgentEngine, AgentInput } from "./engine.js";
 import { checkReasoning, writeReasoning } from "./reasoning.js";
-import { computeScore, importanceOf, SCORING, type ScoringConstants, type TypeAssessment } from "./score.js";
+import {
+  computeScore,
+  importanceOf,
+  SCORING,
+  type ScoreBreakdown,
+  type ScoringConstants,
+  type TypeAssessment,
+} from "./score.js";
 
 export { SCORING, type ScoringConstants } from "./score.js";
 
@@ -32,42 +39,56 @@ export function decideDocType(
   return { ...base, unconfirmed: true, documentTypeMatch: true, actualDocType: declared };
 }
 
+/** The rules engine's verdict together with what it was computed from (the LLM engine builds on it). */
+export interface RulesAnalysis {
+  verdict: Verdict;
+  classification: Classification;
+  type: DocTypeDecision;
+  breakdown: ScoreBreakdown;
+}
+
+/** Deterministic analysis: classify the text, decide the type, score the checks and write the reasoning. */
+export function analyzeWithRules(input: AgentInput, constants: ScoringConstants = SCORING): RulesAnalysis {
+  const classification = classifyDocument(input.text);
+  const type = decideDocType(input.declaredDocType, classification, constants);
+  const breakdown = computeScore(input.checks, type, constants);
+
+  const perCheck: PerCheck[] = input.checks
+    .map((check, i) => ({ check, points: breakdown.contributions[i]?.points ?? 0 }))
+    .sort((a, b) => b.points - a.points)
+    .map(({ check, points }) => ({
+      checkId: check.checkId,
+      importance: check.outcome === "skip" ? 0 : importanceOf(points),
+      reasoning: checkReasoning(check),
+    }));
+
+  const reasoning = writeReasoning({
+    declaredDocType: input.declaredDocType,
+    classification,
+    documentTypeMatch: type.documentTypeMatch,
+    typeUnconfirmed: type.unconfirmed,
+    breakdown,
+    checks: input.checks,
+    discovered: input.discovered,
+    hasText: documentWords(input.text) !== "",
+  });
+
+  const verdict: Verdict = {
+    fraudScore: breakdown.score,
+    documentTypeMatch: type.documentTypeMatch,
+    actualDocType: type.actualDocType,
+    reasoning,
+    perCheck,
+  };
+  return { verdict, classification, type, breakdown };
+}
+
 /** The default engine: deterministic rules over the check results and the text's document type. */
 export function createRulesEngine(constants: ScoringConstants = SCORING): AgentEngine {
   return {
     name: "rules",
     async analyze(input: AgentInput): Promise<Verdict> {
-      const classification = classifyDocument(input.text);
-      const type = decideDocType(input.declaredDocType, classification, constants);
-      const breakdown = computeScore(input.checks, type, constants);
-
-      const perCheck: PerCheck[] = input.checks
-        .map((check, i) => ({ check, points: breakdown.contributions[i]?.points ?? 0 }))
-        .sort((a, b) => b.points - a.points)
-        .map(({ check, points }) => ({
-          checkId: check.checkId,
-          importance: check.outcome === "skip" ? 0 : importanceOf(points),
-          reasoning: checkReasoning(check),
-        }));
-
-      const reasoning = writeReasoning({
-        declaredDocType: input.declaredDocType,
-        classification,
-        documentTypeMatch: type.documentTypeMatch,
-        typeUnconfirmed: type.unconfirmed,
-        breakdown,
-        checks: input.checks,
-        discovered: input.discovered,
-        hasText: documentWords(input.text) !== "",
-      });
-
-      return {
-        fraudScore: breakdown.score,
-        documentTypeMatch: type.documentTypeMatch,
-        actualDocType: type.actualDocType,
-        reasoning,
-        perCheck,
-      };
+      return analyzeWithRules(input, constants).verdict;
     },
   };
 }

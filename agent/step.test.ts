@@ -11,6 +11,7 @@ import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import type { AgentEngine } from "./engine.js";
+import { createRulesEngine } from "./rules-engine.js";
 import { MAX_TEXT_CHARS, readTextHead, runAgentStep } from "./step.js";
 
 const BUCKET = "docverify";
@@ -162,16 +163,57 @@ describe("runAgentStep", () => {
     expect(result.error).toContain("check_failed");
   });
 
-  it("refuses the llm engine with a clear error instead of pretending", async () => {
+  it("refuses an llm engine without its URL or model, saying which variables to set", async () => {
     await writeCheckResult();
     const result = await runAgentStep(stepInput(), context({ DOCVERIFY_AGENT_ENGINE: "llm" }));
     expect(result.failure).toEqual({ code: "agent_failed", message: FAILURE_MESSAGES.agent_failed });
     expect(result.error).toBe(
-      "The llm agent engine is not available in this version; set DOCVERIFY_AGENT_ENGINE=rules.",
+      "The llm agent engine is not configured: set DOCVERIFY_LLM_URL (an OpenAI-compatible base URL such as " +
+        "http://vllm:8000/v1) and DOCVERIFY_LLM_MODEL (the model name the endpoint serves), or set " +
+        "DOCVERIFY_AGENT_ENGINE=rules.",
     );
     expect(result.engine).toBe("llm");
     expect(result.runId).toMatch(RUN_ID);
     expect(result.verdict).toBeUndefined();
+
+    const noModel = await runAgentStep(
+      stepInput(),
+      context({ DOCVERIFY_AGENT_ENGINE: "llm", DOCVERIFY_LLM_URL: "http://127.0.0.1:9/v1" }),
+    );
+    expect(noModel.error).toMatch(/^The llm agent engine is not configured: set DOCVERIFY_LLM_MODEL \(/);
+
+    const badUrl = await runAgentStep(
+      stepInput(),
+      context({
+        DOCVERIFY_AGENT_ENGINE: "llm",
+        DOCVERIFY_LLM_URL: "ftp://models/v1",
+        DOCVERIFY_LLM_MODEL: "m",
+      }),
+    );
+    expect(badUrl.failure?.code).toBe("agent_failed");
+    expect(badUrl.error).toMatch(/^DOCVERIFY_LLM_URL is not an http\(s\) URL; set it to/);
+  });
+
+  it("uses the fallback engine's verdict when the engine fails, keeping the error", async () => {
+    await writeCheckResult();
+    await objects.put(BUCKET, keys.text(DETECTION), STATEMENT_TEXT);
+    const crashing: AgentEngine = {
+      name: "crashing",
+      async analyze() {
+        throw new Error("boom");
+      },
+    };
+    const result = await runAgentStep(stepInput(), context(), {
+      engine: crashing,
+      fallback: createRulesEngine(),
+    });
+    expect(AgentStepResult.safeParse(result).success).toBe(true);
+    expect(result.failure).toBeUndefined();
+    expect(result.engine).toBe("rules");
+    expect(result.verdict?.fraudScore).toBeGreaterThanOrEqual(60);
+    expect(result.error).toBe(
+      "The crashing agent engine failed: boom; the rules engine's verdict was used instead.",
+    );
   });
 
   it("turns an engine exception into agent_failed with one sentence and no stack", async () => {

@@ -4,7 +4,7 @@ import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError, type ObjectStore } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { Verdict } from "../core/verdict.js";
-import type { AgentEngine, AgentInput } from "./engine.js";
+import { type AgentEngine, AgentError, type AgentInput } from "./engine.js";
 import { type EngineSelection, selectEngine } from "./select-engine.js";
 
 /** The agent reads at most this many characters of the extracted text. */
@@ -113,20 +113,47 @@ async function loadText(input: StepInput, ctx: StepContext, textKey: string | un
 }
 
 /**
+ * Runs one engine and validates its verdict; a failure is the one-sentence agent_error (an AgentError's
+ * message as it is, any other exception summarised).
+ */
+async function produceVerdict(
+  engine: AgentEngine,
+  input: AgentInput,
+  run: { runId: string; log: StepContext["log"] },
+): Promise<{ ok: true; verdict: Verdict } | { ok: false; error: string }> {
+  try {
+    const produced = Verdict.safeParse(await engine.analyze(input, run));
+    if (!produced.success) {
+      const issue = produced.error.issues[0];
+      return {
+        ok: false,
+        error: `The ${engine.name} agent engine produced an invalid verdict (${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}).`,
+      };
+    }
+    return { ok: true, verdict: produced.data };
+  } catch (err) {
+    if (err instanceof AgentError) return { ok: false, error: err.message };
+    return { ok: false, error: `The ${engine.name} agent engine failed: ${oneSentence(err)}.` };
+  }
+}
+
+/**
  * The agent step: reads the check results and the extracted text, runs the configured engine and returns
  * the result for bin/ to store. Failures are values (`agent_failed` with a one-sentence `error`); only an
- * unavailable object store throws (a crash, which the reconciler retries). `options.engine` replaces the
- * configured engine (tests, and a later in-process LLM engine).
+ * unavailable object store throws (a crash, which the reconciler retries). When the engine fails and a
+ * fallback is configured (DOCVERIFY_LLM_FALLBACK=rules), the fallback's verdict is returned with `error`
+ * kept, so the detection completes and still shows agent_error. `options.engine` (and `options.fallback`)
+ * replace the configured engines (tests).
  */
 export async function runAgentStep(
   input: StepInput,
   ctx: StepContext,
-  options: { engine?: AgentEngine } = {},
+  options: { engine?: AgentEngine; fallback?: AgentEngine } = {},
 ): Promise<AgentStepResult> {
   const runId = newRunId(ctx.clock.now().getTime());
   const log = ctx.log.child({ detection: input.detection, step: "agent", runId });
   const selection: EngineSelection = options.engine
-    ? { ok: true, engine: options.engine }
+    ? { ok: true, engine: options.engine, fallback: options.fallback }
     : selectEngine(ctx.config);
   const engineName = selection.ok ? selection.engine.name : selection.name;
   const failed = (error: string): AgentStepResult => {
@@ -143,22 +170,30 @@ export async function runAgentStep(
     declaredDocType: input.spec.docType,
     region: input.spec.region,
     text,
+    textTruncated: text.length >= MAX_TEXT_CHARS - 1,
     checks: checkResult.value.checks,
     discovered: checkResult.value.discovered,
   };
-  let verdict: Verdict;
-  try {
-    const produced = Verdict.safeParse(await selection.engine.analyze(agentInput));
-    if (!produced.success) {
-      const issue = produced.error.issues[0];
-      return failed(
-        `The ${engineName} agent engine produced an invalid verdict (${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}).`,
-      );
-    }
-    verdict = produced.data;
-  } catch (err) {
-    return failed(`The ${engineName} agent engine failed: ${oneSentence(err)}.`);
+  const run = { runId, log };
+  const outcome = await produceVerdict(selection.engine, agentInput, run);
+  if (outcome.ok) {
+    log.info(
+      {
+        engine: engineName,
+        fraudScore: outcome.verdict.fraudScore,
+        documentTypeMatch: outcome.verdict.documentTypeMatch,
+      },
+      "verdict ready",
+    );
+    return { step: "agent", runId, engine: engineName, verdict: outcome.verdict };
   }
-  log.info({ fraudScore: verdict.fraudScore, documentTypeMatch: verdict.documentTypeMatch }, "verdict ready");
-  return { step: "agent", runId, engine: engineName, verdict };
+  const { fallback } = selection;
+  if (!fallback) return failed(outcome.error);
+
+  const rescued = await produceVerdict(fallback, agentInput, run);
+  if (!rescued.ok)
+    return failed(`${outcome.error.replace(/[.!?]$/, "")}; the ${fallback.name} fallback failed too.`);
+  const error = `${outcome.error.replace(/[.!?]$/, "")}; the ${fallback.name} engine's verdict was used instead.`;
+  log.warn({ error, fallback: fallback.name, fraudScore: rescued.verdict.fraudScore }, "agent fell back");
+  return { step: "agent", runId, engine: fallback.name, verdict: rescued.verdict, error };
 }

@@ -46,6 +46,10 @@ const EnvSchema = z.object({
   DOCVERIFY_LLM_URL: str,
   DOCVERIFY_LLM_MODEL: str,
   DOCVERIFY_LLM_API_KEY: str,
+  DOCVERIFY_LLM_TIMEOUT_SECONDS: int(1),
+  DOCVERIFY_LLM_MAX_TOKENS: int(1),
+  DOCVERIFY_LLM_MAX_INPUT_CHARS: int(1000),
+  DOCVERIFY_LLM_FALLBACK: z.enum(["none", "rules"]).optional(),
   DOCVERIFY_TOKEN_SIGNING_KEY: str,
   DOCVERIFY_TOKEN_SIGNING_KEY_FILE: str,
   DOCVERIFY_DEFAULT_REGION: z
@@ -84,7 +88,20 @@ export interface Config {
   allowPrivateSources: boolean;
   trustAnchorsFile?: string;
   agentEngine: "rules" | "llm";
-  llm: { url?: string; model?: string; apiKey?: string };
+  llm: {
+    /** OpenAI-compatible base URL ending before `/chat/completions`, e.g. `http://vllm:8000/v1`. */
+    url?: string;
+    model?: string;
+    apiKey?: string;
+    /** Per model call; a failed call is retried once. */
+    timeoutSeconds: number;
+    /** `max_tokens` of the model's answer. */
+    maxTokens: number;
+    /** Characters of the document's text sent to the model at most (the rest is cut with a note). */
+    maxInputChars: number;
+    /** What happens when the model fails twice: `none` fails the detection, `rules` uses the rules verdict. */
+    fallback: "none" | "rules";
+  };
   tokenSigningKey?: string;
   tokenSigningKeyFile?: string;
   defaultRegion: string;
@@ -136,7 +153,15 @@ export function loadConfig(
     allowPrivateSources: e.DOCVERIFY_ALLOW_PRIVATE_SOURCES ?? false,
     trustAnchorsFile: e.DOCVERIFY_TRUST_ANCHORS,
     agentEngine: e.DOCVERIFY_AGENT_ENGINE ?? "rules",
-    llm: { url: e.DOCVERIFY_LLM_URL, model: e.DOCVERIFY_LLM_MODEL, apiKey: e.DOCVERIFY_LLM_API_KEY },
+    llm: {
+      url: e.DOCVERIFY_LLM_URL,
+      model: e.DOCVERIFY_LLM_MODEL,
+      apiKey: e.DOCVERIFY_LLM_API_KEY,
+      timeoutSeconds: e.DOCVERIFY_LLM_TIMEOUT_SECONDS ?? 60,
+      maxTokens: e.DOCVERIFY_LLM_MAX_TOKENS ?? 1500,
+      maxInputChars: e.DOCVERIFY_LLM_MAX_INPUT_CHARS ?? 60_000,
+      fallback: e.DOCVERIFY_LLM_FALLBACK ?? "none",
+    },
     tokenSigningKey: e.DOCVERIFY_TOKEN_SIGNING_KEY,
     tokenSigningKeyFile: e.DOCVERIFY_TOKEN_SIGNING_KEY_FILE,
     defaultRegion: (e.DOCVERIFY_DEFAULT_REGION ?? "US").toUpperCase(),
