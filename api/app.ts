@@ -6,6 +6,7 @@ import { rateLimit } from "./auth/rate-limit.js";
 import type { ApiDeps, AppEnv } from "./deps.js";
 import { registerDetectionRoutes } from "./detections/index.js";
 import { errorHandler } from "./error-handler.js";
+import { registerJobRoutes } from "./jobs/index.js";
 import { registerDocsRoutes } from "./system/docs.js";
 import { registerHealthRoutes } from "./system/health.js";
 import { httpMetrics, registerMetricsRoute } from "./system/metrics.js";
@@ -50,14 +51,18 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
 
   app.use("*", requestContext(deps));
   app.use("*", httpMetrics(deps.metrics));
-  app.use("/v1/*", authenticate);
+  // Every operation but /token, the signed upload PUT and the system routes needs a bearer token.
+  const bearerPaths = ["/v1/*", "/jobs/*"]; // "/jobs/*" matches "/jobs" too
+  for (const p of bearerPaths) app.use(p, authenticate);
   if (deps.config.rateLimitPerMinute !== undefined) {
-    app.use("/v1/*", rateLimit(deps.config.rateLimitPerMinute, deps.clock));
+    const limit = rateLimit(deps.config.rateLimitPerMinute, deps.clock);
+    for (const p of bearerPaths) app.use(p, limit);
   }
 
   registerPostToken(app);
   registerDetectionRoutes(app);
   registerUploadRoutes(app);
+  registerJobRoutes(app);
   registerHealthRoutes(app);
   registerMetricsRoute(app, deps.metrics);
   registerDocsRoutes(app);

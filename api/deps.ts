@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Config } from "../core/config.js";
 import type { Detection } from "../core/detection.js";
+import type { DetectionJob } from "../core/detection-job.js";
 import type { Clock, ObjectStore, ResourceStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import type { UsageCounter } from "../core/usage-counter.js";
@@ -10,6 +11,8 @@ import type { TokenService } from "./auth/tokens.js";
 /** The ports and settings the API is built from (bin/ wires the adapters; tests pass local ones). */
 export interface ApiDeps {
   detections: ResourceStore<Detection>;
+  /** DetectionJobs (POST /jobs); absent when the deployment runs no job controller: /jobs answers 503. */
+  jobs?: ResourceStore<DetectionJob>;
   objects: ObjectStore;
   /** The service's own bucket (S3_BUCKET). */
   bucket: string;

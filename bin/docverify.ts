@@ -19,6 +19,7 @@ Commands:
   prepare|check|agent --detection <id>   run one step of one detection
   worker                            run steps sent by the standalone service over IPC
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
+  put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
   hash-secret                       print the scrypt hash of a client secret read from standard input
 `;
 
@@ -46,6 +47,11 @@ async function main(argv: string[]): Promise<number> {
     case "hash-secret": {
       const { runHashSecret } = await import("./hash-secret.js");
       return runHashSecret();
+    }
+    case "put-folder": {
+      // docverify put-folder <local folder> <bucket>[/<prefix>]: fill a standalone bucket to try POST /jobs.
+      const { runPutFolder } = await import("./put-folder.js");
+      return runPutFolder(rest);
     }
     case "api":
     case "operator":

@@ -10,14 +10,19 @@ import { createTokenService } from "../api/auth/tokens.js";
 import { ClientsFile } from "../core/clients.js";
 import { loadConfig } from "../core/config.js";
 import { DETECTION_KIND, type Detection } from "../core/detection.js";
+import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
 import { systemClock } from "../core/ports.js";
 import { createDetectionController } from "../operator/controller.js";
+import { createDetectionJobController } from "../operator/detection-job-controller.js";
+import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
+import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
+import { jobSettingsFromEnv } from "./job-settings.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
 import { objectStoreFor } from "./step-runtime.js";
 
@@ -48,6 +53,11 @@ export async function runStandalone(): Promise<number> {
   const detections = await openLocalResourceStore<Detection>({
     dir: path.join(dataDir, "resources", "detections"),
     kind: DETECTION_KIND,
+    revision,
+  });
+  const jobs = await openLocalResourceStore<DetectionJob>({
+    dir: path.join(dataDir, "resources", "detectionjobs"),
+    kind: DETECTION_JOB_KIND,
     revision,
   });
   const objects = objectStoreFor(dataDir);
@@ -81,6 +91,7 @@ export async function runStandalone(): Promise<number> {
     clock: systemClock,
     log: log.child({ component: "reconciler" }),
     metrics: operatorMetrics,
+    events: createLogEventRecorder(log.child({ component: "events" })),
     settings: {
       stepTimeoutSeconds: config.stepTimeoutSeconds,
       stepMaxAttempts: config.stepMaxAttempts,
@@ -98,12 +109,26 @@ export async function runStandalone(): Promise<number> {
     metrics: operatorMetrics,
   });
   controllerRef = controller;
+  const jobController = createDetectionJobController({
+    jobs,
+    detections,
+    reconciler: createDetectionJobReconciler({
+      jobs,
+      detections,
+      objects,
+      clock: systemClock,
+      log: log.child({ component: "job-reconciler" }),
+      settings: jobSettingsFromEnv(process.env),
+    }),
+    log: log.child({ component: "job-controller" }),
+  });
 
   let started = false;
   const urlFor = (port: number) =>
     `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const deps: ApiDeps = {
     detections,
+    jobs,
     objects,
     bucket: config.bucket,
     clients: createClientRegistry(clientsFile),
@@ -119,6 +144,7 @@ export async function runStandalone(): Promise<number> {
   const app = createApp(deps);
 
   await controller.start();
+  await jobController.start();
   started = true;
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     // PORT=0 picks a free port: upload URLs must name the real one.
@@ -141,6 +167,7 @@ export async function runStandalone(): Promise<number> {
       log.info({ signal }, "shutting down");
       server.close();
       void (async () => {
+        await jobController.stop();
         await controller.stop();
         await runner.close();
         await scheduler.close();

@@ -20,7 +20,7 @@ export interface TestClient {
   buckets?: string[];
 }
 
-export const CLIENTS: Record<"full" | "other" | "readonly" | "sampler", TestClient> = {
+export const CLIENTS: Record<"full" | "other" | "readonly" | "sampler" | "batch" | "batch2", TestClient> = {
   full: {
     client_id: "acme-bank",
     client_secret: "s3cret-acme-0123456789",
@@ -42,6 +42,19 @@ export const CLIENTS: Record<"full" | "other" | "readonly" | "sampler", TestClie
     client_secret: "s3cret-trial-0123456789",
     scopes: ["DocumentVerification:detections:create_sample", "DocumentVerification:detections:get"],
     sample_allowance: 1,
+  },
+  /** Batch jobs (e2e/jobs.test.ts): may read and write the buckets it lists. */
+  batch: {
+    client_id: "back-office",
+    client_secret: "s3cret-back-office-0123456789",
+    scopes: ["DocumentVerification:*"],
+    buckets: ["loan-inbox", "loan-reports"],
+  },
+  batch2: {
+    client_id: "second-office",
+    client_secret: "s3cret-second-office-0123456789",
+    scopes: ["DocumentVerification:jobs:*", "DocumentVerification:detections:get"],
+    buckets: ["loan-inbox", "loan-reports"],
   },
 };
 

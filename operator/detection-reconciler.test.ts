@@ -5,6 +5,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { API_GROUP_VERSION, CLEANUP_FINALIZER } from "../core/resource.js";
 import { type Detection, DETECTION_KIND, keys } from "../core/detection.js";
+import type { EventRecorder } from "../core/event-recorder.js";
 import { newDetectionId } from "../core/ids.js";
 import { systemClock } from "../core/ports.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
@@ -25,6 +26,7 @@ async function world(
   script: Record<string, string>,
   settings: Partial<ReconcilerSettings> = {},
   capacity = 4,
+  events?: EventRecorder,
 ) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "docverify-reconciler-"));
   const store = new MemoryResourceStore<Detection>(DETECTION_KIND);
@@ -46,6 +48,7 @@ async function world(
     runner,
     clock: systemClock,
     log,
+    events,
     settings: {
       stepTimeoutSeconds: 30,
       stepMaxAttempts: 2,
@@ -149,6 +152,35 @@ describe("Detection reconciler on real local adapters", () => {
       verdict: null,
     });
     expect(d.status?.steps?.map((s) => s.name)).toEqual(["prepare"]);
+  });
+
+  it("records an event per step and one at the end (Warning for failures)", async () => {
+    const seen: string[] = [];
+    const events: EventRecorder = {
+      record: async (d, type, reason, message) => {
+        seen.push(`${d.name} ${type} ${reason} ${message}`);
+      },
+    };
+    const w = await world({ check: "crash-first", agent: "crash" }, {}, 4, events);
+    const name = await w.create();
+    await w.terminal(name);
+    await new Promise((r) => setTimeout(r, 100));
+    const reasons = seen.map((l) => l.split(" ").slice(1, 3).join(" "));
+    expect(seen.every((l) => l.startsWith(`${name} `))).toBe(true);
+    expect(reasons).toEqual([
+      "Normal StepStarted",
+      "Normal StepSucceeded",
+      "Normal StepStarted",
+      "Warning StepFailed",
+      "Normal StepStarted",
+      "Normal StepSucceeded",
+      "Normal StepStarted",
+      "Warning StepFailed",
+      "Normal StepStarted",
+      "Warning StepFailed",
+      "Warning Failed",
+    ]);
+    expect(seen.at(-1)).toMatch(/agent_failed/);
   });
 
   it("retries a crashed step and completes", async () => {

@@ -1,5 +1,6 @@
 import type { ZodType } from "zod";
 import { setCondition } from "../core/conditions.js";
+import type { EventRecorder, EventType } from "../core/event-recorder.js";
 import {
   AgentStepResult,
   CheckStepResult,
@@ -44,6 +45,8 @@ export interface DetectionReconcilerDeps {
   log: Logger;
   settings: ReconcilerSettings;
   metrics?: OperatorMetrics;
+  /** Events for people watching a detection (Kubernetes Events in the cluster, log lines standalone). */
+  events?: EventRecorder;
 }
 
 /** What the controller does after a pass: nothing, run again now, or run again after a delay. */
@@ -72,6 +75,12 @@ const RESULT_SCHEMAS: Record<StepName, ZodType> = {
  */
 export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
   const { store, objects, bucket, scheduler, runner, clock, settings } = deps;
+  /** Best effort and not awaited: an event never slows or fails a pass. */
+  const event = (d: Detection, type: EventType, reason: string, message: string) => {
+    void deps.events
+      ?.record({ name: d.metadata.name, uid: d.metadata.uid }, type, reason, message)
+      .catch(() => {});
+  };
 
   async function reconcile(name: string): Promise<ReconcileResult> {
     const d = await store.get(name);
@@ -150,6 +159,8 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     deps.metrics?.stepFinished(step, "succeeded", entry.startedAt, now);
     const out = applyResult(status, step, result.value, now, log);
     const res = await write(d, out, log);
+    if (res.written)
+      event(d, "Normal", "StepSucceeded", `The ${step} step succeeded (attempt ${entry.attempt}).`);
     // Workload GC: a finished workload is deleted once its result is recorded (not before: a lost write
     // must find the workload again on the next pass).
     if (res.written) await runner.delete(entry.workload);
@@ -200,7 +211,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       now,
     );
     log.info({ step, attempt, workload }, "step started");
-    return write(d, status, log, { requeueAfterMs: RUNNING_RECHECK_MS });
+    const res = await write(d, status, log, { requeueAfterMs: RUNNING_RECHECK_MS });
+    if (res.written)
+      event(d, "Normal", "StepStarted", `Started the ${step} step (attempt ${attempt}) as ${workload}.`);
+    return res;
   }
 
   async function attemptFailed(
@@ -230,7 +244,9 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
         };
       }
       await runner.delete(entry.workload);
-      return write(d, out, log);
+      return write(d, out, log, { requeue: true }, () =>
+        event(d, "Warning", "StepFailed", `${entry.message} No attempts left.`),
+      );
     }
     const delay = retryDelayMs(entry.attempt);
     entry.retryAt = new Date(now.getTime() + delay).toISOString();
@@ -238,7 +254,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       { step: entry.name, attempt: entry.attempt, reason, message, retryInMs: delay },
       "step failed; will retry",
     );
-    return write(d, status, log, { requeueAfterMs: delay });
+    const res = await write(d, status, log, { requeueAfterMs: delay });
+    if (res.written)
+      event(d, "Warning", "StepFailed", `${entry.message} Retrying in ${Math.round(delay / 1000)} s.`);
+    return res;
   }
 
   function applyResult(
@@ -337,7 +356,15 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     status.verdict = null;
     status.prunedAt = now.toISOString();
     log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
-    return write(d, status, log);
+    const res = await write(d, status, log);
+    if (res.written)
+      event(
+        d,
+        "Normal",
+        "Pruned",
+        `Retention period over: the verdict and ${removed} stored file(s) were removed.`,
+      );
+    return res;
   }
 
   async function finalize(d: Detection, log: Logger): Promise<ReconcileResult> {
@@ -399,6 +426,8 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     status: DetectionStatus,
     log: Logger,
     after: ReconcileResult = { requeue: true },
+    /** Runs once the write landed, before a terminal event (keeps the events in order). */
+    onWritten?: () => void,
   ): Promise<ReconcileResult & { written?: boolean }> {
     if (JSON.stringify(status) === JSON.stringify(d.status ?? {})) return after;
     const wasTerminal = isTerminal(d.status?.phase);
@@ -409,6 +438,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       if (isStoreError(err, "NotFound")) return {};
       throw err;
     }
+    onWritten?.();
     if (!wasTerminal && isTerminal(status.phase)) {
       deps.metrics?.detectionFinished(status.phase!, status.failure?.code);
       log.info(
@@ -416,6 +446,19 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
         status.phase === "Completed" ? "detection completed" : "detection failed",
       );
       await scheduler.release(d.metadata.name);
+      if (status.phase === "Completed") {
+        const how = status.authoritative
+          ? `decided by ${status.authoritative.checkId} (${status.authoritative.trust})`
+          : `fraud score ${status.score}`;
+        event(d, "Normal", "Completed", `The detection completed: ${how}.`);
+      } else {
+        event(
+          d,
+          "Warning",
+          "Failed",
+          `The detection failed (${status.failure?.code}): ${status.failure?.message}`,
+        );
+      }
       return { requeue: true, written: true };
     }
     return { ...after, written: true };

@@ -23,6 +23,8 @@ describe("OpenAPI and docs", () => {
         "/v1/detection/{detection_id}",
         "/v1/uploads",
         "/uploads/{upload_id}",
+        "/jobs",
+        "/jobs/{job_id}",
         "/healthz",
         "/readyz",
       ].sort(),
