@@ -57,6 +57,8 @@ export interface ReconcileResult {
 
 /** Longest a terminal detection waits before its next look (timers cannot span 30 days). */
 const MAX_WAIT_MS = 3_600_000;
+/** Longest a detection may wait for admission before it fails with deadline_exceeded. */
+const QUEUE_LIMIT_MS = 24 * 3_600_000;
 /** Safety-net look at a running step even without a runner notification. */
 const RUNNING_RECHECK_MS = 15_000;
 
@@ -95,10 +97,17 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
 
     if (isTerminal(status.phase)) return afterTerminal(d, status, now, log);
 
+    // The deadline counts from admission, so time spent waiting behind other work (a large batch job, a
+    // burst) does not eat a detection's budget; a detection never admitted fails after QUEUE_LIMIT_MS.
     const created = Date.parse(d.metadata.creationTimestamp ?? now.toISOString());
-    const deadline = created + settings.detectionDeadlineSeconds * 1000;
+    const deadline = status.startedAt
+      ? Date.parse(status.startedAt) + settings.detectionDeadlineSeconds * 1000
+      : created + Math.max(QUEUE_LIMIT_MS, settings.detectionDeadlineSeconds * 1000);
     if (now.getTime() >= deadline) {
-      log.warn({ deadlineSeconds: settings.detectionDeadlineSeconds }, "detection ran past its deadline");
+      log.warn(
+        { deadlineSeconds: settings.detectionDeadlineSeconds, admitted: status.startedAt !== undefined },
+        "detection ran past its deadline",
+      );
       return write(d, fail(status, "deadline_exceeded", now), log);
     }
 
