@@ -26,7 +26,18 @@ pinned() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$module_dir/
 kube_version="$(pinned k8s.io/kubernetes)"
 etcd_version="$(pinned go.etcd.io/etcd/server/v3)"
 pins_sum="$(cat "$module_dir/go.mod" "$module_dir/go.sum" | sha256sum | cut -d' ' -f1)"
-want_stamp="kube-apiserver=$kube_version etcd=$etcd_version pins=$pins_sum"
+
+# Stamp the release into the apiserver as Kubernetes' own build does (hack/lib/version.sh), so /version
+# and kubectl see v1.35.x rather than v0.0.0-master; the build date is the module's publication time.
+kube_minor="${kube_version#v1.}"
+kube_minor="${kube_minor%%.*}"
+v=k8s.io/component-base/version
+ldflags="-s -w -X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=$kube_minor -X $v.gitTreeState=clean"
+ldflags+=" -X $v.buildDate=KUBE_BUILD_DATE -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
+ldflags+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$kube_minor"
+recipe="$(printf '%s' "$ldflags" | sha256sum | cut -c1-12)"
+# testClusterAvailable() (e2e/cluster/test-cluster.ts) compares everything before " recipe=".
+want_stamp="kube-apiserver=$kube_version etcd=$etcd_version pins=$pins_sum recipe=$recipe"
 
 up_to_date() {
   [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ]
@@ -55,12 +66,14 @@ export GOCACHE="$cache/go-build" GOMODCACHE="$cache/go-mod" CGO_ENABLED=0
 # readonly: go.sum is committed and complete, so a build never rewrites files in the clone.
 export GOFLAGS="-mod=readonly -buildvcs=false"
 cd "$module_dir"
-"$go_bin" build -trimpath -ldflags="-s -w" -o "$staging/" \
+info="$("$go_bin" list -m -json k8s.io/kubernetes)"
+build_date="$(printf '%s' "$info" | sed -n 's/^[[:space:]]*"Time": "\([^"]*\)".*/\1/p' | head -1)"
+"$go_bin" build -trimpath -ldflags="${ldflags/KUBE_BUILD_DATE/${build_date:-1970-01-01T00:00:00Z}}" -o "$staging/" \
   k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3
 # Go names a binary after the last path element that is not a major-version suffix: server/v3 -> "server".
 mv "$staging/server" "$staging/etcd"
-"$staging/etcd" --version | head -1
-"$staging/kube-apiserver" --version
+etcd_says="$("$staging/etcd" --version)"
+echo "${etcd_says%%$'\n'*}, $("$staging/kube-apiserver" --version)"
 
 mv -f "$staging/kube-apiserver" "$bin/kube-apiserver"
 mv -f "$staging/etcd" "$bin/etcd"

