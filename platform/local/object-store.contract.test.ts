@@ -1,0 +1,25 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { describeObjectStoreContract } from "../object-store-contract.js";
+import { createLocalObjectStore } from "./object-store.js";
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describeObjectStoreContract(
+  "local directory",
+  async () => {
+    const root = await mkdtemp(join(tmpdir(), "docverify-objects-contract-"));
+    roots.push(root);
+    const store = createLocalObjectStore(root);
+    const bucket = `b-${randomUUID().slice(0, 8)}`;
+    await store.ensureBucket(bucket);
+    return { store, bucket, missingBucket: `missing-${randomUUID().slice(0, 8)}` };
+  },
+  { presign: false, byteOrderAcrossSlash: true },
+);

@@ -1,0 +1,122 @@
+/**
+ * Test support: a real S3-compatible server (s3rver, a dev dependency) in its own process on 127.0.0.1,
+ * a free port and its data in a temp folder, for the S3 object store tests and the cluster e2e.
+ * The process runs with --openssl-legacy-provider: s3rver makes its ListObjectsV2 continuation tokens
+ * with DES, which Node 20's OpenSSL 3 only offers there (without it any truncated listing answers 500).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The server process: starts s3rver, prints its port, and stops when its stdin closes (parent gone).
+ * s3rver's multi-object delete removes objects in parallel and then races on removing the folders they
+ * emptied (one delete's rmdir beats another's readdir: 500 InternalError); real S3 has no folders, so
+ * the script runs s3rver's deletes one at a time.
+ */
+const SERVER_SCRIPT = `
+const path = require("node:path");
+const S3rver = require(process.env.S3RVER_MODULE);
+const Store = require(path.join(path.dirname(process.env.S3RVER_MODULE), "stores", "filesystem.js"));
+const deleteObject = Store.prototype.deleteObject;
+let queue = Promise.resolve();
+Store.prototype.deleteObject = function (...args) {
+  const run = queue.then(() => deleteObject.apply(this, args));
+  queue = run.catch(() => undefined);
+  return run;
+};
+const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: process.env.S3RVER_DIR });
+server.run().then(
+  (a) => process.stdout.write(JSON.stringify({ port: a.port }) + "\\n"),
+  (e) => { process.stderr.write(String(e && e.stack || e)); process.exit(1); },
+);
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
+`;
+
+export interface S3TestServer {
+  endPoint: string;
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  accessKey: string;
+  secretKey: string;
+  /** Stops the server and removes its data folder. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Whether s3rver is installed; `reason` says how to get it. */
+export function s3TestServerAvailable(): { ok: boolean; reason?: string } {
+  try {
+    require.resolve("s3rver");
+    return { ok: true };
+  } catch {
+    return { ok: false, reason: "the s3rver dev dependency is not installed; run `npm install`." };
+  }
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/**
+ * Starts s3rver on 127.0.0.1 with a free port; credentials are s3rver's fixed S3RVER / S3RVER.
+ * s3rver checks access key ids but not V4 signatures.
+ */
+export async function startS3TestServer(opts: { timeoutMs?: number } = {}): Promise<S3TestServer> {
+  const directory = await mkdtemp(join(tmpdir(), "docverify-s3rver-"));
+  const child = spawn(process.execPath, ["--openssl-legacy-provider", "-e", SERVER_SCRIPT], {
+    env: { ...process.env, S3RVER_MODULE: require.resolve("s3rver"), S3RVER_DIR: directory },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr?.on("data", (d) => (err = (err + d.toString()).slice(-4000)));
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`s3rver did not start within ${opts.timeoutMs ?? 20_000} ms: ${err}`)),
+        opts.timeoutMs ?? 20_000,
+      );
+      child.stdout?.on("data", (d) => {
+        out += d.toString();
+        const line = out.split("\n")[0];
+        if (out.includes("\n") && line) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { port: number }).port);
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`s3rver exited (${code}) before it started: ${err}`));
+      });
+    });
+  } catch (e) {
+    await kill(child);
+    await rm(directory, { recursive: true, force: true });
+    throw e;
+  }
+  let stopped = false;
+  return {
+    endPoint: "127.0.0.1",
+    port,
+    url: `http://127.0.0.1:${port}`,
+    accessKey: "S3RVER",
+    secretKey: "S3RVER",
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await kill(child);
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
