@@ -4,6 +4,7 @@
  * operator, checks and agent.
  *
  *   docverify standalone                     api + operator + local workloads in one process (npm start)
+ *   docverify api | operator                 the cluster runtime's halves (Kubernetes, S3, Redis)
  *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
  *   docverify worker                         a warm worker that runs steps sent over IPC (standalone)
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
@@ -15,7 +16,7 @@ const USAGE = `Usage: docverify <command> [options]
 
 Commands:
   standalone                        run the whole service on this machine (what npm start runs)
-  api | operator                    run one half of the cluster runtime (needs the cluster runtime)
+  api | operator                    run one half of the cluster runtime (in a Pod, or with KUBECONFIG)
   prepare|check|agent --detection <id>   run one step of one detection
   worker                            run steps sent by the standalone service over IPC
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
@@ -53,12 +54,14 @@ async function main(argv: string[]): Promise<number> {
       const { runPutFolder } = await import("./put-folder.js");
       return runPutFolder(rest);
     }
-    case "api":
-    case "operator":
-      process.stderr.write(
-        `docverify ${command}: the cluster runtime (Kubernetes resource store, BullMQ scheduler, Pod runner) is not part of this build yet; run "docverify standalone" instead.\n`,
-      );
-      return 2;
+    case "operator": {
+      const { runOperator } = await import("./cluster.js");
+      return runOperator();
+    }
+    case "api": {
+      const { runApi } = await import("./cluster.js");
+      return runApi();
+    }
     case undefined:
     case "help":
     case "--help":

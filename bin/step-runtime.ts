@@ -3,11 +3,12 @@ import pino from "pino";
 import { runAgentStep } from "../agent/step.js";
 import { runCheckStep } from "../checks/runner.js";
 import { runPrepare } from "../checks/prepare.js";
-import { loadConfig } from "../core/config.js";
+import { type Config, loadConfig } from "../core/config.js";
 import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
 
 /**
  * Runs one step with its configuration taken from `env` (never process.env directly, so a warm worker can
@@ -32,6 +33,21 @@ export function objectStoreFor(dataDir: string): ObjectStore {
   return s;
 }
 
+/**
+ * The object store a step uses: S3 in a step Pod (the pod runner sets DOCVERIFY_RUNTIME=cluster), else
+ * the standalone data directory.
+ */
+function stepObjectStore(config: Config, env: Record<string, string | undefined>): ObjectStore {
+  if (env.DOCVERIFY_RUNTIME !== "cluster") return objectStoreFor(config.dataDir);
+  const key = `s3:${config.s3.endpoint}`;
+  let s = stores.get(key);
+  if (!s) {
+    s = createS3ObjectStore(s3ConfigFromEnv(config).options);
+    stores.set(key, s);
+  }
+  return s;
+}
+
 export async function executeStep(
   step: StepName,
   env: Record<string, string | undefined>,
@@ -50,7 +66,7 @@ export async function executeStep(
     if (input.step !== step)
       throw new Error(`DOCVERIFY_STEP_INPUT is for the ${input.step} step, not ${step}.`);
     const ctx: StepContext = {
-      objects: objectStoreFor(config.dataDir),
+      objects: stepObjectStore(config, env),
       bucket: config.bucket,
       config,
       log: log.child({ attempt: input.attempt }),

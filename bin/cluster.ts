@@ -1,0 +1,325 @@
+import { readFile } from "node:fs/promises";
+import http from "node:http";
+import { serve } from "@hono/node-server";
+import pino, { type Logger } from "pino";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { createApp } from "../api/app.js";
+import { createClientRegistry } from "../api/auth/clients.js";
+import { createTokenService } from "../api/auth/tokens.js";
+import type { ApiDeps } from "../api/deps.js";
+import { ClientsFile } from "../core/clients.js";
+import { type Config, ConfigError, loadConfig } from "../core/config.js";
+import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
+import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
+import { type ObjectStore, type Scheduler, systemClock } from "../core/ports.js";
+import { createDetectionController } from "../operator/controller.js";
+import { createDetectionJobController } from "../operator/detection-job-controller.js";
+import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
+import { createDetectionReconciler } from "../operator/detection-reconciler.js";
+import { createOperatorMetrics } from "../operator/metrics.js";
+import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
+import { createLeaderElector } from "../platform/kube/leader-election.js";
+import { createPodRunner } from "../platform/kube/pod-runner.js";
+import { createKubeResourceStore } from "../platform/kube/resource-store.js";
+import { createRedisScheduler } from "../platform/redis/scheduler.js";
+import { createRedisUsageCounter } from "../platform/redis/usage-counter.js";
+import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
+import {
+  leaderIdentity,
+  leaderTimings,
+  loadKubeConfig,
+  resolveNamespace,
+  stepPodOptionsFromEnv,
+} from "./cluster-config.js";
+import { jobSettingsFromEnv } from "./job-settings.js";
+import { loadSigningKey } from "./secrets.js";
+
+/**
+ * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same reconciler and
+ * controller as standalone, over the Kubernetes, S3 and Redis adapters.
+ *
+ *   docverify operator   leader-elected; the leader runs the Detection controller and creates step Pods
+ *   docverify api        the REST API over Detections in the cluster
+ */
+
+function requireRedis(config: Config): string {
+  if (!config.redisUrl)
+    throw new ConfigError(
+      "REDIS_URL is not set; set it to the Redis the operator and api share, e.g. redis://redis:6379.",
+    );
+  return config.redisUrl;
+}
+
+async function objectStore(config: Config): Promise<ObjectStore> {
+  const objects = createS3ObjectStore(s3ConfigFromEnv(config).options);
+  await objects.ensureBucket(config.bucket);
+  return objects;
+}
+
+function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string) {
+  return {
+    detections: createKubeResourceStore<Detection>(kc, {
+      namespace,
+      plural: DETECTION_PLURAL,
+      kind: DETECTION_KIND,
+    }),
+    jobs: createKubeResourceStore<DetectionJob>(kc, {
+      namespace,
+      plural: DETECTION_JOB_PLURAL,
+      kind: DETECTION_JOB_KIND,
+    }),
+  };
+}
+
+/** Waits for SIGTERM or SIGINT, then runs `shutdown` once. */
+function onSignal(log: Logger, shutdown: (signal: string) => Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, "shutting down");
+      shutdown(signal).then(resolve, (err: unknown) => {
+        log.error({ err }, "shutdown failed");
+        resolve();
+      });
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+}
+
+const hostOf = (host: string) => (host.includes(":") ? `[${host}]` : host);
+
+/** `docverify operator`. */
+export async function runOperator(): Promise<number> {
+  const config = loadConfig(process.env, { host: "0.0.0.0" });
+  const log = pino({ level: config.logLevel, base: { service: "docverify", component: "operator" } });
+  const kc = loadKubeConfig(process.env);
+  const namespace = resolveNamespace(kc, process.env);
+  const redisUrl = requireRedis(config);
+  const podOptions = stepPodOptionsFromEnv(process.env);
+  const identity = leaderIdentity(process.env);
+  const jobSettings = jobSettingsFromEnv(process.env);
+  const objects = await objectStore(config);
+  const { detections: store, jobs } = stores(kc, namespace);
+
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  let scheduler: Scheduler | undefined;
+  let controller: ReturnType<typeof createDetectionController> | undefined;
+  let jobController: ReturnType<typeof createDetectionJobController> | undefined;
+  const operatorMetrics = createOperatorMetrics(metrics, {
+    queueDepth: () => controller?.queue.length ?? 0,
+    scheduler: async () =>
+      scheduler ? scheduler.stats() : { waiting: 0, admitted: 0, capacity: config.concurrency },
+  });
+  const events = createKubeEventRecorder(kc, {
+    namespace,
+    component: "docverify-operator",
+    instance: identity,
+    log: log.child({ part: "events" }),
+  });
+
+  /** Only the leader admits work and runs steps: the scheduler's worker takes slots, so it starts here. */
+  let running: Promise<void> | undefined;
+  let runner: ReturnType<typeof createPodRunner> | undefined;
+  const startLeading = async () => {
+    scheduler = createRedisScheduler({
+      connection: redisUrl,
+      capacity: config.concurrency,
+      log: log.child({ part: "scheduler" }),
+    });
+    runner = createPodRunner(kc, { ...podOptions, namespace, log: log.child({ part: "runner" }) });
+    const reconciler = createDetectionReconciler({
+      store,
+      objects,
+      bucket: config.bucket,
+      scheduler,
+      runner,
+      clock: systemClock,
+      log: log.child({ part: "reconciler" }),
+      metrics: operatorMetrics,
+      events,
+      settings: {
+        stepTimeoutSeconds: config.stepTimeoutSeconds,
+        stepMaxAttempts: config.stepMaxAttempts,
+        detectionDeadlineSeconds: config.detectionDeadlineSeconds,
+        retentionSeconds: config.retentionSeconds,
+      },
+    });
+    controller = createDetectionController({
+      store,
+      scheduler,
+      runner,
+      reconciler,
+      log: log.child({ part: "controller" }),
+      concurrency: Math.max(4, config.concurrency),
+      metrics: operatorMetrics,
+    });
+    jobController = createDetectionJobController({
+      jobs,
+      detections: store,
+      reconciler: createDetectionJobReconciler({
+        jobs,
+        detections: store,
+        objects,
+        clock: systemClock,
+        log: log.child({ part: "job-reconciler" }),
+        settings: jobSettings,
+      }),
+      log: log.child({ part: "job-controller" }),
+    });
+    running = (async () => {
+      await controller?.start();
+      await jobController?.start();
+    })();
+    await running;
+  };
+  /** Stop watches → close workers → quit Redis (the scheduler's connections). */
+  const stopLeading = async () => {
+    await running?.catch(() => undefined);
+    await jobController?.stop();
+    await controller?.stop();
+    await runner?.close();
+    await scheduler?.close();
+    controller = undefined;
+    jobController = undefined;
+    runner = undefined;
+    scheduler = undefined;
+  };
+
+  let exitCode = 0;
+  let shuttingDown = false;
+  const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = leaderTimings(process.env);
+  const elector = createLeaderElector(kc, {
+    namespace,
+    name: process.env.DOCVERIFY_LEASE_NAME || "docverify-operator",
+    identity,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    log: log.child({ part: "leader-election" }),
+    onStartedLeading: async () => {
+      process.stderr.write(`docverify operator ${identity} is the leader in namespace ${namespace}\n`);
+      await startLeading();
+    },
+    onStoppedLeading: async () => {
+      if (shuttingDown) return;
+      // Like client-go's callers: a replica that lost the Lease stops its work and exits; it is restarted
+      // as a follower, so no two replicas ever reconcile at once.
+      log.error("lost the leadership; stopping");
+      exitCode = 1;
+      process.kill(process.pid, "SIGTERM");
+    },
+    onNewLeader: (leader) => log.info({ leader }, "leader observed"),
+  });
+
+  const server = http.createServer((req, res) => {
+    if (req.url === "/metrics") {
+      metrics.metrics().then(
+        (body) => {
+          res.writeHead(200, { "content-type": metrics.contentType });
+          res.end(body);
+        },
+        () => {
+          res.writeHead(500).end();
+        },
+      );
+      return;
+    }
+    if (req.url === "/healthz" || req.url === "/readyz") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ status: "ok", leader: elector.isLeader() }));
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" }).end('{"detail":"Not Found"}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  process.stderr.write(
+    `docverify operator ${identity} started in namespace ${namespace}; metrics on http://${hostOf(config.host)}:${port}/metrics\n`,
+  );
+  elector.start();
+
+  await onSignal(log, async () => {
+    shuttingDown = true;
+    await stopLeading();
+    await elector.stop(); // releases the Lease: another replica takes over at once
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return exitCode;
+}
+
+/** `docverify api`. */
+export async function runApi(): Promise<number> {
+  const config = loadConfig(process.env, { host: "0.0.0.0" });
+  const log = pino({ level: config.logLevel, base: { service: "docverify", component: "api" } });
+  const kc = loadKubeConfig(process.env);
+  const namespace = resolveNamespace(kc, process.env);
+  if (!config.clientsFile) {
+    throw new ConfigError(
+      "DOCVERIFY_CLIENTS_FILE is not set; the api in a cluster reads its clients from that file (the chart mounts it from a Secret).",
+    );
+  }
+  const clientsFile = ClientsFile.parse(JSON.parse(await readFile(config.clientsFile, "utf8")));
+  const signingKey = await loadSigningKey(config);
+  const objects = await objectStore(config);
+  const { detections, jobs } = stores(kc, namespace);
+  const usage = createRedisUsageCounter({ connection: requireRedis(config) });
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+
+  // Readiness: the apiserver answers for Detections (a get of a name that never exists is a cheap probe).
+  let readyUntil = 0;
+  const ready = async (): Promise<{ ok: boolean; reason?: string }> => {
+    if (Date.now() < readyUntil) return { ok: true };
+    try {
+      await detections.get("readiness-probe");
+      readyUntil = Date.now() + 5_000;
+      return { ok: true };
+    } catch (err) {
+      return {
+        ok: false,
+        reason: `the Kubernetes API is not answering: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
+  };
+
+  const urlFor = (port: number) => `http://${hostOf(config.host)}:${port}`;
+  const deps: ApiDeps = {
+    detections,
+    jobs,
+    objects,
+    bucket: config.bucket,
+    clients: createClientRegistry(clientsFile),
+    tokens: createTokenService({ key: signingKey, ttlSeconds: config.tokenTtlSeconds, clock: systemClock }),
+    usage,
+    config,
+    log: log.child({ part: "http" }),
+    metrics,
+    clock: systemClock,
+    ready,
+    publicUrl: config.publicUrl ?? urlFor(config.port),
+  };
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    if (!config.publicUrl) deps.publicUrl = urlFor(info.port);
+    log.info({ url: urlFor(info.port), namespace }, "docverify api listening");
+    process.stderr.write(`docverify api listening on ${urlFor(info.port)} (namespace ${namespace})\n`);
+  });
+  server.on("error", (err) => {
+    log.fatal({ err }, "cannot listen");
+    process.exit(1);
+  });
+
+  await onSignal(log, async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await usage.close();
+  });
+  return 0;
+}

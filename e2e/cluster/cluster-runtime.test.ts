@@ -1,0 +1,668 @@
+/**
+ * The cluster runtime end to end on a real kube-apiserver + etcd (RBAC on): the CRDs and the RBAC of
+ * deploy/rbac applied, the operator and the api as real processes with their own identities, step Pods
+ * played by the node player, Redis for admission and S3 (s3rver) for documents.
+ *
+ * The apiserver runs without its watch cache and compacts etcd every second, so watches really expire
+ * (410 Gone) while the tests run, and the operator has to recover from that again and again.
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { KubeConfig } from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+const loadAll = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS());
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_GROUP_VERSION } from "../../core/resource.js";
+import { type Detection, DETECTION_KIND, keys } from "../../core/detection.js";
+import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
+import { makeDocument } from "../../fixtures/documents.js";
+import { createKubeResourceStore } from "../../platform/kube/resource-store.js";
+import {
+  type RedisServer,
+  redisServerAvailable,
+  startRedisServer,
+} from "../../platform/redis/redis-server.js";
+import { createS3ObjectStore } from "../../platform/s3/object-store.js";
+import {
+  type S3TestServer,
+  s3TestServerAvailable,
+  startS3TestServer,
+} from "../../platform/s3/s3-test-server.js";
+import { apiRequest, type ClusterAccess } from "./api-request.js";
+import { type NodePlayer, startNodePlayer } from "./node-player.js";
+import { ENTRY, ROOT, RuntimeProcess } from "./runtime-process.js";
+import {
+  canI,
+  kubeToolsAvailable,
+  startTestCluster,
+  TEST_CLUSTER_USERS,
+  type TestCluster,
+  testClusterAvailable,
+  testClusterBinDir,
+  waitForPermission,
+} from "./test-cluster.js";
+
+const run = promisify(execFile);
+const NS = "docverify-e2e";
+const SCRATCH = "docverify-scratch";
+const BUCKET = "docverify";
+const CLIENT = {
+  client_id: "acme-bank",
+  client_secret: "s3cret-acme-0123456789",
+  scopes: ["DocumentVerification:*"],
+};
+
+const prerequisites = [
+  testClusterAvailable(),
+  redisServerAvailable(),
+  s3TestServerAvailable(),
+  kubeToolsAvailable(),
+];
+const missing = prerequisites.filter((p) => !p.ok).map((p) => p.reason);
+const title = missing.length
+  ? `cluster runtime on a real kube-apiserver: SKIPPED — ${missing.join("; ")}`
+  : "cluster runtime on a real kube-apiserver";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+function kubeConfigFor(cluster: TestCluster, identity: "admin" | "operator" | "api"): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(cluster.kubeconfig(identity));
+  return kc;
+}
+
+async function expectOk(what: string, p: Promise<{ status: number; body: unknown }>): Promise<unknown> {
+  const r = await p;
+  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+describe.skipIf(missing.length > 0)(title, () => {
+  let cluster: TestCluster;
+  let admin: ClusterAccess;
+  let redis: RedisServer;
+  let s3: S3TestServer;
+  let player: NodePlayer;
+  let playerLog = "";
+  let docServer: http.Server;
+  let docBase = "";
+  let apiUrl = "";
+  let operatorEnv: Record<string, string>;
+  const operators: RuntimeProcess[] = [];
+  let api: RuntimeProcess;
+  const startedAt = Date.now();
+
+  const newOperator = async (name: string) => {
+    const p = new RuntimeProcess("operator", { ...operatorEnv, POD_NAME: name }, `operator ${name}`);
+    operators.push(p);
+    await p.start(/docverify operator (\S+) started/);
+    return p;
+  };
+  const identityOf = (p: RuntimeProcess) => /docverify operator (\S+) started/.exec(p.log)?.[1] ?? "";
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({
+      // No watch cache, and etcd compacted every second: resuming a watch from an old version answers 410.
+      extraApiserverArgs: ["--watch-cache=false", "--etcd-compaction-interval=1s"],
+    });
+    admin = cluster.access("admin");
+    for (const ns of [NS, SCRATCH]) {
+      await expectOk(
+        `create namespace ${ns}`,
+        apiRequest(admin, "POST", "/api/v1/namespaces", {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: ns },
+        }),
+      );
+    }
+
+    // CRDs, as `kubectl apply -f crds/` would.
+    for (const file of ["docverify.io_detections.yaml", "docverify.io_detectionjobs.yaml"]) {
+      const crd = loadAll(await readFile(path.join(ROOT, "crds", file), "utf8")).find(Boolean) as {
+        metadata: { name: string };
+      };
+      await expectOk(
+        `create CRD ${file}`,
+        apiRequest(admin, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd),
+      );
+      await until(`CRD ${crd.metadata.name} to be established`, async () => {
+        const r = await apiRequest<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          admin,
+          "GET",
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+        );
+        return r.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+      });
+    }
+
+    // RBAC from deploy/rbac, each RoleBinding also naming the test cluster's user of that identity.
+    for (const [file, user] of [
+      ["operator.yaml", TEST_CLUSTER_USERS.operator],
+      ["api.yaml", TEST_CLUSTER_USERS.api],
+    ] as const) {
+      const docs = loadAll(await readFile(path.join(ROOT, "deploy/rbac", file), "utf8")) as {
+        kind: string;
+        metadata: { name: string; namespace?: string };
+        subjects?: { kind: string; name: string; namespace?: string; apiGroup?: string }[];
+      }[];
+      for (const doc of docs.filter(Boolean)) {
+        doc.metadata.namespace = NS;
+        const where =
+          doc.kind === "ServiceAccount"
+            ? `/api/v1/namespaces/${NS}/serviceaccounts`
+            : `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/${doc.kind === "Role" ? "roles" : "rolebindings"}`;
+        if (doc.kind === "RoleBinding") {
+          doc.subjects = [
+            ...(doc.subjects ?? []).map((s) => ({ ...s, namespace: NS })),
+            { kind: "User", name: user, apiGroup: "rbac.authorization.k8s.io" },
+          ];
+        }
+        await expectOk(`create ${doc.kind} ${doc.metadata.name}`, apiRequest(admin, "POST", where, doc));
+      }
+    }
+    await waitForPermission(cluster.access("operator"), {
+      verb: "watch",
+      resource: "detections",
+      group: "docverify.io",
+      namespace: NS,
+    });
+    await waitForPermission(cluster.access("api"), {
+      verb: "create",
+      resource: "detections",
+      group: "docverify.io",
+      namespace: NS,
+    });
+
+    [redis, s3] = await Promise.all([startRedisServer(), startS3TestServer()]);
+
+    const docs = {
+      invoice: Buffer.from(await makeDocument({ seed: 7, docType: "invoice", region: "US" })),
+      statement: Buffer.from(await makeDocument({ seed: 8, docType: "bank_statement", region: "GB" })),
+    };
+    docServer = http.createServer((req, res) => {
+      const send = (body: Buffer) => {
+        res.writeHead(200, { "content-type": "application/pdf", "content-length": body.length });
+        res.end(body);
+      };
+      if (req.url === "/invoice.pdf") send(docs.invoice);
+      else if (req.url?.startsWith("/slow/statement.pdf")) setTimeout(() => send(docs.statement), 6_000);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => docServer.listen(0, "127.0.0.1", () => r()));
+    docBase = `http://127.0.0.1:${(docServer.address() as AddressInfo).port}`;
+
+    player = await startNodePlayer(cluster.access("harness"), {
+      namespace: NS,
+      command: [process.execPath, ENTRY],
+      env: { HOME: process.env.HOME ?? os.tmpdir() },
+      log: (line) => (playerLog += `${line}\n`),
+    });
+
+    const s3Env = {
+      S3_ENDPOINT: s3.url,
+      S3_ACCESS_KEY: s3.accessKey,
+      S3_SECRET_KEY: s3.secretKey,
+      S3_BUCKET: BUCKET,
+      REDIS_URL: redis.url,
+      KUBE_NAMESPACE: NS,
+      DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true",
+      DOCVERIFY_LOG_LEVEL: "info",
+      HOST: "127.0.0.1",
+      PORT: "0",
+    };
+    operatorEnv = {
+      ...s3Env,
+      KUBECONFIG: await cluster.kubeconfigPath("operator", NS),
+      DOCVERIFY_STEP_IMAGE: "docverify:e2e",
+      DOCVERIFY_LEASE_DURATION_SECONDS: "3",
+      DOCVERIFY_LEASE_RENEW_DEADLINE_SECONDS: "2",
+      DOCVERIFY_LEASE_RETRY_PERIOD_SECONDS: "0.5",
+    };
+    const a = await newOperator("operator-a");
+    await a.waitForLog(/is the leader/, 30_000);
+    await newOperator("operator-b");
+
+    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-e2e-"));
+    const clientsFile = path.join(dir, "clients.json");
+    await writeFile(clientsFile, JSON.stringify({ clients: [{ ...CLIENT, sample_allowance: 1 }] }));
+    api = new RuntimeProcess("api", {
+      ...s3Env,
+      KUBECONFIG: await cluster.kubeconfigPath("api", NS),
+      DOCVERIFY_CLIENTS_FILE: clientsFile,
+      DOCVERIFY_TOKEN_SIGNING_KEY: randomBytes(32).toString("hex"),
+    });
+    apiUrl = (await api.start(/listening on (http:\/\/[\d.]+:\d+)/))[1]!;
+  }, 240_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    for (const o of operators) await o.stop();
+    await player?.stop();
+    await new Promise<void>((r) => (docServer ? docServer.close(() => r()) : r()));
+    await Promise.all([redis?.stop(), s3?.stop()]);
+    await cluster?.stop();
+    process.stdout.write(`cluster e2e: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in total\n`);
+  }, 120_000);
+
+  // --- REST helpers -------------------------------------------------------------------------------------
+  let token = "";
+  async function call(method: string, p: string, json?: unknown): Promise<{ status: number; body: any }> {
+    if (!token) {
+      const res = await fetch(`${apiUrl}/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: CLIENT.client_id,
+          client_secret: CLIENT.client_secret,
+        }),
+      });
+      expect(res.status).toBe(200);
+      token = ((await res.json()) as { access_token: string }).access_token;
+    }
+    const res = await fetch(`${apiUrl}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(json ? { "content-type": "application/json" } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, body };
+  }
+  const diagnostics = () =>
+    operators.map((o) => `--- ${o.label}\n${o.tail(3000)}`).join("\n") +
+    `\n--- api\n${api.tail(2000)}\n--- node player\n${playerLog.slice(-2000)}`;
+  async function waitTerminal(id: string, timeoutMs = 120_000): Promise<any> {
+    try {
+      return await until(
+        `detection ${id} to finish`,
+        async () => {
+          const r = await call("GET", `/v1/detection/${id}`);
+          if (r.status !== 200) throw new Error(`GET ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+          return r.body.status === "COMPLETED" || r.body.status === "FAILED" ? r.body : undefined;
+        },
+        timeoutMs,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${diagnostics()}`);
+    }
+  }
+  const adminStore = (ns: string) =>
+    createKubeResourceStore<Detection>(kubeConfigFor(cluster, "admin"), {
+      namespace: ns,
+      plural: "detections",
+      kind: DETECTION_KIND,
+    });
+  const detection = (name: string, source: Detection["spec"]["source"]): Detection => ({
+    apiVersion: API_GROUP_VERSION,
+    kind: DETECTION_KIND,
+    metadata: { name },
+    spec: {
+      source,
+      docType: "invoice",
+      region: "US",
+      submittedBy: "e2e",
+      sample: false,
+      priority: "interactive",
+    },
+  });
+
+  let completedId = "";
+
+  it("runs a detection through the REST API to COMPLETED with a verdict, with Events on the Detection", async () => {
+    const created = await call("POST", "/v1/detection", {
+      source_url: `${docBase}/invoice.pdf`,
+      doc_type: "invoice",
+      region: "us",
+    });
+    expect(created.status).toBe(202);
+    expect(created.body).toMatchObject({ status: "QUEUED" });
+    const id = created.body.id as string;
+    const done = await waitTerminal(id);
+    expect(done, JSON.stringify(done)).toMatchObject({ id, status: "COMPLETED", billable: true });
+    expect(done.score).toEqual(expect.any(Number));
+    expect(done.verdict).toMatchObject({ fraud_score: done.score, document_type_match: expect.any(Boolean) });
+    expect(done.verdict.reasoning).toEqual(expect.any(String));
+    expect(done).toMatchObject({ content_type: "application/pdf", s3_key: expect.stringContaining(id) });
+    completedId = id;
+
+    const events = await until("the Completed event", async () => {
+      const r = await apiRequest<{
+        items: { reason: string; type: string; involvedObject: { name: string } }[];
+      }>(admin, "GET", `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${id}`);
+      return r.body.items.some((e) => e.reason === "Completed") ? r.body.items : undefined;
+    });
+    const reasons = events.map((e) => e.reason);
+    for (const r of ["StepStarted", "StepSucceeded", "Completed"]) expect(reasons).toContain(r);
+    // Finished step Pods are deleted by the operator once their results are recorded.
+    const pods = await apiRequest<{ items: unknown[] }>(
+      admin,
+      "GET",
+      `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
+    );
+    expect(pods.body.items).toHaveLength(0);
+  });
+
+  it("`kubectl get detections` shows the printer columns (and the message under -o wide)", async () => {
+    const kubectl = path.join(testClusterBinDir(), "kubectl");
+    const cfg = await cluster.kubeconfigPath("admin", NS);
+    const plain = (await run(kubectl, ["--kubeconfig", cfg, "get", "detections"])).stdout;
+    const wide = (await run(kubectl, ["--kubeconfig", cfg, "get", "det", "-o", "wide"])).stdout;
+    const category = (await run(kubectl, ["--kubeconfig", cfg, "get", "docverify"])).stdout;
+    process.stdout.write(`\n$ kubectl get detections\n${plain}\n$ kubectl get det -o wide\n${wide}\n`);
+    expect(plain.split("\n")[0]).toMatch(/^NAME\s+PHASE\s+SCORE\s+TRUST\s+DOCTYPE\s+SUBMITTER\s+AGE\s*$/);
+    expect(plain).toMatch(new RegExp(`${completedId}\\s+Completed\\s+\\d+\\s+invoice\\s+acme-bank\\s+`));
+    expect(wide.split("\n")[0]).toMatch(/AGE\s+MESSAGE\s*$/);
+    expect(wide).toMatch(/Verdict ready: fraud score \d+\./);
+    expect(category).toContain(completedId);
+  });
+
+  it("rejects a Detection with two sources by the CRD's CEL rule, and a malformed one by its schema", async () => {
+    const store = adminStore(SCRATCH);
+    const both = detection("det-two-sources", { url: "https://example.com/a.pdf", uploadId: "u-1" });
+    const err = await store.create(both).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStoreError(err, "Invalid"), String(err)).toBe(true);
+    expect((err as StoreError).message).toMatch(/exactly one of url, uploadId or object must be set/);
+    const none = await store.create(detection("det-no-source", {})).catch((e: unknown) => e);
+    expect(isStoreError(none, "Invalid")).toBe(true);
+    const bad = detection("det-bad-region", { url: "https://example.com/a.pdf" });
+    (bad.spec as { region: string }).region = "usa";
+    const badErr = await store.create(bad).catch((e: unknown) => e);
+    expect(isStoreError(badErr, "Invalid")).toBe(true);
+    expect((badErr as StoreError).message).toMatch(/spec.region/);
+  });
+
+  it("the resource store keeps Kubernetes semantics: conflicts on stale writes, one winner among concurrent status writers", async () => {
+    const store = adminStore(SCRATCH);
+    const a = await store.create(detection("det-concurrent", { url: "https://example.com/a.pdf" }));
+    expect(a.metadata.uid).toBeTruthy();
+    const dup = await store
+      .create(detection("det-concurrent", { url: "https://example.com/a.pdf" }))
+      .catch((e) => e);
+    expect(isStoreError(dup, "AlreadyExists")).toBe(true);
+    expect(await store.get("det-missing")).toBeUndefined();
+
+    // Five writers read the same version and write status at once: exactly one wins, the rest get Conflict.
+    const writers = Array.from({ length: 5 }, () => adminStore(SCRATCH));
+    const copies = await Promise.all(writers.map((w) => w.get("det-concurrent")));
+    const results = await Promise.allSettled(
+      copies.map((d, i) => writers[i]!.updateStatus({ ...d!, status: { phase: "Running", score: i } })),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    const conflicts = results.filter((r) => r.status === "rejected" && isStoreError(r.reason, "Conflict"));
+    expect(won).toHaveLength(1);
+    expect(conflicts).toHaveLength(4);
+    const after = await store.get("det-concurrent");
+    expect(after?.status?.phase).toBe("Running");
+    // The loser re-reads and writes again: that succeeds (the reconciler's "look again").
+    const fresh = await store.get("det-concurrent");
+    await store.updateStatus({ ...fresh!, status: { ...fresh!.status, phase: "Completed", score: 9 } });
+    // A spec update through update() leaves status alone; a stale update() is a Conflict too.
+    const stale = copies[0]!;
+    const staleErr = await store
+      .update({ ...stale, metadata: { ...stale.metadata, labels: { x: "y" } } })
+      .catch((e) => e);
+    expect(isStoreError(staleErr, "Conflict")).toBe(true);
+    const labelled = await store.update({
+      ...fresh!,
+      metadata: { ...(await store.get("det-concurrent"))!.metadata, labels: { x: "y" } },
+    });
+    expect(labelled.status).toMatchObject({ phase: "Completed", score: 9 });
+    expect((await store.list({ labels: { x: "y" } })).items.map((d) => d.metadata.name)).toEqual([
+      "det-concurrent",
+    ]);
+    expect((await store.list({ labels: { x: "z" } })).items).toEqual([]);
+    // The status schema keeps nulls where core's zod allows them (nullable enum included).
+    const cur = (await store.get("det-concurrent"))!;
+    const nulls = {
+      phase: "Completed" as const,
+      score: null,
+      verdict: null,
+      authoritative: { checkId: "signature.pdf", trust: null, directive: null },
+      document: { filename: null, contentType: "application/pdf", sizeBytes: 1, key: "k", sha256: "s" },
+    };
+    const written = await store.updateStatus({ ...cur, status: nulls });
+    expect(written.status).toEqual(nulls);
+    expect((await store.get("det-concurrent"))?.status).toEqual(nulls);
+  });
+
+  it("a watch from a compacted version ends with Gone (410); list + watch again delivers what follows", async () => {
+    const store = adminStore(SCRATCH);
+    const first = await store.create(detection("det-watch-0", { url: "https://example.com/a.pdf" }));
+    const oldVersion = first.metadata.resourceVersion!;
+    // Move etcd on and let the apiserver's 1 s compaction pass that version.
+    for (let i = 1; i <= 3; i++) {
+      await store.create(detection(`det-watch-${i}`, { url: "https://example.com/a.pdf" }));
+      await sleep(1_200);
+    }
+    const gone = await until(
+      "a Gone from a watch on the compacted version",
+      () =>
+        new Promise<StoreError | undefined>((resolve) => {
+          const h = store.watch(
+            { resourceVersion: oldVersion },
+            () => {},
+            (err) => {
+              h.stop();
+              resolve(err);
+            },
+          );
+          setTimeout(() => {
+            h.stop();
+            resolve(undefined);
+          }, 2_000);
+        }).then((e) => (e && isStoreError(e, "Gone") ? e : undefined)),
+      30_000,
+    );
+    expect(gone.reason).toBe("Gone");
+
+    // Relist and watch from the list's version: the next change arrives, the old ones do not repeat.
+    const { items, resourceVersion } = await store.list();
+    expect(items.map((d) => d.metadata.name)).toContain("det-watch-3");
+    const seen: WatchEvent<Detection>[] = [];
+    const h = store.watch(
+      { resourceVersion },
+      (e) => seen.push(e),
+      () => {},
+    );
+    await store.create(detection("det-watch-4", { url: "https://example.com/a.pdf" }));
+    await store.delete("det-watch-0");
+    await until("the watch to deliver ADDED and DELETED", async () => seen.length >= 2, 10_000);
+    h.stop();
+    expect(seen.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual([
+      "ADDED det-watch-4",
+      "DELETED det-watch-0",
+    ]);
+  });
+
+  it("the operator's own watches expire on this apiserver and it relists and keeps working", async () => {
+    const leader = operators.find((o) => o.running && /is the leader/.test(o.log))!;
+    // The controller's watch resumes every 25 s; with 1 s compaction a quiet stretch ends in 410 Gone.
+    await leader.waitForLog(/watch ended; relisting/, 90_000);
+    const created = await call("POST", "/v1/detection", {
+      source_url: `${docBase}/invoice.pdf`,
+      doc_type: "invoice",
+      region: "US",
+    });
+    expect(created.status).toBe(202);
+    expect((await waitTerminal(created.body.id)).status).toBe("COMPLETED");
+  });
+
+  it("survives kill -9 of the leading operator mid-run: the standby takes the Lease and finishes the detection", async () => {
+    const [a, b] = operators;
+    expect(a!.running && b!.running).toBe(true);
+    const leaseOf = async () =>
+      (
+        await apiRequest<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>(
+          admin,
+          "GET",
+          `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/docverify-operator`,
+        )
+      ).body.spec;
+    expect((await leaseOf()).holderIdentity).toBe(identityOf(a!));
+
+    const created = await call("POST", "/v1/detection", {
+      source_url: `${docBase}/slow/statement.pdf`,
+      doc_type: "bank_statement",
+      region: "GB",
+    });
+    expect(created.status).toBe(202);
+    const id = created.body.id as string;
+    // Mid-run: the prepare Pod exists (its download takes 6 s).
+    const pod = await until(
+      "the prepare Pod",
+      async () => {
+        const r = await apiRequest<{ metadata: any; spec: any; status?: { phase?: string } }>(
+          admin,
+          "GET",
+          `/api/v1/namespaces/${NS}/pods/${id}-prepare-1`,
+        );
+        return r.status === 200 && r.body.status?.phase === "Running" ? r.body : undefined;
+      },
+      60_000,
+    );
+    const store = adminStore(NS);
+    const d = await store.get(id);
+    expect(pod.metadata.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: "Detection",
+        name: id,
+        uid: d!.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      }),
+    ]);
+    expect(pod.metadata.labels).toMatchObject({
+      "app.kubernetes.io/name": "docverify",
+      "app.kubernetes.io/component": "step",
+      "docverify.io/detection": id,
+      "docverify.io/step": "prepare",
+    });
+    expect(pod.spec).toMatchObject({
+      restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+    });
+    expect(pod.spec.containers[0].securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+
+    await a!.stop("SIGKILL");
+    const done = await waitTerminal(id);
+    expect(done.status).toBe("COMPLETED");
+    const lease = await leaseOf();
+    expect(lease.holderIdentity).toBe(identityOf(b!));
+    expect(lease.leaseTransitions).toBeGreaterThanOrEqual(1);
+    expect(b!.log).toMatch(/is the leader/);
+
+    // The killed replica comes back as a standby; a graceful stop of the leader hands the Lease over at once.
+    const a2 = await newOperator("operator-a2");
+    await sleep(1_000);
+    expect(a2.log).not.toMatch(/is the leader/);
+    const handover = Date.now();
+    expect(await b!.stop("SIGTERM")).toBe(0);
+    expect(b!.log).toMatch(/released the lease/);
+    await a2.waitForLog(/is the leader/, 10_000);
+    const handoverMs = Date.now() - handover;
+    process.stdout.write(`lease handed over in ${handoverMs} ms after SIGTERM of the leader\n`);
+    expect((await leaseOf()).holderIdentity).toBe(identityOf(a2));
+    const again = await call("POST", "/v1/detection", {
+      source_url: `${docBase}/invoice.pdf`,
+      doc_type: "invoice",
+      region: "US",
+    });
+    expect((await waitTerminal(again.body.id)).status).toBe("COMPLETED");
+  });
+
+  it("DELETE removes the Detection after its finalizer removed the stored files from S3", async () => {
+    const objects = createS3ObjectStore({
+      endPoint: s3.endPoint,
+      port: s3.port,
+      useSSL: false,
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+    });
+    const stored = async () => {
+      const out: string[] = [];
+      for (const prefix of [keys.documentPrefix(completedId), keys.runPrefix(completedId)])
+        for await (const o of objects.list(BUCKET, prefix)) out.push(o.key);
+      return out;
+    };
+    expect((await stored()).length).toBeGreaterThan(0);
+    const del = await call("DELETE", `/v1/detection/${completedId}`);
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ id: completedId, deleted: true });
+    expect((await call("GET", `/v1/detection/${completedId}`)).status).toBe(404);
+    await until(
+      "the Detection to be gone from the apiserver",
+      async () => (await adminStore(NS).get(completedId)) === undefined,
+      30_000,
+    );
+    expect(await stored()).toEqual([]);
+  });
+
+  it("each identity has exactly its Role: nothing it needs was refused, nothing beyond it is allowed", async () => {
+    const operator = cluster.access("operator");
+    const apiAccess = cluster.access("api");
+    const group = "docverify.io";
+    for (const [verb, resource, g, sub] of [
+      ["watch", "detections", group, undefined],
+      ["update", "detections", group, "status"],
+      ["create", "pods", "", undefined],
+      ["create", "events", "", undefined],
+      ["update", "leases", "coordination.k8s.io", undefined],
+    ] as const) {
+      expect(
+        await canI(operator, { verb, resource, group: g, subresource: sub, namespace: NS }),
+        `${verb} ${resource}`,
+      ).toBe(true);
+    }
+    for (const [who, verb, resource, g, ns] of [
+      [operator, "delete", "detections", group, NS],
+      [operator, "get", "secrets", "", NS],
+      [operator, "create", "pods", "", "default"],
+      [operator, "list", "detections", group, undefined],
+      [apiAccess, "update", "detections", group, NS],
+      [apiAccess, "create", "pods", "", NS],
+      [apiAccess, "update", "leases", "coordination.k8s.io", NS],
+    ] as const) {
+      expect(
+        await canI(who, { verb, resource, group: g, namespace: ns }),
+        `${verb} ${resource} in ${ns ?? "all"}`,
+      ).toBe(false);
+    }
+    // Every call the runtime made during this file was allowed by those Roles.
+    for (const p of [...operators, api])
+      expect(p.log, p.label).not.toMatch(/refused to|HTTP-Code: 40[13]|could not record a Kubernetes Event/);
+  });
+});
