@@ -5,7 +5,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
 import type { ObjectStore } from "../core/ports.js";
-import { objectStoreFor } from "./step-runtime.js";
+import { objectStoreFor } from "./object-stores.js";
 
 const HELP = `Usage: docverify put-folder <local folder> <bucket>[/<prefix>]
 

@@ -24,7 +24,7 @@ import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
-import { objectStoreFor } from "./step-runtime.js";
+import { objectStoreFor } from "./object-stores.js";
 
 /**
  * `docverify standalone`: the api, the reconciler and the steps on one machine. Data lives in

@@ -1,4 +1,5 @@
-import path from "node:path";
+// First import: captures the native JSON.stringify before the step code loads pdfjs (see native-json.ts).
+import { restoreNativeJson } from "./native-json.js";
 import pino from "pino";
 import { runAgentStep } from "../agent/step.js";
 import { runCheckStep } from "../checks/runner.js";
@@ -7,8 +8,9 @@ import { type Config, loadConfig } from "../core/config.js";
 import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
-import { createLocalObjectStore } from "../platform/local/object-store.js";
-import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
+import { objectStoreFor, s3ObjectStoreFor } from "./object-stores.js";
+
+restoreNativeJson();
 
 /**
  * Runs one step with its configuration taken from `env` (never process.env directly, so a warm worker can
@@ -21,31 +23,12 @@ const STEPS = {
   agent: runAgentStep,
 } as const;
 
-const stores = new Map<string, ObjectStore>();
-
-export function objectStoreFor(dataDir: string): ObjectStore {
-  const root = path.resolve(dataDir, "objects");
-  let s = stores.get(root);
-  if (!s) {
-    s = createLocalObjectStore(root);
-    stores.set(root, s);
-  }
-  return s;
-}
-
 /**
  * The object store a step uses: S3 in a step Pod (the pod runner sets DOCVERIFY_RUNTIME=cluster), else
  * the standalone data directory.
  */
 function stepObjectStore(config: Config, env: Record<string, string | undefined>): ObjectStore {
-  if (env.DOCVERIFY_RUNTIME !== "cluster") return objectStoreFor(config.dataDir);
-  const key = `s3:${config.s3.endpoint}`;
-  let s = stores.get(key);
-  if (!s) {
-    s = createS3ObjectStore(s3ConfigFromEnv(config).options);
-    stores.set(key, s);
-  }
-  return s;
+  return env.DOCVERIFY_RUNTIME === "cluster" ? s3ObjectStoreFor(config) : objectStoreFor(config.dataDir);
 }
 
 export async function executeStep(
