@@ -5,8 +5,7 @@
  * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run.
  * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
 import os from "node:os";
 import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
@@ -98,18 +97,27 @@ async function main() {
     const detailJson = JSON.stringify(
       (await svc.call("GET", `/v1/detection/${lastId}`, { client: CLIENTS.full })).body,
     );
-    const bare = http.createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(detailJson);
-    });
-    await new Promise<void>((r) => bare.listen(0, "127.0.0.1", () => r()));
-    const barePort = (bare.address() as AddressInfo).port;
+    // The bare server runs in its own process, like the service, so both share the machine alike.
+    const bare = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const body = process.env.BODY;
+require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type": "application/json" }); r.end(body); })
+  .listen(0, "127.0.0.1", function () { process.stdout.write(this.address().port + "\\n"); });`,
+      ],
+      { env: { ...process.env, BODY: detailJson }, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const barePort = await new Promise<number>((resolve) =>
+      bare.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))),
+    );
     const bareRes = await load(`http://127.0.0.1:${barePort}/`, {}, GET_SECONDS);
     const apiRes = await load(
       `${svc.url}/v1/detection/${lastId}`,
       { authorization: `Bearer ${token}` },
       GET_SECONDS,
     );
-    bare.close();
+    bare.kill();
     rows.push([
       `GET /v1/detection/{id} (${CONNECTIONS} connections, ${GET_SECONDS} s)`,
       `${apiRes.rps.toFixed(0)} req/s (${apiRes.errors} errors)`,
