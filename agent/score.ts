@@ -9,14 +9,20 @@ import type { CheckResult, Finding } from "../core/check-result.js";
  * damped (they usually describe the same problem). A declared-vs-found document-type mismatch is one more
  * piece of evidence. Checks that errored add a few fixed points of uncertainty; passes and skips add nothing.
  *
- * The constants live in one object so a deployment can tune them (a later issue calibrates them).
+ * The constants live in one object so a deployment can tune them; docs/calibration.md says how they were
+ * calibrated (bench/calibrate.ts) and how to re-tune them on a deployment's own documents.
  */
 export const SCORING = {
-  /** p(severity) = probabilityScale × (severity / 10) ^ severityExponent. Severity 8 → 0.64, 9 → 0.77. */
-  probabilityScale: 0.9,
-  severityExponent: 1.5,
+  /**
+   * p(severity) = probabilityScale × (severity / 10) ^ severityExponent. Severity 2 → 0.28, 3 → 0.39,
+   * 4 → 0.48, 5 → 0.57, 6 → 0.65, 8 → 0.80: one finding of severity 5 or more, or a severity-4 finding with
+   * any other evidence, puts a document at "likely tampered" (≥ 50); mild findings (≤ 3) alone, or two of
+   * severity 2, do not. Calibrated on the labelled set (docs/calibration.md).
+   */
+  probabilityScale: 0.95,
+  severityExponent: 0.75,
   /** The k-th finding (0-based, by severity) of one check counts with weight sameCheckDecay^k. */
-  sameCheckDecay: 0.5,
+  sameCheckDecay: 0.3,
   /** Severity assumed for a flag whose findings carry none and whose check severity is 0. */
   defaultFlagSeverity: 5,
   /** A type mismatch counts as evidence with p = mismatchProbability × classifier confidence. */

@@ -1,5 +1,6 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import type { DocType } from "../core/verdict.js";
+import type { PageLayout } from "./page-layout.js";
 
 /**
  * The contract between the check runner and every check: the document is parsed once per check step
@@ -16,6 +17,10 @@ export interface PdfPage {
   /** Points (1/72 inch). */
   width: number;
   height: number;
+  /** True when `text` was read by OCR from the page's pixels (an image-only page or an image document). */
+  ocr?: boolean;
+  /** What the page draws, in paint order (text runs with font, size, colour; filled areas); see page-layout.ts. */
+  layout?: PageLayout;
 }
 
 /** A PDF feature that needs at least a given PDF version. */
@@ -68,6 +73,11 @@ export interface DocumentModel {
   declaredDocType: DocType;
   region: string;
   pdf?: PdfModel;
+  /**
+   * The pages of an image document (JPEG, PNG, TIFF) with their OCR text, set by the OCR pass before the
+   * checks run (checks/ocr.ts); read page text through `textPages` (checks/document-text.ts).
+   */
+  imagePages?: PdfPage[];
   /** Problems met while parsing that did not stop it (for logs and the text file). */
   warnings: string[];
 }
@@ -76,6 +86,10 @@ export interface CheckContext {
   now: Date;
   /** Aborted when the check's time bound is reached. */
   signal?: AbortSignal;
+  /** PEM bundle of trust anchors for signature.pdf (DOCVERIFY_TRUST_ANCHORS), read once by the runner. */
+  trustAnchorsPem?: string;
+  /** Why DOCVERIFY_TRUST_ANCHORS could not be read, when it is set but unreadable. */
+  trustAnchorsError?: string;
 }
 
 export interface Check {

@@ -68,12 +68,13 @@ describe("metadata.dates", () => {
         seed: 3,
         docType: "payslip",
         region: "DE",
-        creationDate: "D:20250301101500+01'00'",
-        modDate: "D:20250301101500+01'00'",
+        // After the pay period the payslip prints (metadata.dates also compares printed dates).
+        creationDate: "D:20251001101500+01'00'",
+        modDate: "D:20251001101500+01'00'",
         xmp: {
-          createDate: "2025-03-01T10:15:00",
-          modifyDate: "2025-03-01T09:15:30Z",
-          metadataDate: "2025-03-01T10:15:00",
+          createDate: "2025-10-01T10:15:00",
+          modifyDate: "2025-10-01T09:15:30Z",
+          metadataDate: "2025-10-01T10:15:00",
         },
       }),
     );

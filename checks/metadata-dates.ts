@@ -1,13 +1,15 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../core/verdict.js";
 import { type Check, type DocumentModel, judge } from "./check.js";
+import { historyDateFindings, printedDateFindings } from "./history-dates.js";
 import { compareDates, formatParsed, type ParsedDate, parseAnyDate, sameMoment } from "./pdf-date.js";
 
 /**
  * metadata.dates: the creation and modification dates a PDF records about itself, in the Info
  * dictionary (CreationDate, ModDate) and in XMP (xmp:CreateDate, xmp:ModifyDate, xmp:MetadataDate).
  * Finds dates in the future, modification before creation, long gaps between creation and
- * modification, Info and XMP telling different stories, and dates that cannot be read.
+ * modification, Info and XMP telling different stories, and dates that cannot be read; plus the XMP
+ * edit history's dates and the dates printed in the content (history-dates.ts).
  */
 
 export const METADATA_DATES_CHECK_ID = "metadata.dates";
@@ -201,7 +203,11 @@ export const metadataDatesCheck: Check = {
         ],
       };
     }
-    const findings = dateFindings(doc, ctx.now);
+    const findings = [
+      ...dateFindings(doc, ctx.now),
+      ...historyDateFindings(doc, ctx.now),
+      ...printedDateFindings(doc),
+    ];
     const { outcome, severity } = judge(findings);
     const summary =
       outcome === "pass"

@@ -1,6 +1,7 @@
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import type { DocType } from "../core/verdict.js";
 import type { DocumentModel, PdfFeature, PdfModel, PdfPage, PdfRaw } from "./check.js";
+import { type Box, type FontInfo, layoutFromOperatorList, type PageLayout } from "./page-layout.js";
 import { parseXmp } from "./xmp.js";
 
 /**
@@ -11,6 +12,8 @@ import { parseXmp } from "./xmp.js";
 
 /** Text is extracted from at most this many pages; the rest are counted in pagesUnread. */
 export const MAX_TEXT_PAGES = 500;
+/** Layout (text runs with fonts and positions, filled areas) is read for at most this many pages. */
+export const MAX_LAYOUT_PAGES = 100;
 /** Stop reading pages after this many consecutive page failures (a lying /Count, a broken tree). */
 const MAX_CONSECUTIVE_PAGE_FAILURES = 3;
 
@@ -122,11 +125,13 @@ async function parsePdf(bytes: Uint8Array, warnings: string[], signal?: AbortSig
           text += item.str;
           if (item.hasEOL) text += "\n";
         }
+        const layout = n <= MAX_LAYOUT_PAGES ? await readLayout(page, warnings) : undefined;
         pages.push({
           number: n,
           text: text.replace(/[ \t]+\n/g, "\n").trimEnd(),
           width: Math.round((w ?? 0) * 100) / 100,
           height: Math.round((h ?? 0) * 100) / 100,
+          ...(layout ? { layout } : {}),
         });
         page.cleanup();
         failures = 0;
@@ -142,6 +147,63 @@ async function parsePdf(bytes: Uint8Array, warnings: string[], signal?: AbortSig
   } finally {
     signal?.removeEventListener("abort", abort);
     await task.destroy().catch(() => undefined);
+  }
+}
+
+type PdfjsPage = Awaited<ReturnType<Awaited<ReturnType<typeof getDocument>["promise"]>["getPage"]>>;
+
+/** The page's drawing in paint order, from one operator-list walk; undefined when pdfjs cannot list it. */
+async function readLayout(page: PdfjsPage, warnings: string[]): Promise<PageLayout | undefined> {
+  try {
+    const ops = await page.getOperatorList();
+    const fonts = new Map<string, FontInfo | undefined>();
+    const fontOf = (id: string): FontInfo | undefined => {
+      if (fonts.has(id)) return fonts.get(id);
+      let info: FontInfo | undefined;
+      try {
+        if (page.commonObjs.has(id)) {
+          const f = page.commonObjs.get(id) as {
+            name?: unknown;
+            missingFile?: unknown;
+            ascent?: unknown;
+            descent?: unknown;
+            fontMatrix?: unknown;
+            vertical?: unknown;
+          } | null;
+          if (f) {
+            const matrix =
+              f.fontMatrix && typeof (f.fontMatrix as ArrayLike<number>).length === "number"
+                ? Array.from(f.fontMatrix as ArrayLike<number>)
+                : undefined;
+            info = {
+              name: typeof f.name === "string" && f.name ? f.name : id,
+              embedded: f.missingFile === false,
+              ascent: typeof f.ascent === "number" && Number.isFinite(f.ascent) ? f.ascent : 0.8,
+              descent: typeof f.descent === "number" && Number.isFinite(f.descent) ? f.descent : -0.2,
+              widthScale:
+                matrix && typeof matrix[0] === "number" && Number.isFinite(matrix[0]) && matrix[0] !== 0
+                  ? Math.abs(matrix[0])
+                  : 0.001,
+              vertical: f.vertical === true,
+            };
+          }
+        }
+      } catch {
+        info = undefined;
+      }
+      fonts.set(id, info);
+      return info;
+    };
+    const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = page.view;
+    const box: Box = [Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)];
+    const layout = layoutFromOperatorList(ops.fnArray, ops.argsArray, fontOf, box);
+    if (layout.truncated) warnings.push(`page ${page.pageNumber} layout incomplete: ${layout.truncated}`);
+    return layout;
+  } catch (err) {
+    warnings.push(
+      `page ${page.pageNumber} layout unreadable: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    return undefined;
   }
 }
 

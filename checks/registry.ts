@@ -1,6 +1,27 @@
 import type { Check } from "./check.js";
 import { fileTypeCheck } from "./file-type.js";
+import { fontsConsistencyCheck } from "./fonts-consistency.js";
+import { imageMetadataCheck } from "./image-metadata.js";
+import { layoutOverlayCheck } from "./layout-overlay.js";
 import { metadataDatesCheck } from "./metadata-dates.js";
+import { metadataProducerCheck } from "./metadata-producer.js";
+import { pdfRevisionsCheck } from "./pdf-revisions.js";
+import { qrCodesCheck } from "./qr-codes.js";
+import { signaturePdfCheck } from "./signature-pdf.js";
+import { textArithmeticCheck } from "./text-arithmetic.js";
+import { textIdentifiersCheck } from "./text-identifiers.js";
 
 /** Every check the check step runs, in order. Add a check here to run it. */
-export const CHECKS: readonly Check[] = [fileTypeCheck, metadataDatesCheck];
+export const CHECKS: readonly Check[] = [
+  fileTypeCheck,
+  metadataDatesCheck,
+  qrCodesCheck,
+  imageMetadataCheck,
+  pdfRevisionsCheck,
+  signaturePdfCheck,
+  metadataProducerCheck,
+  fontsConsistencyCheck,
+  layoutOverlayCheck,
+  textArithmeticCheck,
+  textIdentifiersCheck,
+];

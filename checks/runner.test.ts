@@ -41,7 +41,10 @@ describe("runCheckStep", () => {
     const result = CheckStepResult.parse(await runCheckStep(input, ctx));
     expect(result.failure).toBeUndefined();
     expect(result.checks.map((c) => c.checkId)).toEqual(CHECKS.map((c) => c.id));
-    expect(result.checks.map((c) => c.outcome)).toEqual(["pass", "pass"]);
+    for (const c of result.checks) expect(["pass", "skip"], c.checkId).toContain(c.outcome);
+    expect(result.checks.filter((c) => c.outcome === "pass").map((c) => c.checkId)).toEqual(
+      expect.arrayContaining(["file.type", "metadata.dates"]),
+    );
     expect(result.discovered.sort()).toEqual(["metadata_present", "xmp_present"]);
     expect(result.authoritative).toBeUndefined();
     expect(result.textKey).toBe(keys.text(input.detection));
@@ -64,14 +67,16 @@ describe("runCheckStep", () => {
     expect(result.discovered).toContain("incremental_updates");
   });
 
-  it("writes an empty text file for an image and skips metadata.dates", async () => {
+  it("OCRs an image document (noise reads as no text), reports it scanned and skips metadata.dates", async () => {
     const input = await prepared(makePng(4), "image/png", "statement.png");
     const result = await runCheckStep(input, ctx);
     expect(result.failure).toBeUndefined();
-    expect((await ctx.objects.get(ctx.bucket, result.textKey!)).length).toBe(0);
+    expect((await ctx.objects.get(ctx.bucket, result.textKey!)).toString("utf8").trim()).toBe(
+      "--- page 1 ---",
+    );
     expect(result.checks.find((c) => c.checkId === "metadata.dates")?.outcome).toBe("skip");
     expect(result.checks.find((c) => c.checkId === "file.type")?.outcome).toBe("pass");
-    expect(result.discovered).toEqual([]);
+    expect(result.discovered).toEqual(["scanned"]);
   });
 
   it("fails document_unreadable for bytes that are no PDF at all", async () => {

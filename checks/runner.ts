@@ -3,9 +3,13 @@ import { type AuthoritativeInfo, type CheckStepResult, keys, type StepInput } fr
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
-import type { Check, DocumentModel } from "./check.js";
+import type { Check, CheckContext, DocumentModel } from "./check.js";
+import { renderPageText } from "./document-text.js";
+import type { OcrEngine } from "./ocr.js";
+import { ocrForStep } from "./ocr-step.js";
 import { buildDocumentModel, DocumentUnreadableError } from "./pdf-model.js";
 import { CHECKS } from "./registry.js";
+import { loadTrustAnchors } from "./trust-anchors.js";
 
 /**
  * The check step: loads the stored document, parses it once, runs every applicable check with a time
@@ -22,6 +26,10 @@ export interface CheckStepOptions {
   checkTimeoutMs?: number;
   /** Bound on parsing the document; default half the step timeout. */
   parseTimeoutMs?: number;
+  /** OCR engine to use for image pages (default: one started on demand and stopped after the step). */
+  ocr?: OcrEngine;
+  /** Bound on OCR of all image pages together; default half the step timeout. */
+  ocrTimeoutMs?: number;
 }
 
 class CheckTimeoutError extends Error {
@@ -49,12 +57,17 @@ async function withTimeout<T>(
   }
 }
 
-async function runOne(check: Check, doc: DocumentModel, now: Date, timeoutMs: number): Promise<CheckResult> {
+async function runOne(
+  check: Check,
+  doc: DocumentModel,
+  base: Omit<CheckContext, "signal">,
+  timeoutMs: number,
+): Promise<CheckResult> {
   const started = performance.now();
   try {
     const result = await withTimeout(
       timeoutMs,
-      (signal) => check.run(doc, { now, signal }),
+      (signal) => check.run(doc, { ...base, signal }),
       `The check ${check.id}`,
     );
     return { ...result, checkId: check.id, durationMs: Math.round(performance.now() - started) };
@@ -99,8 +112,7 @@ export function documentFacts(doc: DocumentModel): string[] {
 
 /** The text file the agent reads: one `--- page N ---` line before each page's text. */
 export function renderText(doc: DocumentModel): string {
-  if (!doc.pdf) return "";
-  return doc.pdf.pages.map((p) => `--- page ${p.number} ---\n${p.text}\n`).join("");
+  return renderPageText(doc);
 }
 
 export async function runCheckStep(
@@ -165,6 +177,13 @@ export async function runCheckStep(
     "document parsed",
   );
 
+  // Image documents and image-only PDF pages get their text by OCR before the text checks read it.
+  const ocr = await ocrForStep(doc, {
+    engine: opts.ocr,
+    timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
+    log,
+  });
+
   const now = ctx.clock.now();
   const applicable = (opts.checks ?? CHECKS).filter((c) => {
     try {
@@ -174,12 +193,25 @@ export async function runCheckStep(
       return true;
     }
   });
-  const checks = await Promise.all(applicable.map((c) => runOne(c, doc, now, checkTimeoutMs)));
+  const anchors = await loadTrustAnchors(ctx.config.trustAnchorsFile);
+  if (anchors.error) log.warn({ reason: anchors.error }, "the trust anchors file cannot be read");
+  const base: Omit<CheckContext, "signal"> = {
+    now,
+    ...(anchors.pem ? { trustAnchorsPem: anchors.pem } : {}),
+    ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
+  };
+  const checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
   for (const c of checks) {
     log.info({ check: c.checkId, outcome: c.outcome, severity: c.severity, ms: c.durationMs }, c.summary);
   }
 
-  const discovered = [...new Set([...documentFacts(doc), ...checks.flatMap((c) => c.discovered ?? [])])];
+  const discovered = [
+    ...new Set([
+      ...documentFacts(doc),
+      ...(ocr.scannedPages.length > 0 ? ["scanned"] : []),
+      ...checks.flatMap((c) => c.discovered ?? []),
+    ]),
+  ];
   const decisive = checks.find((c) => c.authoritative);
   const authoritative: AuthoritativeInfo | undefined = decisive?.authoritative
     ? {
@@ -192,12 +224,6 @@ export async function runCheckStep(
   const textKey = keys.text(input.detection);
   const text = renderText(doc);
   await ctx.objects.put(ctx.bucket, textKey, text, { contentType: "text/plain; charset=utf-8" });
-  if (!doc.pdf) {
-    log.info(
-      { contentType: doc.contentType },
-      "image documents carry no extracted text until OCR is added; wrote an empty text file",
-    );
-  }
   return {
     step: "check",
     checks,

@@ -1,0 +1,296 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { classifyDocument } from "../agent/classify.js";
+import type { AgentInput } from "../agent/engine.js";
+import { runAgentStep } from "../agent/step.js";
+import { createReusableOcrEngine, type OcrEngine } from "../checks/ocr.js";
+import { runPrepare } from "../checks/prepare.js";
+import { runCheckStep } from "../checks/runner.js";
+import type { CheckResult } from "../core/check-result.js";
+import { loadConfig } from "../core/config.js";
+import { type DocumentInfo, keys, type StepInput } from "../core/detection.js";
+import { systemClock } from "../core/ports.js";
+import type { StepContext } from "../core/step-context.js";
+import type { Verdict } from "../core/verdict.js";
+import type { CorpusItem, TamperKind } from "../fixtures/corpus.js";
+import { testPki } from "../fixtures/signed.js";
+import { createLocalObjectStore } from "../platform/local/object-store.js";
+
+/**
+ * The quality harness behind `npm run eval`: runs the real prepare, check and agent step functions
+ * in-process on a local object store over a labelled set, and computes the figures the calibration is
+ * judged by (ROC AUC, precision/recall/F1 and FPR at score 50, detection rate per tamper kind, doc-type
+ * accuracy, time per document).
+ */
+
+export const THRESHOLD = 50;
+const CORPUS_BUCKET = "corpus";
+
+export interface EvalOptions {
+  engine?: "rules" | "llm";
+  llmUrl?: string;
+  llmModel?: string;
+  /** Called after each document with a one-line progress note. */
+  progress?: (line: string) => void;
+}
+
+export interface DocOutcome {
+  id: string;
+  label: "genuine" | "tampered";
+  tamper?: TamperKind;
+  docType: string;
+  region: string;
+  variant: string;
+  /** Fraud score; for a detection decided by signature.pdf alone: 0 when corroborated, 100 when unattested. */
+  score: number | null;
+  authoritative?: { trust: string | null; directive: string | null };
+  verdict?: Verdict;
+  /** Type the rules classifier reads from the extracted text. */
+  classifiedType: string;
+  failure?: string;
+  /** What the agent saw, so the scoring can be re-run with other constants (calibration). */
+  agentInput?: AgentInput;
+  ms: { prepare: number; check: number; agent: number; total: number };
+}
+
+export interface Metrics {
+  documents: number;
+  genuine: number;
+  tampered: number;
+  failures: number;
+  auc: number;
+  precision: number;
+  recall: number;
+  f1: number;
+  fpr: number;
+  perKind: { kind: string; n: number; detected: number; rate: number; meanScore: number }[];
+  docTypeAccuracy: number;
+  msPerDocMean: number;
+  msPerDocP95: number;
+  checkMsMean: number;
+}
+
+const ms = (since: number) => Math.round(performance.now() - since);
+
+/** Runs the three steps on every item. */
+export async function evaluate(
+  items: readonly CorpusItem[],
+  options: EvalOptions = {},
+): Promise<DocOutcome[]> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "docverify-eval-"));
+  const ocr: OcrEngine = createReusableOcrEngine();
+  try {
+    const pki = await testPki();
+    const anchors = path.join(root, "trust-anchors.pem");
+    await writeFile(anchors, pki.rootPem);
+    const env: Record<string, string> = {
+      DOCVERIFY_DATA_DIR: root,
+      DOCVERIFY_TRUST_ANCHORS: anchors,
+      DOCVERIFY_AGENT_ENGINE: options.engine ?? "rules",
+    };
+    if (options.llmUrl) env.DOCVERIFY_LLM_URL = options.llmUrl;
+    if (options.engine === "llm") env.DOCVERIFY_LLM_MODEL = options.llmModel ?? "docverify-eval";
+    const config = loadConfig(env);
+    const objects = createLocalObjectStore(path.join(root, "objects"));
+    await objects.ensureBucket(config.bucket);
+    await objects.ensureBucket(CORPUS_BUCKET);
+    const ctx: StepContext = {
+      objects,
+      bucket: config.bucket,
+      config,
+      log: pino({ level: "silent" }),
+      clock: systemClock,
+    };
+    const out: DocOutcome[] = [];
+    for (const [i, item] of items.entries()) {
+      const outcome = await evaluateOne(item, i, ctx, ocr);
+      out.push(outcome);
+      options.progress?.(
+        `${String(i + 1).padStart(4)}/${items.length} ${item.id.padEnd(44)} ${item.label.padEnd(8)} score ${String(outcome.score ?? "-").padStart(3)} ${outcome.failure ?? ""} ${outcome.ms.total} ms`,
+      );
+    }
+    return out;
+  } finally {
+    await ocr.terminate();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function evaluateOne(
+  item: CorpusItem,
+  n: number,
+  ctx: StepContext,
+  ocr: OcrEngine,
+): Promise<DocOutcome> {
+  const bytes = await item.make();
+  const key = `${item.id}/${item.filename}`;
+  await ctx.objects.put(CORPUS_BUCKET, key, Buffer.from(bytes), { contentType: item.contentType });
+  const base = {
+    id: item.id,
+    label: item.label,
+    tamper: item.tamper,
+    docType: item.docType,
+    region: item.region,
+    variant: item.variant,
+  };
+  const detection = `det-eval-${process.pid}-${n}`;
+  const spec: StepInput["spec"] = {
+    source: { object: { bucket: CORPUS_BUCKET, key } },
+    docType: item.docType,
+    region: item.region,
+    submittedBy: "eval",
+    sample: false,
+    priority: "batch",
+  };
+  const started = performance.now();
+  const times = { prepare: 0, check: 0, agent: 0, total: 0 };
+  const failed = (failure: string): DocOutcome => ({
+    ...base,
+    score: null,
+    classifiedType: "unknown",
+    failure,
+    ms: { ...times, total: ms(started) },
+  });
+
+  let t = performance.now();
+  const prepared = await runPrepare({ detection, step: "prepare", attempt: 1, spec }, ctx);
+  times.prepare = ms(t);
+  if (prepared.failure || !prepared.document)
+    return failed(`prepare: ${prepared.failure?.code ?? "no document"}`);
+  const document: DocumentInfo = prepared.document;
+
+  t = performance.now();
+  const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx, { ocr });
+  times.check = ms(t);
+  await ctx.objects.put(ctx.bucket, keys.result(detection, "check"), JSON.stringify(checked), {
+    contentType: "application/json",
+  });
+  if (checked.failure) return failed(`check: ${checked.failure.code}`);
+  const text = checked.textKey ? (await ctx.objects.get(ctx.bucket, checked.textKey)).toString("utf8") : "";
+  const classifiedType = classifyDocument(text).docType;
+  const agentInput: AgentInput = {
+    declaredDocType: item.docType,
+    region: item.region,
+    text,
+    checks: checked.checks as CheckResult[],
+    discovered: checked.discovered,
+  };
+
+  if (checked.authoritative) {
+    const trust = checked.authoritative.trust;
+    return {
+      ...base,
+      score: trust === "corroborated" ? 0 : 100,
+      authoritative: { trust, directive: checked.authoritative.directive },
+      classifiedType,
+      agentInput,
+      ms: { ...times, total: ms(started) },
+    };
+  }
+
+  t = performance.now();
+  const agent = await runAgentStep({ detection, step: "agent", attempt: 1, spec, document }, ctx);
+  times.agent = ms(t);
+  if (agent.failure || !agent.verdict) {
+    return { ...failed(`agent: ${agent.error ?? agent.failure?.code}`), classifiedType, agentInput };
+  }
+  return {
+    ...base,
+    score: agent.verdict.fraudScore,
+    verdict: agent.verdict,
+    classifiedType,
+    agentInput,
+    ms: { ...times, total: ms(started) },
+  };
+}
+
+/** ROC AUC by the Mann-Whitney statistic (ties count one half). */
+export function rocAuc(positive: number[], negative: number[]): number {
+  if (positive.length === 0 || negative.length === 0) return Number.NaN;
+  let wins = 0;
+  for (const p of positive) for (const q of negative) wins += p > q ? 1 : p === q ? 0.5 : 0;
+  return wins / (positive.length * negative.length);
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+const p95 = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[Math.min(s.length - 1, Math.ceil(0.95 * s.length) - 1)] as number) : Number.NaN;
+};
+
+/** A document that failed counts as flagged (the service would send it to a person) with score 100. */
+const scoreOf = (d: DocOutcome) => d.score ?? 100;
+
+export function computeMetrics(docs: readonly DocOutcome[], threshold = THRESHOLD): Metrics {
+  const genuine = docs.filter((d) => d.label === "genuine");
+  const tampered = docs.filter((d) => d.label === "tampered");
+  const tp = tampered.filter((d) => scoreOf(d) >= threshold).length;
+  const fp = genuine.filter((d) => scoreOf(d) >= threshold).length;
+  const precision = tp + fp > 0 ? tp / (tp + fp) : Number.NaN;
+  const recall = tampered.length ? tp / tampered.length : Number.NaN;
+  const kinds = [...new Set(tampered.map((d) => d.tamper as string))];
+  return {
+    documents: docs.length,
+    genuine: genuine.length,
+    tampered: tampered.length,
+    failures: docs.filter((d) => d.failure).length,
+    auc: rocAuc(tampered.map(scoreOf), genuine.map(scoreOf)),
+    precision,
+    recall,
+    f1: precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : Number.NaN,
+    fpr: genuine.length ? fp / genuine.length : Number.NaN,
+    perKind: kinds.map((kind) => {
+      const of = tampered.filter((d) => d.tamper === kind);
+      const detected = of.filter((d) => scoreOf(d) >= threshold).length;
+      return { kind, n: of.length, detected, rate: detected / of.length, meanScore: mean(of.map(scoreOf)) };
+    }),
+    docTypeAccuracy: docs.length
+      ? docs.filter((d) => d.classifiedType === d.docType).length / docs.length
+      : Number.NaN,
+    msPerDocMean: mean(docs.map((d) => d.ms.total)),
+    msPerDocP95: p95(docs.map((d) => d.ms.total)),
+    checkMsMean: mean(docs.map((d) => d.ms.check)),
+  };
+}
+
+const pct = (x: number) => (Number.isNaN(x) ? "n/a" : `${(100 * x).toFixed(1)} %`);
+const num = (x: number, digits = 3) => (Number.isNaN(x) ? "n/a" : x.toFixed(digits));
+
+/** The report table: one "name | value" row per figure, then one row per tamper kind. */
+export function formatMetrics(m: Metrics, title: string): string {
+  const rows: [string, string][] = [
+    ["documents (genuine / tampered)", `${m.documents} (${m.genuine} / ${m.tampered})`],
+    ["step failures", String(m.failures)],
+    ["ROC AUC", num(m.auc)],
+    [`precision at score ${THRESHOLD}`, pct(m.precision)],
+    [`recall at score ${THRESHOLD}`, pct(m.recall)],
+    [`F1 at score ${THRESHOLD}`, num(m.f1)],
+    [`false-positive rate on genuine at ${THRESHOLD}`, pct(m.fpr)],
+    ["doc-type accuracy", pct(m.docTypeAccuracy)],
+    ["time per document, mean / p95", `${Math.round(m.msPerDocMean)} ms / ${Math.round(m.msPerDocP95)} ms`],
+    ["check step per document, mean", `${Math.round(m.checkMsMean)} ms`],
+    ...m.perKind.map((k): [string, string] => [
+      `detected: ${k.kind}`,
+      `${pct(k.rate)} (${k.detected}/${k.n}, mean score ${Math.round(k.meanScore)})`,
+    ]),
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  const v = Math.max(...rows.map(([, x]) => x.length));
+  const line = `+-${"-".repeat(w)}-+-${"-".repeat(v)}-+`;
+  return [title, line, ...rows.map(([k, x]) => `| ${k.padEnd(w)} | ${x.padEnd(v)} |`), line].join("\n");
+}
+
+/** Documents that land on the wrong side of the threshold, for the report. */
+export function misclassified(docs: readonly DocOutcome[], threshold = THRESHOLD): string[] {
+  return docs
+    .filter((d) => (d.label === "genuine" ? scoreOf(d) >= threshold : scoreOf(d) < threshold))
+    .map((d) => {
+      const top = (d.agentInput?.checks ?? [])
+        .filter((c) => c.outcome === "flag")
+        .map((c) => `${c.checkId}(${c.severity})`)
+        .join(" ");
+      return `${d.label === "genuine" ? "false positive" : "missed"}: ${d.id} [${d.variant}] score ${d.score ?? "-"}${d.failure ? ` ${d.failure}` : ""} ${top}`;
+    });
+}

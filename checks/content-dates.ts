@@ -1,0 +1,141 @@
+/**
+ * Calendar dates printed in a document's text, with the format they were written in, so checks can
+ * tell impossible dates (31/02/2025), dates that only make sense in another region's order (a GB
+ * statement with 03/14/2025) and formats a region does not use. Numeric dates are read in the
+ * region's order (US month first, elsewhere day first) and also in the other order, when valid.
+ */
+
+export type DateFormat =
+  | "iso" // 2025-03-14
+  | "slash" // 14/03/2025 or 03/14/2025
+  | "dot" // 14.03.2025
+  | "dash" // 14-03-2025
+  | "long_dmy" // 14 March 2025, 14. März 2025
+  | "long_mdy"; // March 14, 2025
+
+export interface ContentDate {
+  raw: string;
+  start: number;
+  end: number;
+  format: DateFormat;
+  /** The date in the region's reading (UTC midnight), when that reading is a real date. */
+  date?: Date;
+  /** For numeric day/month dates: which orders give a real date. */
+  dayFirstValid?: boolean;
+  monthFirstValid?: boolean;
+}
+
+const MONTHS: Record<string, number> = {
+  january: 1,
+  february: 2,
+  march: 3,
+  april: 4,
+  may: 5,
+  june: 6,
+  july: 7,
+  august: 8,
+  september: 9,
+  october: 10,
+  november: 11,
+  december: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  sept: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
+  januar: 1,
+  februar: 2,
+  märz: 3,
+  maerz: 3,
+  mai: 5,
+  juni: 6,
+  juli: 7,
+  oktober: 10,
+  dezember: 12,
+  okt: 10,
+  dez: 12,
+};
+
+/** A real calendar date (UTC midnight), or undefined (31 February, month 13). */
+export function calendarDate(y: number, m: number, d: number): Date | undefined {
+  if (!Number.isInteger(y) || !Number.isInteger(m) || !Number.isInteger(d)) return undefined;
+  if (y < 1000 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return undefined;
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCMonth() === m - 1 && date.getUTCDate() === d ? date : undefined;
+}
+
+/** Regions that write numeric dates month first. */
+const MONTH_FIRST = new Set(["US", "PH", "FM", "MH", "PW"]);
+export const monthFirstRegion = (region: string) => MONTH_FIRST.has(region.toUpperCase());
+
+const year4 = (s: string) => Number(s);
+
+/** Every date in the text, in the order they appear. */
+export function findDates(text: string, region: string): ContentDate[] {
+  const out: ContentDate[] = [];
+  const taken: [number, number][] = [];
+  const free = (s: number, e: number) => taken.every(([a, b]) => e <= a || s >= b);
+  const add = (d: ContentDate) => {
+    if (!free(d.start, d.end)) return;
+    taken.push([d.start, d.end]);
+    out.push(d);
+  };
+  for (const m of text.matchAll(/(?<![\d./-])(\d{4})-(\d{2})-(\d{2})(?![\d])/g)) {
+    const start = m.index ?? 0;
+    const date = calendarDate(year4(m[1] as string), Number(m[2]), Number(m[3]));
+    add({ raw: m[0], start, end: start + m[0].length, format: "iso", ...(date ? { date } : {}) });
+  }
+  for (const m of text.matchAll(/(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])/g)) {
+    const start = m.index ?? 0;
+    const a = Number(m[1]);
+    const b = Number(m[3]);
+    const y = year4(m[4] as string);
+    const sep = m[2] as string;
+    const dayFirst = calendarDate(y, b, a);
+    const monthFirst = calendarDate(y, a, b);
+    // Dots and dashes are day-first everywhere; slashes follow the region.
+    const useMonthFirst = sep === "/" && monthFirstRegion(region);
+    const date = useMonthFirst ? monthFirst : dayFirst;
+    add({
+      raw: m[0],
+      start,
+      end: start + m[0].length,
+      format: sep === "/" ? "slash" : sep === "." ? "dot" : "dash",
+      ...(date ? { date } : {}),
+      dayFirstValid: dayFirst !== undefined,
+      monthFirstValid: monthFirst !== undefined,
+    });
+  }
+  for (const m of text.matchAll(/\b(\d{1,2})\.?\s+([A-Za-zäÄ]{3,9})\.?,?\s+(\d{4})\b/g)) {
+    const month = MONTHS[(m[2] as string).toLowerCase()];
+    if (!month) continue;
+    const start = m.index ?? 0;
+    const date = calendarDate(year4(m[3] as string), month, Number(m[1]));
+    add({ raw: m[0], start, end: start + m[0].length, format: "long_dmy", ...(date ? { date } : {}) });
+  }
+  for (const m of text.matchAll(/\b([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})\b/g)) {
+    const month = MONTHS[(m[1] as string).toLowerCase()];
+    if (!month) continue;
+    const start = m.index ?? 0;
+    const date = calendarDate(year4(m[3] as string), month, Number(m[2]));
+    add({ raw: m[0], start, end: start + m[0].length, format: "long_mdy", ...(date ? { date } : {}) });
+  }
+  return out.sort((x, y) => x.start - y.start);
+}
+
+/** The text read as exactly one date, or null. */
+export function parseDateText(text: string, region: string): ContentDate | null {
+  const t = text.trim();
+  const found = findDates(t, region);
+  return found.length === 1 && found[0]?.start === 0 && found[0].end === t.length ? found[0] : null;
+}
+
+/** YYYY-MM-DD of a UTC date. */
+export const isoDay = (d: Date) => d.toISOString().slice(0, 10);

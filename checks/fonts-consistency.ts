@@ -1,0 +1,394 @@
+import type { CheckResult, Finding } from "../core/check-result.js";
+import { type Check, type DocumentModel, judge } from "./check.js";
+import { parseDateText } from "./content-dates.js";
+import { numberStyleFor, parseAmount } from "./numbers.js";
+import type { Box, TextRun } from "./page-layout.js";
+import { type Cell, documentLines, type Line } from "./text-lines.js";
+
+/**
+ * fonts.consistency: every text run's font and size. Finds a value (amount, date, account number) set in
+ * a font or size unlike the other values of its column and unlike its own row (one amount in Courier in a
+ * column of Helvetica amounts), a cell whose text mixes font families (a word retyped inside a line),
+ * the same font embedded twice on one page under different subset prefixes (the second copy is what an
+ * editor adds), and a few values whose font comes from elsewhere than the rest of the page.
+ */
+
+export const FONTS_CONSISTENCY_CHECK_ID = "fonts.consistency";
+
+/** A column needs this many other values before one odd value in it means anything. */
+const MIN_COLUMN_PEERS = 4;
+/** The column's usual font must be this common among the other values. */
+const COLUMN_MAJORITY = 0.7;
+/** Cells whose right (or left) edges are this close share a column. */
+const COLUMN_TOLERANCE = 2;
+/** Sizes this close are the same size. */
+const SIZE_TOLERANCE = 0.6;
+
+const SUBSET = /^[A-Z]{6}\+/;
+/** A font family drawing at most this many runs in the whole document is rare. */
+const RARE_FAMILY_RUNS = 3;
+
+export interface FontFace {
+  family: string;
+  bold: boolean;
+  italic: boolean;
+}
+
+const faces = new Map<string, FontFace>();
+
+/** "ABCDEF+Arial-BoldItalicMT" → { family: "Arial", bold: true, italic: true }. */
+export function fontFace(name: string): FontFace {
+  let face = faces.get(name);
+  if (!face) {
+    face = readFontFace(name);
+    if (faces.size < 10_000) faces.set(name, face);
+  }
+  return face;
+}
+
+function readFontFace(name: string): FontFace {
+  const bare = name.replace(SUBSET, "");
+  const [head = bare, ...rest] = bare.split(/[-,]/);
+  const style = rest.join("-").toLowerCase();
+  const lower = bare.toLowerCase();
+  const family = head
+    .replace(/(PSMT|MT|PS)$/, "")
+    .replace(/(Bold|Italic|Oblique|Regular)+$/i, "")
+    .trim();
+  return {
+    family: family || head,
+    bold: /bold|black|heavy|semibold|demi/.test(style) || /bold/.test(lower),
+    italic: /italic|oblique/.test(style) || /italic|oblique/.test(lower),
+  };
+}
+
+const faceLabel = (f: FontFace) => `${f.family}${f.bold ? " Bold" : ""}${f.italic ? " Italic" : ""}`;
+const sameFace = (a: FontFace, b: FontFace) =>
+  a.family === b.family && a.bold === b.bold && a.italic === b.italic;
+
+type ValueKind = "amount" | "date" | "number";
+
+function valueKind(text: string, region: string): ValueKind | null {
+  if (parseAmount(text, { style: numberStyleFor(region) })) return "amount";
+  if (parseDateText(text, region)) return "date";
+  const digits = text.replace(/\D/g, "").length;
+  if (digits >= 3 && /^[A-Z]{0,2}[\d\s./-]+$/.test(text.trim())) return "number";
+  return null;
+}
+
+interface ValueCell {
+  cell: Cell;
+  line: Line;
+  kind: ValueKind;
+  face: FontFace;
+  size: number;
+  bbox: Box;
+}
+
+/** The run that carries most of a cell's text decides its face. */
+function dominantRun(cell: Cell): TextRun {
+  return cell.runs.reduce((a, b) => (b.text.length > a.text.length ? b : a));
+}
+
+function groupByEdge(cells: ValueCell[], edge: (c: ValueCell) => number): ValueCell[][] {
+  const sorted = [...cells].sort((a, b) => edge(a) - edge(b));
+  const groups: ValueCell[][] = [];
+  for (const c of sorted) {
+    const g = groups[groups.length - 1];
+    if (g && edge(c) - edge(g[g.length - 1] as ValueCell) <= COLUMN_TOLERANCE) g.push(c);
+    else groups.push([c]);
+  }
+  return groups;
+}
+
+/** A value in a font family used for almost nothing else in the document, on a row set in another family. */
+function rareFontFindings(
+  values: ValueCell[],
+  familyRuns: Map<string, number>,
+  reported: Set<ValueCell>,
+): Finding[] {
+  const findings: Finding[] = [];
+  for (const v of values) {
+    if (reported.has(v)) continue;
+    if ((familyRuns.get(v.face.family) ?? 0) > RARE_FAMILY_RUNS) continue;
+    const rowOthers = v.line.cells.filter((c) => c !== v.cell && c.runs.length > 0);
+    if (rowOthers.length < 2) continue;
+    const rowFamilies = new Set(rowOthers.map((c) => fontFace(dominantRun(c).font).family));
+    if (rowFamilies.size !== 1 || rowFamilies.has(v.face.family)) continue;
+    const [rowFamily] = [...rowFamilies];
+    findings.push({
+      code: "value_font_differs",
+      message: `On page ${v.line.page}, the ${v.kind} "${v.cell.text}" is set in ${faceLabel(v.face)} ${v.size} pt, a font used for almost nothing else in the document, while the rest of its row uses ${rowFamily}: the value was probably typed in afterwards.`,
+      page: v.line.page,
+      bbox: v.bbox,
+      evidence: {
+        value: v.cell.text,
+        font: dominantRun(v.cell).font,
+        size: v.size,
+        rowFont: rowFamily,
+        runsInFont: familyRuns.get(v.face.family),
+      },
+      severity: 7,
+    });
+  }
+  return findings;
+}
+
+function columnFindings(values: ValueCell[]): Finding[] {
+  // Each value joins the bigger of its right-aligned and left-aligned columns.
+  const right = groupByEdge(values, (c) => c.bbox[2]);
+  const left = groupByEdge(values, (c) => c.bbox[0]);
+  const columnOf = new Map<ValueCell, ValueCell[]>();
+  for (const g of [...right, ...left]) {
+    for (const c of g) if ((columnOf.get(c)?.length ?? 0) < g.length) columnOf.set(c, g);
+  }
+  // Font counts per column and kind, computed once; each value's peers are its column minus itself.
+  type Count = { n: number; face: FontFace; size: number };
+  const tallies = new Map<ValueCell[], Map<ValueKind, { total: number; counts: Map<string, Count> }>>();
+  const keyOf = (c: ValueCell) => `${faceLabel(c.face)}@${Math.round(c.size * 2) / 2}`;
+  const tally = (group: ValueCell[]) => {
+    let t = tallies.get(group);
+    if (!t) {
+      t = new Map();
+      for (const c of group) {
+        const k = t.get(c.kind) ?? { total: 0, counts: new Map<string, Count>() };
+        const e = k.counts.get(keyOf(c)) ?? { n: 0, face: c.face, size: c.size };
+        e.n++;
+        k.total++;
+        k.counts.set(keyOf(c), e);
+        t.set(c.kind, k);
+      }
+      tallies.set(group, t);
+    }
+    return t;
+  };
+  const findings: Finding[] = [];
+  for (const v of values) {
+    const group = columnOf.get(v);
+    const kind = group ? tally(group).get(v.kind) : undefined;
+    if (!kind) continue;
+    const peers = kind.total - 1;
+    if (peers < MIN_COLUMN_PEERS) continue;
+    const own = keyOf(v);
+    let usual: Count | undefined;
+    let usualN = 0;
+    for (const [k, e] of kind.counts) {
+      const n = k === own ? e.n - 1 : e.n;
+      if (n > usualN) {
+        usual = e;
+        usualN = n;
+      }
+    }
+    if (!usual || usualN / peers < COLUMN_MAJORITY) continue;
+    const familyDiffers = usual.face.family !== v.face.family;
+    const sizeDiffers = Math.abs(usual.size - v.size) > SIZE_TOLERANCE;
+    const styleDiffers = !sameFace(usual.face, v.face);
+    if (!familyDiffers && !sizeDiffers && !styleDiffers) continue;
+    // The value's own row: other cells of the line that are set like it make it a styled row (a bold total).
+    const rowOthers = v.line.cells.filter((c) => c !== v.cell && c.runs.length > 0);
+    const rowFaces = rowOthers.map((c) => ({
+      face: fontFace(dominantRun(c).font),
+      size: dominantRun(c).size,
+    }));
+    const rowAgrees = rowFaces.some(
+      (r) => sameFace(r.face, v.face) && Math.abs(r.size - v.size) <= SIZE_TOLERANCE,
+    );
+    if (rowAgrees) continue;
+    if (rowFaces.length === 0 && !familyDiffers && !sizeDiffers) continue;
+    const rowFont = rowFaces[0] ? `${faceLabel(rowFaces[0].face)} ${rowFaces[0].size} pt` : undefined;
+    const severity = familyDiffers ? 7 : sizeDiffers ? 6 : 4;
+    findings.push({
+      code: "value_font_differs",
+      message: `On page ${v.line.page}, the ${v.kind} "${v.cell.text}" is set in ${faceLabel(v.face)} ${v.size} pt while the ${peers} other ${v.kind}s in its column use ${faceLabel(usual.face)} ${usual.size} pt${rowFont ? ` and the rest of its row uses ${rowFont}` : ""}: the value was probably typed in afterwards.`,
+      page: v.line.page,
+      bbox: v.bbox,
+      evidence: {
+        value: v.cell.text,
+        font: dominantRun(v.cell).font,
+        size: v.size,
+        columnFont: faceLabel(usual.face),
+        columnSize: usual.size,
+        columnValues: peers,
+        ...(rowFont ? { rowFont } : {}),
+      },
+      severity,
+    });
+  }
+  return findings;
+}
+
+/** A cell whose text mixes font families: part of a line was retyped. */
+function mixedCellFindings(lines: Line[], region: string): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    for (const cell of line.cells) {
+      const families = new Map<string, TextRun[]>();
+      for (const r of cell.runs) {
+        const f = fontFace(r.font).family;
+        families.set(f, [...(families.get(f) ?? []), r]);
+      }
+      if (families.size < 2) continue;
+      const ranked = [...families.entries()].sort(
+        (a, b) => b[1].reduce((n, r) => n + r.text.length, 0) - a[1].reduce((n, r) => n + r.text.length, 0),
+      );
+      const [main, ...odd] = ranked;
+      if (!main) continue;
+      for (const [family, runs] of odd) {
+        const text = runs.map((r) => r.text).join(" ");
+        const isValue = runs.some((r) => valueKind(r.text, region) !== null);
+        findings.push({
+          code: "cell_mixed_fonts",
+          message: `On page ${line.page}, "${cell.text}" is one piece of text, but "${text}" in it is set in ${family} while the rest uses ${main[0]}: that part was typed in separately.`,
+          page: line.page,
+          bbox: runs
+            .map((r) => r.bbox)
+            .reduce((a, b) => [
+              Math.min(a[0], b[0]),
+              Math.min(a[1], b[1]),
+              Math.max(a[2], b[2]),
+              Math.max(a[3], b[3]),
+            ]),
+          evidence: { text: cell.text, odd: text, oddFont: runs[0]?.font, mainFont: main[1][0]?.font },
+          severity: isValue ? 7 : 5,
+        });
+      }
+    }
+  }
+  return findings;
+}
+
+/** The same font under two subset prefixes on one page, and values set in fonts of another origin. */
+function originFindings(page: number, runs: readonly TextRun[], region: string): Finding[] {
+  const findings: Finding[] = [];
+  const prefixes = new Map<string, Map<string, TextRun[]>>();
+  for (const r of runs) {
+    const m = SUBSET.exec(r.font);
+    if (!m) continue;
+    const bare = r.font.slice(7);
+    const byPrefix = prefixes.get(bare) ?? new Map<string, TextRun[]>();
+    byPrefix.set(m[0], [...(byPrefix.get(m[0]) ?? []), r]);
+    prefixes.set(bare, byPrefix);
+  }
+  for (const [bare, byPrefix] of prefixes) {
+    if (byPrefix.size < 2) continue;
+    const ranked = [...byPrefix.entries()].sort((a, b) => b[1].length - a[1].length);
+    const [main, ...others] = ranked;
+    if (!main) continue;
+    const oddRuns = others.flatMap(([, rs]) => rs);
+    const names = ranked.map(([p]) => `${p}${bare}`);
+    findings.push({
+      code: "font_embedded_twice",
+      message: `On page ${page}, the font ${bare} is embedded ${byPrefix.size} times (${names.join(", ")}); the copy used only for ${oddRuns
+        .slice(0, 5)
+        .map((r) => `"${r.text}"`)
+        .join(", ")} was added by a second program, typically an editor.`,
+      page,
+      bbox: oddRuns
+        .map((r) => r.bbox)
+        .reduce((a, b) => [
+          Math.min(a[0], b[0]),
+          Math.min(a[1], b[1]),
+          Math.max(a[2], b[2]),
+          Math.max(a[3], b[3]),
+        ]),
+      evidence: { font: bare, subsets: names, texts: oddRuns.slice(0, 20).map((r) => r.text) },
+      severity: 6,
+    });
+  }
+  // Origin: embedded subset, embedded whole, or not embedded at all.
+  const origin = (r: TextRun) =>
+    SUBSET.test(r.font) ? "embedded subset" : r.fontEmbedded ? "embedded" : "not embedded";
+  const visible = runs.filter((r) => !r.hidden);
+  const byOrigin = new Map<string, TextRun[]>();
+  for (const r of visible) byOrigin.set(origin(r), [...(byOrigin.get(origin(r)) ?? []), r]);
+  if (byOrigin.size >= 2 && visible.length >= 10) {
+    const ranked = [...byOrigin.entries()].sort((a, b) => b[1].length - a[1].length);
+    const [main, ...rest] = ranked;
+    for (const [kind, rs] of rest) {
+      if (!main || rs.length > Math.max(3, visible.length * 0.1)) continue;
+      const values = rs.filter((r) => valueKind(r.text, region) !== null);
+      if (values.length === 0) continue;
+      findings.push({
+        code: "font_origin_mixed",
+        message: `On page ${page}, ${values
+          .slice(0, 5)
+          .map((r) => `"${r.text}" (${r.font})`)
+          .join(
+            ", ",
+          )} ${values.length === 1 ? "is" : "are"} set in a font that is ${kind}, while the other ${main[1].length} text runs use fonts that are ${main[0]}: those values came from another program.`,
+        page,
+        bbox: values[0]?.bbox,
+        evidence: {
+          values: values.map((r) => r.text),
+          fonts: [...new Set(rs.map((r) => r.font))],
+          pageFontOrigin: main[0],
+        },
+        severity: 3,
+      });
+    }
+  }
+  return findings;
+}
+
+export function fontFindings(doc: DocumentModel): Finding[] {
+  const findings: Finding[] = [];
+  const values: ValueCell[] = [];
+  const allLines = documentLines(doc).filter((l) => l.cells.some((c) => c.runs.length > 0));
+  for (const line of allLines) {
+    for (const cell of line.cells) {
+      if (!cell.bbox || cell.runs.length === 0) continue;
+      const kind = valueKind(cell.text, doc.region);
+      if (!kind) continue;
+      const run = dominantRun(cell);
+      values.push({ cell, line, kind, face: fontFace(run.font), size: run.size, bbox: cell.bbox });
+    }
+  }
+  for (const page of doc.pdf?.pages ?? []) {
+    if (page.layout) findings.push(...originFindings(page.number, page.layout.runs, doc.region));
+  }
+  // Columns are matched per page width: pages of one document share their column positions.
+  const byColumn = columnFindings(values);
+  const reported = new Set(
+    values.filter((v) => byColumn.some((f) => f.page === v.line.page && f.bbox === v.bbox)),
+  );
+  const familyRuns = new Map<string, number>();
+  for (const page of doc.pdf?.pages ?? []) {
+    for (const r of page.layout?.runs ?? []) {
+      const f = fontFace(r.font).family;
+      familyRuns.set(f, (familyRuns.get(f) ?? 0) + 1);
+    }
+  }
+  findings.push(
+    ...byColumn,
+    ...rareFontFindings(values, familyRuns, reported),
+    ...mixedCellFindings(allLines, doc.region),
+  );
+  return findings;
+}
+
+export const fontsConsistencyCheck: Check = {
+  id: FONTS_CONSISTENCY_CHECK_ID,
+  appliesTo: (doc) => doc.pdf !== undefined,
+  async run(doc): Promise<CheckResult> {
+    const base = { checkId: FONTS_CONSISTENCY_CHECK_ID, severity: 0 };
+    const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout && p.layout.runs.length > 0);
+    if (laidOut.length === 0) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary: doc.pdf
+          ? "The PDF draws no text with fonts (scanned or unreadable pages), so there are no fonts to compare."
+          : "fonts.consistency compares the fonts of a PDF's text; this document is an image.",
+        findings: [],
+      };
+    }
+    const findings = fontFindings(doc);
+    const { outcome, severity } = judge(findings);
+    const fonts = new Set(laidOut.flatMap((p) => p.layout?.runs.map((r) => r.font) ?? []));
+    const summary =
+      outcome === "pass"
+        ? `The ${fonts.size} font${fonts.size > 1 ? "s" : ""} (${[...fonts].slice(0, 6).join(", ")}) are used consistently: no value is set unlike its column or row and no font is embedded twice on a page.`
+        : `Fonts are inconsistent: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
+    return { ...base, outcome, severity, summary, findings };
+  },
+};

@@ -1,0 +1,324 @@
+import type { CheckResult, Finding } from "../core/check-result.js";
+import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
+import { type Check, type DocumentModel, judge } from "./check.js";
+import { rawPdfOf } from "./pdf-raw/cache.js";
+import type { RawPdf, StructureProblem } from "./pdf-raw/document.js";
+import { rawFeatures } from "./pdf-raw/features.js";
+import { cachedDiff, type Change, type RevisionDiff } from "./pdf-raw/revision-changes.js";
+import type { TextEdit } from "./pdf-raw/text-diff.js";
+
+/**
+ * pdf.revisions: walks every revision of the PDF on the raw bytes (our own walker, not a reader that
+ * shows only the newest objects) and says, for each incremental update, what it changed — pages, text
+ * (before → after), fonts, images, annotations, form fields, signatures, metadata — plus structural
+ * oddities (broken or looping xref chains, a /Prev that skips a revision, objects hidden after %%EOF).
+ * Also reports the raw facts signature-independent checks cannot see: JavaScript, embedded files, form
+ * fields, encryption, incremental updates.
+ */
+
+export const PDF_REVISIONS_CHECK_ID = "pdf.revisions";
+
+/** Document types issued once by a system and never legitimately edited afterwards. */
+const ISSUED_ONCE = new Set<DocType>([
+  "bank_statement",
+  "payslip",
+  "invoice",
+  "utility_bill",
+  "tax_return",
+  "receipt",
+]);
+/** Document types people fill in themselves, where form-field edits are normal. */
+const FILLED_IN = new Set<DocType>(["loan_application", "tax_return", "contract", "other", "id_document"]);
+/** Annotations that can draw over the page and hide what is printed. */
+const COVERING_ANNOTS = new Set([
+  "FreeText",
+  "Square",
+  "Circle",
+  "Polygon",
+  "Ink",
+  "Stamp",
+  "Redact",
+  "Line",
+]);
+/** Diff at most this many of the newest updates (a hostile file can hold hundreds). */
+const MAX_DIFFED = 50;
+
+const quote = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 77)}…` : s);
+
+function bboxOf(e: TextEdit): [number, number, number, number] | undefined {
+  const r = e.after ?? e.before;
+  if (!r) return undefined;
+  const w = Math.max(1, r.text.length * r.size * 0.5);
+  return [r.x, r.y, Math.round((r.x + w) * 100) / 100, Math.round((r.y + r.size) * 100) / 100];
+}
+
+function describeEdits(edits: TextEdit[]): string {
+  const shown = edits.slice(0, 3).map((e) => {
+    if (e.before && e.after) return `${quote(e.before.text)} → ${quote(e.after.text)}`;
+    if (e.after) return `added ${quote(e.after.text)}`;
+    return `removed ${quote((e.before as NonNullable<TextEdit["before"]>).text)}`;
+  });
+  const more = edits.length > 3 ? ` and ${edits.length - 3} more` : "";
+  return `${shown.join("; ")}${more}`;
+}
+
+function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
+  const n = diff.revision + 1;
+  const words = DOC_TYPE_WORDS[doc.declaredDocType];
+  const issued = ISSUED_ONCE.has(doc.declaredDocType);
+  const where = `revision ${n} (an incremental update appended at byte ${diff.start})`;
+  const base = (c: Change) => ({
+    revision: n,
+    objects: c.objects.slice(0, 20),
+    ...(c.detail ? { detail: c.detail } : {}),
+  });
+  const out: Finding[] = [];
+  for (const c of diff.changes) {
+    const page = c.page !== undefined ? { page: c.page } : {};
+    switch (c.kind) {
+      case "page_content": {
+        const edits = (c.text ?? []).filter((e) => e.before || e.after);
+        const first = edits.find((e) => e.before && e.after) ?? edits[0];
+        const bbox = first ? bboxOf(first) : undefined;
+        out.push({
+          code: edits.length ? "revision_changed_text" : "revision_changed_content",
+          message: edits.length
+            ? `${cap(where)} changed the text on page ${c.page}: ${describeEdits(edits)}; the ${words} was edited after it was first saved.`
+            : `${cap(where)} redrew the content of page ${c.page} without changing its text (graphics, boxes or images); the ${words} was edited after it was first saved.`,
+          ...page,
+          ...(bbox ? { bbox } : {}),
+          evidence: {
+            ...base(c),
+            edits: edits.slice(0, 10).map((e) => ({
+              ...(e.before ? { before: e.before.text, font: e.before.font } : {}),
+              ...(e.after
+                ? { after: e.after.text, afterFont: e.after.font, at: [e.after.x, e.after.y] }
+                : {}),
+            })),
+          },
+          severity: issued ? (edits.length ? 9 : 8) : edits.length ? 7 : 6,
+        });
+        break;
+      }
+      case "page_added":
+      case "page_removed":
+      case "page_replaced": {
+        const verb = c.kind === "page_added" ? "added" : c.kind === "page_removed" ? "removed" : "replaced";
+        const text = (c.text ?? []).flatMap((e) => (e.after ? [e.after.text] : [])).slice(0, 3);
+        out.push({
+          code: `revision_${verb}_page`,
+          message: `${cap(where)} ${verb} page ${c.page}${text.length ? ` (now showing ${text.map(quote).join(", ")})` : ""}; pages of a ${words} are not swapped after it is issued.`,
+          ...page,
+          evidence: { ...base(c), ...(text.length ? { text } : {}) },
+          severity: issued ? 8 : 5,
+        });
+        break;
+      }
+      case "page_properties":
+        out.push({
+          code: "revision_changed_page_properties",
+          message: `${cap(where)} changed page ${c.page}'s ${c.detail} (page box or rotation), which can crop or hide printed content.`,
+          ...page,
+          evidence: base(c),
+          severity: 3,
+        });
+        break;
+      case "annotation_added":
+      case "annotation_changed": {
+        const covering = COVERING_ANNOTS.has(c.detail ?? "");
+        out.push({
+          code: c.kind === "annotation_added" ? "revision_added_annotation" : "revision_changed_annotation",
+          message: `${cap(where)} ${c.kind === "annotation_added" ? "added" : "changed"} a ${c.detail} annotation on page ${c.page}${c.after ? ` reading ${quote(c.after)}` : ""}${covering ? "; such annotations draw over the page and can cover a printed value" : ""}.`,
+          ...page,
+          evidence: { ...base(c), ...(c.after ? { text: c.after } : {}) },
+          severity: covering ? (issued ? 6 : 4) : 2,
+        });
+        break;
+      }
+      case "annotation_removed":
+        out.push({
+          code: "revision_removed_annotation",
+          message: `${cap(where)} removed a ${c.detail} annotation from page ${c.page}.`,
+          ...page,
+          evidence: base(c),
+          severity: 3,
+        });
+        break;
+      case "form_field": {
+        const normal = FILLED_IN.has(doc.declaredDocType);
+        out.push({
+          code: "revision_changed_form_field",
+          message: `${cap(where)} changed the form field "${c.detail}"${c.before !== undefined || c.after !== undefined ? `: ${quote(c.before ?? "(empty)")} → ${quote(c.after ?? "(empty)")}` : ""}${normal ? "" : `; a ${words} is not filled in after it is issued`}.`,
+          ...page,
+          evidence: { ...base(c), before: c.before ?? null, after: c.after ?? null },
+          severity: normal ? 1 : 6,
+        });
+        break;
+      }
+      case "form_structure": {
+        const signing = diff.changes.some((x) => x.kind === "signature");
+        out.push({
+          code: "revision_changed_form",
+          message: `${cap(where)} changed the document's form definition (AcroForm)${signing ? " to add a signature field" : ""}.`,
+          evidence: base(c),
+          severity: signing ? 0 : 1,
+        });
+        break;
+      }
+      case "font_added":
+        out.push({
+          code: "revision_added_fonts",
+          message: `${cap(where)} added font${c.detail?.includes(",") ? "s" : ""} ${c.detail}${c.page ? ` to page ${c.page}` : ""}; new fonts in a later revision mean new text was typed in.`,
+          ...page,
+          evidence: base(c),
+          severity: issued ? 5 : 3,
+        });
+        break;
+      case "image_changed":
+        out.push({
+          code: "revision_changed_images",
+          message: `${cap(where)} added or replaced ${c.detail} on page ${c.page}.`,
+          ...page,
+          evidence: base(c),
+          severity: issued ? 6 : 4,
+        });
+        break;
+      case "metadata":
+        out.push({
+          code: "revision_changed_metadata",
+          message: `${cap(where)} changed only metadata (${c.detail}); a later save by some tool, mild on its own.`,
+          evidence: base(c),
+          severity: 1,
+        });
+        break;
+      case "signature":
+      case "dss":
+        out.push({
+          code: c.kind === "dss" ? "revision_added_validation_data" : "revision_added_signature",
+          message:
+            c.kind === "dss"
+              ? `${cap(where)} added signature validation data (DSS), as signing software does.`
+              : `${cap(where)} added a digital signature${c.detail && c.detail !== "Sig" && c.detail !== "Perms" ? ` (field "${c.detail}")` : ""}; signature.pdf verifies it.`,
+          ...page,
+          evidence: base(c),
+          severity: 0,
+        });
+        break;
+      case "catalog":
+        out.push({
+          code: "revision_changed_catalog",
+          message: `${cap(where)} changed the document catalog (${c.detail}), e.g. actions or names that run when the file opens.`,
+          evidence: base(c),
+          severity: 3,
+        });
+        break;
+      case "other":
+        out.push({
+          code: "revision_changed_objects",
+          message: `${cap(where)} rewrote ${c.objects.length} other object${c.objects.length > 1 ? "s" : ""} (${c.detail}).`,
+          evidence: base(c),
+          severity: 2,
+        });
+        break;
+    }
+  }
+  return out;
+}
+
+const PROBLEM_SEVERITY: Record<StructureProblem["code"], number> = {
+  xref_broken: 3,
+  xref_cycle: 4,
+  prev_mismatch: 5,
+  duplicate_startxref: 2,
+  xref_offset_wrong: 2,
+  missing_eof: 2,
+  hidden_data_after_eof: 4,
+  limit_reached: 2,
+};
+
+function problemFindings(raw: RawPdf): Finding[] {
+  return raw.problems.map((p) => ({
+    code: p.code,
+    message: p.message,
+    evidence: {
+      ...(p.revision !== undefined ? { revision: p.revision + 1 } : {}),
+      ...(p.offset !== undefined ? { offset: p.offset } : {}),
+    },
+    severity: PROBLEM_SEVERITY[p.code],
+  }));
+}
+
+function cap(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export interface RevisionsReport {
+  raw: RawPdf;
+  diffs: RevisionDiff[];
+  /** Updates not diffed because the file has more than MAX_DIFFED. */
+  skipped: number;
+}
+
+/** Splits the file into revisions and diffs each update against the one before (bounded). */
+export function revisionsReport(raw: RawPdf, signal?: AbortSignal): RevisionsReport {
+  const diffs: RevisionDiff[] = [];
+  const first = Math.max(1, raw.revisions.length - MAX_DIFFED);
+  for (let k = first; k < raw.revisions.length; k++) {
+    if (signal?.aborted) break;
+    diffs.push(cachedDiff(raw, k));
+  }
+  return { raw, diffs, skipped: first - 1 };
+}
+
+export const pdfRevisionsCheck: Check = {
+  id: PDF_REVISIONS_CHECK_ID,
+  appliesTo: (doc) => doc.contentType === "application/pdf",
+  async run(doc, ctx): Promise<CheckResult> {
+    const base = { checkId: PDF_REVISIONS_CHECK_ID, severity: 0 };
+    const raw = rawPdfOf(doc);
+    if (!raw.catalog()) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary:
+          "The PDF's own structure (cross-reference sections and document catalog) cannot be read from its bytes, so its revisions cannot be compared.",
+        findings: problemFindings(raw),
+      };
+    }
+    const features = rawFeatures(raw);
+    const discovered: string[] = [];
+    if (features.javascript) discovered.push("javascript_present");
+    if (features.embeddedFiles) discovered.push("embedded_files");
+    if (features.formFields > 0) discovered.push("form_fields");
+    if (features.encrypted) discovered.push("encrypted");
+
+    const report = revisionsReport(raw, ctx.signal);
+    const findings = [...problemFindings(raw), ...report.diffs.flatMap((d) => changeFindings(d, doc))];
+    if (report.skipped > 0) {
+      findings.push({
+        code: "too_many_revisions",
+        message: `The file holds ${raw.revisions.length} revisions; only the newest ${report.diffs.length} were compared, and that many updates is itself unusual.`,
+        evidence: { revisions: raw.revisions.length },
+        severity: 4,
+      });
+    }
+    if (features.encrypted && report.diffs.some((d) => d.changes.some((c) => c.kind === "page_content"))) {
+      findings.push({
+        code: "encrypted_content",
+        message:
+          "The file is encrypted, so the text of changed pages could not be compared (only which objects changed).",
+        severity: 0,
+      });
+    }
+    const updates = raw.revisions.length - 1;
+    if (updates > 0) discovered.push("incremental_updates");
+    const { outcome, severity } = judge(findings);
+    const lin = raw.revisions[0]?.linearized ? " (linearized)" : "";
+    const kinds = [...new Set(report.diffs.flatMap((d) => d.changes.map((c) => c.kind.replace(/_/g, " "))))];
+    const summary =
+      updates === 0
+        ? `The PDF was saved once${lin}; no incremental updates were appended${findings.length ? `, with ${findings.length} structural note${findings.length > 1 ? "s" : ""}` : ""}.`
+        : `The PDF has ${updates} incremental update${updates > 1 ? "s" : ""} after its original save${lin}${kinds.length ? `, changing: ${kinds.join(", ")}` : " that change nothing"}.`;
+    return { ...base, outcome, severity, summary, findings, ...(discovered.length ? { discovered } : {}) };
+  },
+};

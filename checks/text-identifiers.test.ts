@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { DocType } from "../core/verdict.js";
+import { makeDocument, makePng } from "../fixtures/documents.js";
+import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
+import type { DocumentModel } from "./check.js";
+import { identifierFindings, textIdentifiersCheck } from "./text-identifiers.js";
+import { genuineResults, runOn, TEST_NOW, tamperedResult } from "./text-check-test-kit.js";
+
+const check = textIdentifiersCheck;
+
+function textDoc(text: string, region: string, docType: DocType = "bank_statement"): DocumentModel {
+  return {
+    bytes: new Uint8Array(),
+    sizeBytes: 0,
+    contentType: "image/png",
+    filename: "scan.png",
+    declaredDocType: docType,
+    region,
+    imagePages: [{ number: 1, text, width: 0, height: 0, ocr: true }],
+    warnings: [],
+  };
+}
+const codes = (doc: DocumentModel) => identifierFindings(doc, TEST_NOW).map((f) => f.code);
+
+describe("text.identifiers", () => {
+  it("passes genuine documents of every type and region", async () => {
+    for (const { name, result } of await genuineResults(check, [11, 12])) {
+      expect(result.outcome, name).toBe("pass");
+      expect(result.findings, name).toEqual([]);
+    }
+  }, 120_000);
+
+  it("finds an altered IBAN and an altered routing number", async () => {
+    for (const region of ["GB", "DE"] as const) {
+      const { t, result } = await tamperedResult(check, 3, "invalid_iban", region);
+      const f = result.findings.find((x) => x.code === "iban_invalid");
+      expect(f?.evidence?.iban, region).toBe(t.replacement.replace("IBAN: ", "").replace(/\s/g, ""));
+      expect(f?.severity).toBe(8);
+    }
+    const { t, result } = await tamperedResult(check, 3, "invalid_routing", "US");
+    const f = result.findings.find((x) => x.code === "routing_number_invalid");
+    expect(f?.evidence).toMatchObject({ routing: t.replacement.slice(-9), problem: "checksum" });
+  });
+
+  it("finds impossible, out-of-order, future and foreign-order dates in statements", async () => {
+    const cases = [
+      ["impossible_date", "date_impossible", "DE"],
+      ["out_of_order_dates", "transactions_out_of_order", "US"],
+      ["future_date", "date_in_future", "GB"],
+      ["region_date_format", "date_order_mixed", "GB"],
+    ] as const;
+    for (const [kind, code, region] of cases) {
+      const { result } = await tamperedResult(check, 4, kind, region);
+      expect(
+        result.findings.map((x) => x.code),
+        kind,
+      ).toContain(code);
+      expect(result.outcome, kind).toBe("flag");
+    }
+    const future = await tamperedResult(check, 4, "future_date", "GB");
+    const f = future.result.findings.find((x) => x.code === "date_in_future");
+    expect(f?.evidence?.dates).toEqual([future.t.replacement]);
+    expect(f?.severity).toBe(7);
+  });
+
+  it("cross-checks a GB IBAN against the printed sort code and account number", () => {
+    const doc = textDoc(
+      "Sort code: 60-16-13\nAccount number: 31926819\nIBAN: GB29 NWBK 6016 1331 9268 19",
+      "GB",
+    );
+    expect(codes(doc)).toEqual([]);
+    const altered = textDoc(
+      "Sort code: 60-16-13\nAccount number: 31926818\nIBAN: GB29 NWBK 6016 1331 9268 19",
+      "GB",
+    );
+    expect(codes(altered)).toEqual(["iban_mismatch"]);
+  });
+
+  it("checks card numbers only where they are card numbers, and sort code formats", () => {
+    expect(codes(textDoc("Paid by VISA 4111 1111 1111 1112", "GB"))).toEqual(["card_number_invalid"]);
+    expect(codes(textDoc("Paid by VISA 4111 1111 1111 1111", "GB"))).toEqual([]);
+    expect(codes(textDoc("Paid by VISA **** 1112", "GB"))).toEqual([]);
+    expect(codes(textDoc("Reference 1234 5678 9012 3456", "GB"))).toEqual([]);
+    expect(codes(textDoc("Sort code: 60-161-3", "GB"))).toEqual(["sort_code_malformed"]);
+  });
+
+  it("judges date formats against the region", () => {
+    const us = "Statement date 03/14/2025\n03/14/2025  A  $1.00  $2.00\n03/15/2025  B  $1.00  $3.00";
+    expect(codes(textDoc(us, "US"))).toEqual([]);
+    expect(codes(textDoc(us, "GB"))).toEqual(["date_order_foreign"]);
+    const de = "Datum 14/03/2025\nFällig 28/03/2025\nLieferung 10/03/2025";
+    expect(codes(textDoc(de, "DE", "invoice"))).toEqual(["date_format_region"]);
+    const mixed = "14.03.2025\n15.03.2025\n16.03.2025\n17.03.2025\n18/03/2025";
+    expect(codes(textDoc(mixed, "DE", "invoice"))).toEqual(["date_format_mixed"]);
+  });
+
+  it("allows future dates on lines about the future and in contracts", () => {
+    expect(codes(textDoc("Due date: 14/03/2030", "GB", "invoice"))).toEqual([]);
+    expect(codes(textDoc("Invoice date: 14/03/2030", "GB", "invoice"))).toEqual(["date_in_future"]);
+    expect(codes(textDoc("The tenancy runs 14/03/2029 onwards", "GB", "contract"))).toEqual([]);
+  });
+
+  it("skips images without text and stays bounded on hostile pages", async () => {
+    expect((await runOn(check, makePng(1), {})).outcome).toBe("skip");
+    for (const kind of HOSTILE_TEXT_KINDS) {
+      const r = await runOn(check, await makeHostileTextPdf(kind), { docType: "other" });
+      expect(["pass", "flag", "skip"], kind).toContain(r.outcome);
+      expect(r.summary.length, kind).toBeGreaterThan(20);
+    }
+    const multi = await runOn(
+      check,
+      await makeDocument({ seed: 5, docType: "bank_statement", region: "US", pages: 10 }),
+      {
+        region: "US",
+      },
+    );
+    expect(multi.outcome).toBe("pass");
+  }, 120_000);
+});

@@ -1,0 +1,459 @@
+import type { CheckResult, Finding } from "../core/check-result.js";
+import {
+  abaProblem,
+  cardBrand,
+  IBAN_LENGTHS,
+  ibanProblem,
+  luhnValid,
+  sortCodeProblem,
+} from "./bank-identifiers.js";
+import { type Check, type DocumentModel, judge } from "./check.js";
+import { type ContentDate, findDates, isoDay, monthFirstRegion, parseDateText } from "./content-dates.js";
+import { numberStyleFor, parseAmount } from "./numbers.js";
+import { documentLines, type Line } from "./text-lines.js";
+
+/**
+ * text.identifiers: identifiers and dates printed in the text that cannot be right. IBANs failing mod-97
+ * or their country's length (and GB IBANs disagreeing with the printed sort code and account number), US
+ * routing numbers failing the ABA checksum, card numbers failing Luhn, malformed UK sort codes,
+ * impossible calendar dates (31/02/2025), transactions out of date order or outside the statement
+ * period, dates in the future, and date formats the declared region does not use.
+ */
+
+export const TEXT_IDENTIFIERS_CHECK_ID = "text.identifiers";
+
+const DAY = 86_400_000;
+/** Document types whose printed dates all lie in the past when they are issued. */
+const HISTORICAL = new Set([
+  "bank_statement",
+  "payslip",
+  "invoice",
+  "receipt",
+  "utility_bill",
+  "tax_return",
+  "other",
+]);
+/** Lines about the future (due dates, expiry, contract terms) may carry future dates. */
+const FORWARD =
+  /\b(due|fällig|payable|zahlbar|expir\w*|valid|gültig|until|bis zum|next|nächste|renew\w*|starts?|begin\w*|beginnt|ends?|term|laufzeit|deadline|frist)\b/i;
+/** Regions that write numeric dates with dots (14.03.2025). */
+const DOT_REGIONS = new Set([
+  "DE",
+  "AT",
+  "CH",
+  "LI",
+  "PL",
+  "CZ",
+  "SK",
+  "HU",
+  "RU",
+  "UA",
+  "FI",
+  "NO",
+  "DK",
+  "TR",
+  "HR",
+  "SI",
+  "RS",
+  "RO",
+]);
+
+function expectedNumericFormat(region: string): "slash" | "dot" {
+  return DOT_REGIONS.has(region.toUpperCase()) ? "dot" : "slash";
+}
+
+interface Located {
+  line: Line;
+  value: string;
+}
+
+const where = (l: Line) => `page ${l.page}`;
+
+function ibanFindings(lines: Line[]): { findings: Finding[]; ibans: Located[] } {
+  const findings: Finding[] = [];
+  const ibans: Located[] = [];
+  const seen = new Set<string>();
+  for (const line of lines) {
+    const tokens = line.text.split(/\s+/);
+    const labelled = /\bIBAN\b/i.test(line.text);
+    for (let i = 0; i < tokens.length; i++) {
+      const head = (tokens[i] as string).replace(/^[^A-Z0-9]+|[^A-Z0-9]+$/gi, "");
+      if (!/^[A-Z]{2}\d{2}[A-Z0-9]*$/.test(head)) continue;
+      const country = head.slice(0, 2);
+      const len = IBAN_LENGTHS[country];
+      if (len === undefined) continue;
+      let compact = head;
+      for (let j = i + 1; j < tokens.length && compact.length < len; j++) {
+        const t = (tokens[j] as string).replace(/[^A-Z0-9]+$/gi, "");
+        if (!/^[A-Z0-9]{1,4}$/.test(t)) break;
+        compact += t;
+      }
+      if (compact.length < 15) continue;
+      if (!labelled && compact.length !== len) continue;
+      if (seen.has(compact)) continue;
+      seen.add(compact);
+      const problem = ibanProblem(compact);
+      ibans.push({ line, value: compact });
+      if (problem === "length") {
+        findings.push({
+          code: "iban_invalid",
+          message: `On ${where(line)}, the IBAN ${compact} has ${compact.length} characters, but ${country} IBANs have ${len}: it was mistyped or altered.`,
+          page: line.page,
+          evidence: { iban: compact, length: compact.length, expectedLength: len },
+          severity: 7,
+        });
+      } else if (problem === "checksum") {
+        findings.push({
+          code: "iban_invalid",
+          message: `On ${where(line)}, the IBAN ${compact} fails the ISO 13616 mod-97 check, so no bank issued it: a digit was changed.`,
+          page: line.page,
+          evidence: { iban: compact, check: "mod-97" },
+          severity: 8,
+        });
+      }
+    }
+  }
+  return { findings, ibans };
+}
+
+/** A GB IBAN carries the sort code and account number; a DE IBAN the Bankleitzahl and account. */
+function ibanCrossFindings(lines: Line[], ibans: Located[]): Finding[] {
+  const findings: Finding[] = [];
+  const labelled = (re: RegExp) => {
+    for (const l of lines) {
+      const m = re.exec(l.text);
+      if (m?.[1]) return { line: l, value: m[1].replace(/\D/g, "") };
+    }
+    return undefined;
+  };
+  const sort = labelled(/sort[\s-]?code:?\s*(\d{2}[-\s]?\d{2}[-\s]?\d{2})\b/i);
+  const account = labelled(/account (?:number|no\.?):?\s*(\d{8})\b/i);
+  const blz = labelled(/\b(?:BLZ|Bankleitzahl):?\s*(\d{3}\s?\d{3}\s?\d{2})\b/i);
+  const konto = labelled(/\b(?:Kontonummer|Konto-Nr\.?):?\s*(\d{1,10})\b/i);
+  for (const { line, value } of ibans) {
+    if (ibanProblem(value) !== null) continue;
+    const parts: [string, string | undefined, string][] = [];
+    if (value.startsWith("GB")) {
+      parts.push(
+        ["sort code", sort?.value, value.slice(8, 14)],
+        ["account number", account?.value, value.slice(14, 22)],
+      );
+    } else if (value.startsWith("DE")) {
+      parts.push(
+        ["Bankleitzahl", blz?.value, value.slice(4, 12)],
+        ["Kontonummer", konto?.value.padStart(10, "0"), value.slice(12, 22)],
+      );
+    }
+    for (const [name, printed, inIban] of parts) {
+      if (!printed || printed === inIban) continue;
+      findings.push({
+        code: "iban_mismatch",
+        message: `On ${where(line)}, the IBAN ${value} contains the ${name} ${inIban}, but the document prints the ${name} as ${printed}: one of them was altered.`,
+        page: line.page,
+        evidence: { iban: value, field: name, printed, inIban },
+        severity: 8,
+      });
+    }
+  }
+  return findings;
+}
+
+function routingFindings(lines: Line[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    if (!/\b(routing|ABA|RTN|transit)\b/i.test(line.text)) continue;
+    const m = /\b(?:routing|ABA|RTN|transit)[^:\d]*:?\s*([\d -]{8,12}\d)\b/i.exec(line.text);
+    const candidates = m?.[1]
+      ? [m[1].replace(/[\s-]/g, "")]
+      : [...line.text.matchAll(/\b\d{9}\b/g)].map((x) => x[0]);
+    for (const routing of candidates) {
+      const problem = abaProblem(routing);
+      if (!problem) continue;
+      findings.push({
+        code: "routing_number_invalid",
+        message:
+          problem === "checksum"
+            ? `On ${where(line)}, the routing number ${routing} fails the ABA checksum (weights 3-7-1), so no US bank has it: a digit was changed.`
+            : problem === "prefix"
+              ? `On ${where(line)}, the routing number ${routing} starts with ${routing.slice(0, 2)}, a prefix the Federal Reserve does not assign.`
+              : `On ${where(line)}, the routing number "${routing}" does not have the 9 digits every ABA routing number has.`,
+        page: line.page,
+        evidence: { routing, problem },
+        severity: problem === "checksum" ? 8 : 6,
+      });
+    }
+  }
+  return findings;
+}
+
+function cardFindings(lines: Line[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    const cardContext = /\b(card|visa|mastercard|amex|american express|karte|kreditkarte|carte)\b/i.test(
+      line.text,
+    );
+    for (const m of line.text.matchAll(/(?<![\d*Xx])(?:\d[ -]?){12,18}\d(?![\d*])/g)) {
+      const digits = m[0].replace(/\D/g, "");
+      const grouped = /^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$|^\d{4}([ -])\d{6}\2\d{5}$/.test(m[0]);
+      const brand = cardBrand(digits);
+      if (!((cardContext && (grouped || brand)) || (grouped && brand))) continue;
+      if (luhnValid(digits)) continue;
+      findings.push({
+        code: "card_number_invalid",
+        message: `On ${where(line)}, the card number ${m[0]}${brand ? ` (${brand})` : ""} fails the Luhn check every issued card number passes: it was mistyped or invented.`,
+        page: line.page,
+        evidence: { number: m[0], brand },
+        severity: 6,
+      });
+    }
+  }
+  return findings;
+}
+
+function sortCodeFindings(lines: Line[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    const m = /sort[\s-]?code:?\s*([\d][\d\s-]{3,12}\d)/i.exec(line.text);
+    if (!m?.[1]) continue;
+    const value = m[1].trim();
+    if (!sortCodeProblem(value)) continue;
+    findings.push({
+      code: "sort_code_malformed",
+      message: `On ${where(line)}, the sort code "${value}" is not six digits written nn-nn-nn, the only form UK banks print.`,
+      page: line.page,
+      evidence: { sortCode: value },
+      severity: 5,
+    });
+  }
+  return findings;
+}
+
+interface DatedLine {
+  line: Line;
+  date: ContentDate;
+}
+
+/** Lines that start with a date and carry an amount: ledger or transaction rows. */
+function transactionRows(lines: Line[], region: string): DatedLine[] {
+  const style = numberStyleFor(region);
+  const out: DatedLine[] = [];
+  for (const line of lines) {
+    const first = line.cells[0]?.text ?? "";
+    const d = parseDateText(first, region);
+    if (!d?.date) continue;
+    if (!line.cells.slice(1).some((c) => parseAmount(c.text, { style }))) continue;
+    out.push({ line, date: d });
+  }
+  return out;
+}
+
+function dateFindings(lines: Line[], doc: DocumentModel, now: Date): Finding[] {
+  const findings: Finding[] = [];
+  const region = doc.region;
+  const all: DatedLine[] = lines.flatMap((line) =>
+    findDates(line.text, region).map((date) => ({ line, date })),
+  );
+
+  for (const { line, date } of all) {
+    const impossible =
+      date.format === "slash" || date.format === "dot" || date.format === "dash"
+        ? !date.dayFirstValid && !date.monthFirstValid
+        : date.date === undefined;
+    if (!impossible) continue;
+    findings.push({
+      code: "date_impossible",
+      message: `On ${where(line)}, the date "${date.raw}" does not exist in the calendar in either day/month order: it was typed by hand.`,
+      page: line.page,
+      evidence: { date: date.raw, line: line.text.slice(0, 200) },
+      severity: 7,
+    });
+  }
+
+  // Numeric dates that only make sense in another region's order, and formats mixed in one document.
+  const numeric = all.filter(
+    (d) => d.date.format === "slash" || d.date.format === "dot" || d.date.format === "dash",
+  );
+  const slash = numeric.filter((d) => d.date.format === "slash");
+  const monthFirst = monthFirstRegion(region);
+  const onlyForeign = slash.filter((d) =>
+    monthFirst
+      ? d.date.dayFirstValid && !d.date.monthFirstValid
+      : d.date.monthFirstValid && !d.date.dayFirstValid,
+  );
+  const onlyNative = slash.filter((d) =>
+    monthFirst
+      ? d.date.monthFirstValid && !d.date.dayFirstValid
+      : d.date.dayFirstValid && !d.date.monthFirstValid,
+  );
+  if (onlyForeign.length > 0) {
+    const ex = onlyForeign.slice(0, 3).map((d) => `"${d.date.raw}" (page ${d.line.page})`);
+    const mixed = onlyNative.length > 0;
+    findings.push({
+      code: mixed ? "date_order_mixed" : "date_order_foreign",
+      message: mixed
+        ? `The document writes dates both day-first and month-first: ${ex.join(", ")} only work ${monthFirst ? "day" : "month"} first while ${onlyNative.length} other date${onlyNative.length > 1 ? "s" : ""} such as "${onlyNative[0]?.date.raw}" only work ${monthFirst ? "month" : "day"} first; the dates were typed by different hands.`
+        : `${ex.join(", ")} ${onlyForeign.length > 1 ? "are" : "is"} only valid ${monthFirst ? "day" : "month"} first, but a ${region} document writes numeric dates ${monthFirst ? "month" : "day"} first.`,
+      page: onlyForeign[0]?.line.page,
+      evidence: {
+        dates: onlyForeign.map((d) => d.date.raw),
+        region,
+        otherOrder: onlyNative.map((d) => d.date.raw).slice(0, 5),
+      },
+      severity: mixed ? 6 : 5,
+    });
+  }
+  const byFormat = new Map<string, DatedLine[]>();
+  for (const d of numeric) byFormat.set(d.date.format, [...(byFormat.get(d.date.format) ?? []), d]);
+  const expected = expectedNumericFormat(region);
+  if (byFormat.size >= 2) {
+    const ranked = [...byFormat.entries()].sort((a, b) => b[1].length - a[1].length);
+    const [main, ...rest] = ranked;
+    for (const [format, list] of rest) {
+      if (!main || list.length > numeric.length * 0.25) continue;
+      findings.push({
+        code: "date_format_mixed",
+        message: `Most dates are written with ${main[0] === "dot" ? "dots" : main[0] === "slash" ? "slashes" : "dashes"} (e.g. "${main[1][0]?.date.raw}"), but ${list
+          .slice(0, 3)
+          .map((d) => `"${d.date.raw}" on page ${d.line.page}`)
+          .join(
+            ", ",
+          )} ${list.length > 1 ? "use" : "uses"} ${format === "dot" ? "dots" : format === "slash" ? "slashes" : "dashes"}: those dates were added by someone else.`,
+        page: list[0]?.line.page,
+        evidence: { usual: main[0], odd: format, dates: list.map((d) => d.date.raw) },
+        severity: 5,
+      });
+    }
+  } else if (numeric.length >= 3 && !byFormat.has(expected)) {
+    const [format] = [...byFormat.keys()];
+    findings.push({
+      code: "date_format_region",
+      message: `All ${numeric.length} numeric dates use ${format === "dot" ? "dots" : format === "slash" ? "slashes" : "dashes"} (e.g. "${numeric[0]?.date.raw}"), but ${region} documents write them with ${expected === "dot" ? "dots (14.03.2025)" : "slashes"}.`,
+      page: numeric[0]?.line.page,
+      evidence: { format, expected, region },
+      severity: 3,
+    });
+  }
+
+  // Transactions: order, period, future.
+  const txs = transactionRows(lines, region);
+  const steps = txs
+    .slice(1)
+    .map((t, i) => (t.date.date?.getTime() ?? 0) - ((txs[i] as DatedLine).date.date?.getTime() ?? 0));
+  const up = steps.filter((s) => s > 0).length;
+  const down = steps.filter((s) => s < 0).length;
+  if (txs.length >= 4 && up + down > 0) {
+    const ascending = up >= down;
+    const against = txs
+      .slice(1)
+      .filter((_, i) => (ascending ? (steps[i] as number) < 0 : (steps[i] as number) > 0));
+    if (against.length > 0 && against.length <= Math.max(1, steps.length * 0.3)) {
+      findings.push({
+        code: "transactions_out_of_order",
+        message: `The transactions run in ${ascending ? "ascending" : "descending"} date order except ${against
+          .slice(0, 3)
+          .map((t) => `"${t.date.raw}" on page ${t.line.page} (${t.line.cells[1]?.text ?? ""})`)
+          .join(", ")}: a bank's ledger is never out of order, so rows were inserted or re-dated.`,
+        page: against[0]?.line.page,
+        bbox: against[0]?.line.cells[0]?.bbox,
+        evidence: { order: ascending ? "ascending" : "descending", rows: against.map((t) => t.date.raw) },
+        severity: 6,
+      });
+    }
+  }
+  const period = periodOf(lines, region);
+  if (period && txs.length > 0) {
+    const outside = txs.filter((t) => {
+      const d = t.date.date?.getTime() ?? 0;
+      return d < period.from.getTime() - DAY || d > period.to.getTime() + DAY;
+    });
+    // The statement's own opening and closing rows carry the period's edge dates; anything else outside is odd.
+    if (outside.length > 0 && outside.length <= txs.length / 2) {
+      findings.push({
+        code: "transaction_outside_period",
+        message: `The statement covers ${period.raw}, but ${outside
+          .slice(0, 3)
+          .map((t) => `"${t.date.raw}" on page ${t.line.page}`)
+          .join(", ")} lie${outside.length > 1 ? "" : "s"} outside it.`,
+        page: outside[0]?.line.page,
+        evidence: { period: period.raw, dates: outside.map((t) => t.date.raw) },
+        severity: 6,
+      });
+    }
+  }
+  if (HISTORICAL.has(doc.declaredDocType)) {
+    const txLines = new Set(txs.map((t) => t.line));
+    const future = all.filter(({ line, date }) => {
+      if (!date.date || FORWARD.test(line.text)) return false;
+      const ahead = date.date.getTime() - now.getTime();
+      return ahead > (txLines.has(line) ? DAY : 31 * DAY);
+    });
+    if (future.length > 0) {
+      const tx = future.some((f) => txLines.has(f.line));
+      findings.push({
+        code: "date_in_future",
+        message: `${future
+          .slice(0, 3)
+          .map((f) => `"${f.date.raw}" on page ${f.line.page}`)
+          .join(
+            ", ",
+          )} ${future.length > 1 ? "lie" : "lies"} after today (${isoDay(now)}), but ${tx ? "a transaction cannot have happened yet" : "this document can only report the past"}.`,
+        page: future[0]?.line.page,
+        evidence: { dates: future.map((f) => f.date.raw), now: isoDay(now) },
+        severity: tx ? 7 : 5,
+      });
+    }
+  }
+  return findings;
+}
+
+/** "Statement period: 01/03/2025 to 31/03/2025" and similar. */
+function periodOf(lines: Line[], region: string): { from: Date; to: Date; raw: string } | undefined {
+  for (const line of lines) {
+    if (!/\b(period|zeitraum|from|vom|statement date range)\b/i.test(line.text)) continue;
+    const ds = findDates(line.text, region).filter((d) => d.date);
+    if (ds.length !== 2) continue;
+    const [a, b] = ds as [ContentDate, ContentDate];
+    if ((a.date as Date) > (b.date as Date)) continue;
+    return { from: a.date as Date, to: b.date as Date, raw: `${a.raw} to ${b.raw}` };
+  }
+  return undefined;
+}
+
+export function identifierFindings(doc: DocumentModel, now: Date): Finding[] {
+  const lines = documentLines(doc);
+  const { findings: ibanIssues, ibans } = ibanFindings(lines);
+  return [
+    ...ibanIssues,
+    ...ibanCrossFindings(lines, ibans),
+    ...routingFindings(lines),
+    ...cardFindings(lines),
+    ...sortCodeFindings(lines),
+    ...dateFindings(lines, doc, now),
+  ];
+}
+
+export const textIdentifiersCheck: Check = {
+  id: TEXT_IDENTIFIERS_CHECK_ID,
+  appliesTo: (doc) => doc.pdf !== undefined || (doc.imagePages?.length ?? 0) > 0,
+  async run(doc, ctx): Promise<CheckResult> {
+    const base = { checkId: TEXT_IDENTIFIERS_CHECK_ID, severity: 0 };
+    const lines = documentLines(doc);
+    if (lines.length === 0) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary: "The document has no readable text, so there are no identifiers or dates to verify.",
+        findings: [],
+      };
+    }
+    const findings = identifierFindings(doc, ctx.now);
+    const { outcome, severity } = judge(findings);
+    const text = lines.map((l) => l.text).join("\n");
+    const dates = findDates(text, doc.region).length;
+    const summary =
+      outcome === "pass"
+        ? `Identifiers and ${dates} printed date${dates === 1 ? "" : "s"} are consistent: check digits pass, dates are real, in order and in the region's format.`
+        : `Identifiers or dates are wrong: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => f.code))].join(", ")}.`;
+    return { ...base, outcome, severity, summary, findings };
+  },
+};
