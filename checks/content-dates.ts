@@ -25,7 +25,8 @@ export interface ContentDate {
   monthFirstValid?: boolean;
 }
 
-const MONTHS: Record<string, number> = {
+/** Month names and abbreviations (English and German) → month number. */
+export const MONTHS: Readonly<Record<string, number>> = {
   january: 1,
   february: 2,
   march: 3,

@@ -5,6 +5,8 @@
  * with what the page prints.
  */
 
+import { MONTHS } from "./content-dates.js";
+
 /** Amounts as integer cents (absolute values; the sign does not matter for "is it printed"). */
 export function parseAmounts(text: string): number[] {
   const out: number[] = [];
@@ -37,42 +39,6 @@ export function parseAmount(value: string): number | undefined {
   const cents = Number(digits) * 100 + Number(frac);
   return Number.isFinite(cents) ? Math.abs(cents) : undefined;
 }
-
-const MONTHS: Record<string, number> = {
-  january: 1,
-  february: 2,
-  march: 3,
-  april: 4,
-  may: 5,
-  june: 6,
-  july: 7,
-  august: 8,
-  september: 9,
-  october: 10,
-  november: 11,
-  december: 12,
-  jan: 1,
-  feb: 2,
-  mar: 3,
-  apr: 4,
-  jun: 6,
-  jul: 7,
-  aug: 8,
-  sep: 9,
-  sept: 9,
-  oct: 10,
-  nov: 11,
-  dec: 12,
-  januar: 1,
-  februar: 2,
-  märz: 3,
-  maerz: 3,
-  mai: 5,
-  juni: 6,
-  juli: 7,
-  oktober: 10,
-  dezember: 12,
-};
 
 /** A calendar date as "YYYY-MM-DD" when valid. */
 function ymd(y: number, m: number, d: number): string | undefined {
