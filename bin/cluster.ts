@@ -1,12 +1,8 @@
+import { serveApi, urlFor } from "./serve-api.js";
 import { readFile } from "node:fs/promises";
 import http from "node:http";
-import { serve } from "@hono/node-server";
 import pino, { type Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { createApp } from "../api/app.js";
-import { createClientRegistry } from "../api/auth/clients.js";
-import { createTokenService } from "../api/auth/tokens.js";
-import type { ApiDeps } from "../api/deps.js";
 import { ClientsFile } from "../core/clients.js";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
@@ -88,8 +84,6 @@ function onSignal(log: Logger, shutdown: (signal: string) => Promise<void>): Pro
     process.once("SIGINT", () => stop("SIGINT"));
   });
 }
-
-const hostOf = (host: string) => (host.includes(":") ? `[${host}]` : host);
 
 /** `docverify operator`. */
 export async function runOperator(): Promise<number> {
@@ -242,7 +236,7 @@ export async function runOperator(): Promise<number> {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   process.stderr.write(
-    `docverify operator ${identity} started in namespace ${namespace}; metrics on http://${hostOf(config.host)}:${port}/metrics\n`,
+    `docverify operator ${identity} started in namespace ${namespace}; metrics on ${urlFor(config.host, port)}/metrics\n`,
   );
   elector.start();
 
@@ -290,32 +284,25 @@ export async function runApi(): Promise<number> {
     }
   };
 
-  const urlFor = (port: number) => `http://${hostOf(config.host)}:${port}`;
-  const deps: ApiDeps = {
-    detections,
-    jobs,
-    objects,
-    bucket: config.bucket,
-    clients: createClientRegistry(clientsFile),
-    tokens: createTokenService({ key: signingKey, ttlSeconds: config.tokenTtlSeconds, clock: systemClock }),
-    usage,
-    config,
-    log: log.child({ part: "http" }),
-    metrics,
-    clock: systemClock,
-    ready,
-    publicUrl: config.publicUrl ?? urlFor(config.port),
-  };
-  const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    if (!config.publicUrl) deps.publicUrl = urlFor(info.port);
-    log.info({ url: urlFor(info.port), namespace }, "docverify api listening");
-    process.stderr.write(`docverify api listening on ${urlFor(info.port)} (namespace ${namespace})\n`);
-  });
-  server.on("error", (err) => {
-    log.fatal({ err }, "cannot listen");
-    process.exit(1);
-  });
+  const server = serveApi(
+    {
+      detections,
+      jobs,
+      objects,
+      bucket: config.bucket,
+      usage,
+      config,
+      log: log.child({ part: "http" }),
+      metrics,
+      ready,
+    },
+    {
+      clientsFile,
+      signingKey,
+      log,
+      banner: (url) => `docverify api listening on ${url} (namespace ${namespace})`,
+    },
+  );
 
   await onSignal(log, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -25,7 +25,10 @@ describe("the native JSON.stringify", () => {
   });
 
   it("stays native in processes that serve the API (they never load the step code)", () => {
-    expect(afterImporting(["./bin/standalone.ts", "./bin/cluster.ts"])).toEqual({ native: true, pdfjsLoaded: false });
+    expect(afterImporting(["./bin/standalone.ts", "./bin/cluster.ts"])).toEqual({
+      native: true,
+      pdfjsLoaded: false,
+    });
   });
 
   it("is restored in step processes once the step code is loaded", () => {

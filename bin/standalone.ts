@@ -1,12 +1,8 @@
+import { serveApi } from "./serve-api.js";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { serve } from "@hono/node-server";
 import pino from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { createApp } from "../api/app.js";
-import type { ApiDeps } from "../api/deps.js";
-import { createClientRegistry } from "../api/auth/clients.js";
-import { createTokenService } from "../api/auth/tokens.js";
 import { ClientsFile } from "../core/clients.js";
 import { loadConfig } from "../core/config.js";
 import { DETECTION_KIND, type Detection } from "../core/detection.js";
@@ -123,41 +119,28 @@ export async function runStandalone(): Promise<number> {
     log: log.child({ component: "job-controller" }),
   });
 
-  let started = false;
-  const urlFor = (port: number) =>
-    `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  const deps: ApiDeps = {
-    detections,
-    jobs,
-    objects,
-    bucket: config.bucket,
-    clients: createClientRegistry(clientsFile),
-    tokens: createTokenService({ key: signingKey, ttlSeconds: config.tokenTtlSeconds, clock: systemClock }),
-    usage,
-    config,
-    log: log.child({ component: "api" }),
-    metrics,
-    clock: systemClock,
-    ready: async () => (started ? { ok: true } : { ok: false, reason: "the reconciler is starting" }),
-    publicUrl: config.publicUrl ?? urlFor(config.port),
-  };
-  const app = createApp(deps);
-
+  // The reconcilers start before the port opens, so a ready answer means work will be picked up.
   await controller.start();
   await jobController.start();
-  started = true;
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    // PORT=0 picks a free port: upload URLs must name the real one.
-    if (!config.publicUrl) deps.publicUrl = urlFor(info.port);
-    log.info({ url: `http://${config.host}:${info.port}`, dataDir }, "docverify standalone listening");
-    process.stderr.write(
-      `docverify standalone listening on http://${config.host}:${info.port} (data in ${dataDir})\n`,
-    );
-  });
-  server.on("error", (err) => {
-    log.fatal({ err }, "cannot listen");
-    process.exit(1);
-  });
+  const server = serveApi(
+    {
+      detections,
+      jobs,
+      objects,
+      bucket: config.bucket,
+      usage,
+      config,
+      log: log.child({ component: "api" }),
+      metrics,
+      ready: async () => ({ ok: true }),
+    },
+    {
+      clientsFile,
+      signingKey,
+      log,
+      banner: (url) => `docverify standalone listening on ${url} (data in ${dataDir})`,
+    },
+  );
 
   await new Promise<void>((resolve) => {
     let stopping = false;
