@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_GROUP_VERSION } from "../../core/resource.js";
 import { type Detection, DETECTION_KIND, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
-import { makeDocument } from "../../fixtures/documents.js";
+import { makeDocument, makeRandomBytes } from "../../fixtures/documents.js";
 import { createKubeResourceStore } from "../../platform/kube/resource-store.js";
 import {
   type RedisServer,
@@ -52,10 +52,13 @@ const run = promisify(execFile);
 const NS = "docverify-e2e";
 const SCRATCH = "docverify-scratch";
 const BUCKET = "docverify";
+const INBOX = "loan-inbox";
+const REPORTS = "loan-reports";
 const CLIENT = {
   client_id: "acme-bank",
   client_secret: "s3cret-acme-0123456789",
   scopes: ["DocumentVerification:*"],
+  buckets: [INBOX, REPORTS],
 };
 
 const prerequisites = [
@@ -603,6 +606,105 @@ describe.skipIf(missing.length > 0)(title, () => {
     });
     expect((await waitTerminal(again.body.id)).status).toBe("COMPLETED");
   });
+
+  it("a batch job over a bucket fans out Detections and writes its report to S3", async () => {
+    const objects = createS3ObjectStore({
+      endPoint: s3.endPoint,
+      port: s3.port,
+      useSSL: false,
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+    });
+    for (const b of [INBOX, REPORTS]) await objects.ensureBucket(b);
+    const inputs: Record<string, Buffer> = {
+      "applications/2026-11-02/01-invoice.pdf": Buffer.from(
+        await makeDocument({ seed: 41, docType: "invoice", region: "US" }),
+      ),
+      "applications/2026-11-02/02-statement.pdf": Buffer.from(
+        await makeDocument({ seed: 42, docType: "bank_statement", region: "GB" }),
+      ),
+      "applications/2026-11-02/03-invoice.pdf": Buffer.from(
+        await makeDocument({ seed: 43, docType: "invoice", region: "DE" }),
+      ),
+      "scans/04-statement.pdf": Buffer.from(
+        await makeDocument({ seed: 44, docType: "bank_statement", region: "US" }),
+      ),
+      "scans/05-invoice.pdf": Buffer.from(await makeDocument({ seed: 45, docType: "invoice", region: "GB" })),
+      "scans/zz-noise.bin": Buffer.from(makeRandomBytes(9, 2048)),
+    };
+    for (const [key, body] of Object.entries(inputs)) await objects.put(INBOX, key, body);
+    await objects.put(INBOX, "elsewhere/not-in-the-job.pdf", inputs["scans/05-invoice.pdf"]!);
+
+    const created = await call("POST", "/jobs", {
+      connector: { type: "s3", bucket_name: INBOX, prefixes: ["applications/2026-11-02/", "scans/"] },
+      output: { type: "s3", bucket_name: REPORTS, prefix: "daily/" },
+      doc_type: "other",
+      region: "gb",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    expect(created.body).toEqual({ job_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: "QUEUED" });
+    const jobId = created.body.job_id as string;
+
+    let job: any;
+    try {
+      job = await until(
+        `job ${jobId} to finish`,
+        async () => {
+          const r = await call("GET", `/jobs/${jobId}`);
+          if (r.status !== 200) throw new Error(`GET /jobs/${jobId}: ${r.status} ${JSON.stringify(r.body)}`);
+          return r.body.status === "COMPLETED" || r.body.status === "FAILED" ? r.body : undefined;
+        },
+        180_000,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${diagnostics()}`);
+    }
+    expect(job, JSON.stringify(job)).toMatchObject({
+      job_id: jobId,
+      status: "COMPLETED",
+      counts: { total: 6, queued: 0, running: 0, completed: 5, failed: 1 },
+      report: {
+        bucket: REPORTS,
+        results_key: `daily/${jobId}/results.jsonl`,
+        summary_key: `daily/${jobId}/summary.json`,
+      },
+    });
+
+    const listed = await call("GET", `/v1/detection?batch_id=${jobId}&limit=50`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toHaveLength(6);
+    expect(listed.body.next_cursor ?? null).toBeNull();
+    for (const d of listed.body.items) expect(d.batch_id).toBe(jobId);
+    const ids = new Set<string>(listed.body.items.map((d: { id: string }) => d.id));
+    expect(ids.size).toBe(6);
+
+    const lines = (await objects.get(REPORTS, `daily/${jobId}/results.jsonl`))
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; status: string; failure_code: string | null });
+    expect(lines).toHaveLength(6);
+    for (const line of lines) {
+      expect(line).toMatchObject({
+        id: expect.any(String),
+        status: expect.stringMatching(/^(COMPLETED|FAILED)$/),
+      });
+      expect(ids.has(line.id), `report line ${line.id} is a detection of the job`).toBe(true);
+    }
+    expect(lines.filter((l) => l.status === "COMPLETED")).toHaveLength(5);
+    expect(lines.filter((l) => l.status === "FAILED")).toEqual([
+      expect.objectContaining({ failure_code: "unsupported_content_type" }),
+    ]);
+    const summary = JSON.parse((await objects.get(REPORTS, `daily/${jobId}/summary.json`)).toString("utf8"));
+    expect(summary).toMatchObject({ job_id: jobId, status: "COMPLETED" });
+    expect(summary.objects.map((o: { key: string }) => o.key).sort()).toEqual(Object.keys(inputs).sort());
+
+    const kubectl = path.join(testClusterBinDir(), "kubectl");
+    const cfg = await cluster.kubeconfigPath("admin", NS);
+    const djobs = (await run(kubectl, ["--kubeconfig", cfg, "get", "djob"])).stdout;
+    process.stdout.write(`\n$ kubectl get djob\n${djobs}\n`);
+    expect(djobs).toMatch(new RegExp(`${jobId}\\s+Completed\\s+6\\s+5\\s+1\\s+acme-bank`));
+  }, 240_000);
 
   it("DELETE removes the Detection after its finalizer removed the stored files from S3", async () => {
     const objects = createS3ObjectStore({
