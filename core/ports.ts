@@ -52,6 +52,8 @@ export interface WatchHandle {
  *   metadata.deletionTimestamp (MODIFIED event) and goes when an update empties its finalizers.
  * - watch delivers every change after `resourceVersion` (all current objects as ADDED when omitted), in
  *   order; Gone (via onError) when that version is older than the store remembers: relist and watch again.
+ * - objects returned by get and list are read-only: an adapter may share (and freeze) them between callers,
+ *   so copy one before changing it.
  */
 export interface ResourceStore<T extends Resource> {
   create(obj: T): Promise<T>;

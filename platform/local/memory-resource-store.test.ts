@@ -72,13 +72,24 @@ describe("MemoryResourceStore", () => {
     expect(await reason(store.create(thing("x".repeat(254))))).toBe("Invalid");
   });
 
-  it("returns copies: changing a returned object does not change the store", async () => {
+  it("no caller can change the store through a returned object: writes answer copies, reads frozen snapshots", async () => {
     const store = new MemoryResourceStore<Thing>("Thing");
     const created = await store.create(thing("a", 1));
     created.spec.size = 99;
     const got = await store.get("a");
-    got!.spec.size = 98;
+    expect(Object.isFrozen(got!.spec)).toBe(true);
+    expect(() => {
+      got!.spec.size = 98;
+    }).toThrow(TypeError);
+    const [listed] = (await store.list()).items;
+    expect(() => {
+      listed!.spec.size = 97;
+    }).toThrow(TypeError);
     expect((await store.get("a"))?.spec.size).toBe(1);
+    // One snapshot per version, shared by readers; a write makes a new one.
+    expect(await store.get("a")).toBe(got);
+    await store.updateStatus({ ...structuredClone(got!), status: { phase: "Seen" } });
+    expect(await store.get("a")).not.toBe(got);
   });
 
   it("lists in name order, filtered by every given label", async () => {

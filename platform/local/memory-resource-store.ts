@@ -25,6 +25,14 @@ export interface MemoryStoreOptions {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 /** A Kubernetes object name (DNS subdomain form); also safe as a file name. */
 export const RESOURCE_NAME_RE = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -140,16 +148,32 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
     });
   }
 
+  /**
+   * Reads answer deep-frozen snapshots, made once per version of an object and shared by every reader
+   * until it changes (a GET of a detection then costs no copy). A caller that wants to change an object
+   * copies it first, as every writer here does.
+   */
   async get(name: string): Promise<T | undefined> {
     const o = this.objects.get(name);
-    return o ? clone(o) : undefined;
+    return o ? this.snapshot(o) : undefined;
+  }
+
+  private readonly snapshots = new WeakMap<T, T>();
+
+  private snapshot(o: T): T {
+    let s = this.snapshots.get(o);
+    if (!s) {
+      s = deepFreeze(clone(o));
+      this.snapshots.set(o, s);
+    }
+    return s;
   }
 
   async list(opts: ListOptions = {}): Promise<{ items: T[]; resourceVersion: string }> {
     const items = [...this.objects.values()]
       .filter((o) => labelsMatch(o, opts.labels))
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))
-      .map(clone);
+      .map((o) => this.snapshot(o));
     // A write being persisted is not in `items` yet: answer a version below it, so a watch from the
     // returned version still delivers that write.
     const rv = this.inFlight === undefined ? this.revision.value : this.inFlight - 1;
