@@ -44,7 +44,8 @@ export async function buildDocumentModel(input: ModelInput, signal?: AbortSignal
   return model;
 }
 
-const INFO_KEYS = [
+/** The Info dictionary entries the model keeps as strings. */
+export const INFO_KEYS = [
   "Title",
   "Author",
   "Subject",

@@ -7,7 +7,7 @@ import type { Check, CheckContext, DocumentModel } from "./check.js";
 import { renderPageText } from "./document-text.js";
 import type { OcrEngine } from "./ocr.js";
 import { ocrForStep } from "./ocr-step.js";
-import { buildDocumentModel, DocumentUnreadableError } from "./pdf-model.js";
+import { buildDocumentModel, DocumentUnreadableError, INFO_KEYS } from "./pdf-model.js";
 import { CHECKS } from "./registry.js";
 import { loadTrustAnchors } from "./trust-anchors.js";
 
@@ -87,25 +87,18 @@ async function runOne(
   }
 }
 
-const STANDARD_INFO_KEYS = [
-  "Title",
-  "Author",
-  "Subject",
-  "Keywords",
-  "Creator",
-  "Producer",
-  "CreationDate",
-  "ModDate",
-];
+/** Info entries that count as document metadata (Trapped is a prepress flag, not metadata). */
+const METADATA_INFO_KEYS = INFO_KEYS.filter((k) => k !== "Trapped");
 
 /** Facts about the document itself, independent of any check. */
 export function documentFacts(doc: DocumentModel): string[] {
   const pdf = doc.pdf;
   if (!pdf) return [];
   const facts: string[] = [];
-  if (STANDARD_INFO_KEYS.some((k) => (pdf.info[k] ?? "").trim() !== "")) facts.push("metadata_present");
+  if (METADATA_INFO_KEYS.some((k) => (pdf.info[k] ?? "").trim() !== "")) facts.push("metadata_present");
   if (pdf.xmp !== undefined) facts.push("xmp_present");
-  if (pdf.raw.revisions > 1) facts.push("incremental_updates");
+  // incremental_updates comes from pdf.revisions, whose revision walker tells real edits from a
+  // linearized file's first-page xref.
   if (pdf.raw.encrypted) facts.push("encrypted");
   return facts;
 }

@@ -155,13 +155,11 @@ function findingsOf(a: Assessment): Finding[] {
         ...(a.forbiddenChanges[0]?.change.page ? { page: a.forbiddenChanges[0].change.page } : {}),
         evidence: {
           ...evidence,
-          changes: a.forbiddenChanges
-            .slice(0, 10)
-            .map((x) => ({
-              revision: x.revision + 1,
-              kind: x.change.kind,
-              change: describeChange(x.change),
-            })),
+          changes: a.forbiddenChanges.slice(0, 10).map((x) => ({
+            revision: x.revision + 1,
+            kind: x.change.kind,
+            change: describeChange(x.change),
+          })),
         },
         severity: 9,
       });
