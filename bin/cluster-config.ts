@@ -4,6 +4,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import { ConfigError } from "../core/config.js";
 import type { StepPodOptions } from "../platform/kube/step-pod.js";
+import { NOT_FOR_STEPS } from "./step-env.js";
 
 /**
  * Settings only the cluster runtime reads (besides core's Config): where the Kubernetes API is, which
@@ -74,17 +75,6 @@ const StepPodJson = z
 
 /** Secrets a step may need, passed by secretKeyRef when DOCVERIFY_STEP_ENV_SECRET names a Secret. */
 const SECRET_ENV = ["S3_ACCESS_KEY", "S3_SECRET_KEY", "DOCVERIFY_LLM_API_KEY"] as const;
-/** Settings of the api or the operator that a step must never see. */
-const NOT_FOR_STEPS = new Set([
-  "DOCVERIFY_TOKEN_SIGNING_KEY",
-  "DOCVERIFY_TOKEN_SIGNING_KEY_FILE",
-  "DOCVERIFY_CLIENTS_FILE",
-  "DOCVERIFY_STEP_POD",
-  "DOCVERIFY_STEP_IMAGE",
-  "DOCVERIFY_STEP_ENV_SECRET",
-  "REDIS_URL",
-  "KUBE_NAMESPACE",
-]);
 
 /** Step Pod options from the operator's environment: its DOCVERIFY_* and S3_* settings pass on to steps. */
 export function stepPodOptionsFromEnv(env: Record<string, string | undefined>): StepPodOptions {

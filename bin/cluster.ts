@@ -1,4 +1,3 @@
-import { serveApi, urlFor } from "./serve-api.js";
 import { readFile } from "node:fs/promises";
 import http from "node:http";
 import pino, { type Logger } from "pino";
@@ -29,6 +28,7 @@ import {
 } from "./cluster-config.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { loadSigningKey } from "./secrets.js";
+import { serveApi, urlFor } from "./serve-api.js";
 
 /**
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same reconciler and

@@ -1,4 +1,3 @@
-import { serveApi } from "./serve-api.js";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import pino from "pino";
@@ -19,8 +18,10 @@ import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
-import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
 import { objectStoreFor } from "./object-stores.js";
+import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
+import { serveApi } from "./serve-api.js";
+import { envForSteps } from "./step-env.js";
 
 /**
  * `docverify standalone`: the api, the reconciler and the steps on one machine. Data lives in
@@ -65,7 +66,7 @@ export async function runStandalone(): Promise<number> {
     command: process.execPath,
     args: [...process.execArgv, entry],
     workers: config.workers,
-    baseEnv: { ...stringEnv(process.env), DOCVERIFY_DATA_DIR: dataDir },
+    baseEnv: { ...envForSteps(process.env), DOCVERIFY_DATA_DIR: dataDir },
     log: log.child({ component: "runner" }),
     pidDir: path.join(dataDir, "workers"),
   });
@@ -161,17 +162,4 @@ export async function runStandalone(): Promise<number> {
     process.once("SIGINT", () => stop("SIGINT"));
   });
   return 0;
-}
-
-/** Secrets only the api needs are kept out of step processes. */
-const NOT_FOR_STEPS = new Set([
-  "DOCVERIFY_TOKEN_SIGNING_KEY",
-  "DOCVERIFY_TOKEN_SIGNING_KEY_FILE",
-  "DOCVERIFY_CLIENTS_FILE",
-]);
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !NOT_FOR_STEPS.has(k)) out[k] = v;
-  return out;
 }
