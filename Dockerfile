@@ -13,11 +13,12 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY core ./core
 COPY api ./api
 COPY operator ./operator
+COPY prepare ./prepare
+COPY document ./document
 COPY checks ./checks
 COPY agent ./agent
 COPY platform ./platform
 COPY bin ./bin
-COPY fixtures ./fixtures
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

@@ -6,7 +6,9 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{core,api,operator,checks,agent,platform,bin,fixtures}/**/*.test.ts"],
+          include: [
+            "{core,api,operator,prepare,document,checks,agent,platform,bin,fixtures,scripts}/**/*.test.ts",
+          ],
           testTimeout: 30_000,
         },
       },

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keys } from "../core/detection.js";
-import { createHarness, type Harness } from "./test-kit.js";
+import { createHarness, type Harness } from "./testdata/app-kit.js";
 
 /** The app over real HTTP on 127.0.0.1 (port 0): what bin/ serves. */
 let h: Harness;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Detection } from "../core/detection.js";
-import { call, createHarness, type Harness } from "./test-kit.js";
+import { call, createHarness, type Harness } from "./testdata/app-kit.js";
 
 let h: Harness;
 beforeEach(async () => {

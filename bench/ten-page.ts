@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { runCheckStep } from "../checks/runner.js";
+import { runCheckStep } from "../checks/step.js";
 import { loadConfig } from "../core/config.js";
 import { keys, type StepInput } from "../core/detection.js";
 import { systemClock } from "../core/ports.js";

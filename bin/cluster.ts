@@ -7,7 +7,7 @@ import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
 import { type ObjectStore, type Scheduler, systemClock } from "../core/ports.js";
-import { createDetectionController } from "../operator/controller.js";
+import { createDetectionController } from "../operator/detection-controller.js";
 import { createDetectionJobController } from "../operator/detection-job-controller.js";
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";

@@ -2,8 +2,8 @@
 import { restoreNativeJson } from "./native-json.js";
 import pino from "pino";
 import { runAgentStep } from "../agent/step.js";
-import { runCheckStep } from "../checks/runner.js";
-import { runPrepare } from "../checks/prepare.js";
+import { runCheckStep } from "../checks/step.js";
+import { runPrepare } from "../prepare/step.js";
 import { type Config, loadConfig } from "../core/config.js";
 import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";

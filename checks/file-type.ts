@@ -1,6 +1,6 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "./check.js";
+import { type Check, type DocumentModel, judge } from "../document/model.js";
 
 /**
  * file.type: do the declared document type, the file name's extension and the real (sniffed) content

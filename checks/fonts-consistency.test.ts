@@ -4,7 +4,7 @@ import { makeDocument, makePng } from "../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
 import { prefixFonts } from "../fixtures/pdf-text-edit.js";
 import { fontFace, fontsConsistencyCheck } from "./fonts-consistency.js";
-import { genuineResults, runOn, tamperedResult } from "./text-check-test-kit.js";
+import { genuineResults, runOn, tamperedResult } from "./testdata/text-check-kit.js";
 
 const check = fontsConsistencyCheck;
 

@@ -6,7 +6,7 @@ import { makeDocument, makePng } from "../fixtures/documents.js";
 import { withMetadata, xmpPacket } from "../fixtures/exif.js";
 import { makeScannedImage } from "../fixtures/scans.js";
 import { imageMetadataCheck } from "./image-metadata.js";
-import { modelOf } from "./test-model.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (bytes: Uint8Array, filename = "statement.jpg") =>

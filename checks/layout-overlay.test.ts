@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { makeHostileTextPdf, HOSTILE_TEXT_KINDS } from "../fixtures/hostile-text.js";
 import { makePng } from "../fixtures/documents.js";
 import { layoutOverlayCheck } from "./layout-overlay.js";
-import { genuineResults, runOn, tamperedResult } from "./text-check-test-kit.js";
+import { genuineResults, runOn, tamperedResult } from "./testdata/text-check-kit.js";
 
 const check = layoutOverlayCheck;
 

@@ -1,5 +1,5 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
-import { type Check, type DocumentModel, judge } from "./check.js";
+import { type Check, type DocumentModel, judge } from "../document/model.js";
 import {
   type Box,
   boxArea,
@@ -8,7 +8,7 @@ import {
   type PageLayout,
   type PaintedArea,
   type TextRun,
-} from "./page-layout.js";
+} from "../document/page-layout.js";
 
 /**
  * layout.overlay: text a reader cannot see, or sees instead of something else. A filled box drawn over

@@ -5,7 +5,7 @@ import type { DocType } from "../core/verdict.js";
 import { makeDocument, makeMalformedPdf } from "../fixtures/documents.js";
 import { appendRevision, makeFormPdf, tamperRevision } from "../fixtures/revisions.js";
 import { pdfRevisionsCheck } from "./pdf-revisions.js";
-import { modelOf } from "./test-model.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (bytes: Uint8Array, docType: DocType = "bank_statement") =>

@@ -1,11 +1,11 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "./check.js";
-import { rawPdfOf } from "./pdf-raw/cache.js";
-import type { RawPdf, StructureProblem } from "./pdf-raw/document.js";
-import { rawFeatures } from "./pdf-raw/features.js";
-import { cachedDiff, type Change, type RevisionDiff } from "./pdf-raw/revision-changes.js";
-import type { TextEdit } from "./pdf-raw/text-diff.js";
+import { type Check, type DocumentModel, judge } from "../document/model.js";
+import { rawPdfOf } from "../document/pdf-raw/cache.js";
+import type { RawPdf, StructureProblem } from "../document/pdf-raw/document.js";
+import { rawFeatures } from "../document/pdf-raw/features.js";
+import { cachedDiff, type Change, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
+import type { TextEdit } from "../document/pdf-raw/text-diff.js";
 
 /**
  * pdf.revisions: walks every revision of the PDF on the raw bytes (our own walker, not a reader that

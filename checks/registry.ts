@@ -1,14 +1,14 @@
-import type { Check } from "./check.js";
+import type { Check } from "../document/model.js";
 import { fileTypeCheck } from "./file-type.js";
 import { fontsConsistencyCheck } from "./fonts-consistency.js";
 import { imageMetadataCheck } from "./image-metadata.js";
 import { layoutOverlayCheck } from "./layout-overlay.js";
-import { metadataDatesCheck } from "./metadata-dates.js";
-import { metadataProducerCheck } from "./metadata-producer.js";
+import { metadataDatesCheck } from "./metadata-dates/metadata-dates.js";
+import { metadataProducerCheck } from "./metadata-producer/metadata-producer.js";
 import { pdfRevisionsCheck } from "./pdf-revisions.js";
-import { qrCodesCheck } from "./qr-codes.js";
-import { signaturePdfCheck } from "./signature-pdf.js";
-import { textArithmeticCheck } from "./text-arithmetic.js";
+import { qrCodesCheck } from "./qr-codes/qr-codes.js";
+import { signaturePdfCheck } from "./signature-pdf/signature-pdf.js";
+import { textArithmeticCheck } from "./text-arithmetic/text-arithmetic.js";
 import { textIdentifiersCheck } from "./text-identifiers.js";
 
 /** Every check the check step runs, in order. Add a check here to run it. */

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { DocType } from "../core/verdict.js";
 import { makeDocument, makePng } from "../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
-import type { DocumentModel } from "./check.js";
+import type { DocumentModel } from "../document/model.js";
 import { identifierFindings, textIdentifiersCheck } from "./text-identifiers.js";
-import { genuineResults, runOn, TEST_NOW, tamperedResult } from "./text-check-test-kit.js";
+import { genuineResults, runOn, TEST_NOW, tamperedResult } from "./testdata/text-check-kit.js";
 
 const check = textIdentifiersCheck;
 

@@ -6,11 +6,17 @@ import {
   ibanProblem,
   luhnValid,
   sortCodeProblem,
-} from "./bank-identifiers.js";
-import { type Check, type DocumentModel, judge } from "./check.js";
-import { type ContentDate, findDates, isoDay, monthFirstRegion, parseDateText } from "./content-dates.js";
-import { numberStyleFor, parseAmount } from "./numbers.js";
-import { documentLines, type Line } from "./text-lines.js";
+} from "../document/values/bank-identifiers.js";
+import { type Check, type DocumentModel, judge } from "../document/model.js";
+import {
+  type ContentDate,
+  findDates,
+  isoDay,
+  monthFirstRegion,
+  parseDateText,
+} from "../document/values/dates.js";
+import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
+import { documentLines, type Line } from "../document/text-lines.js";
 
 /**
  * text.identifiers: identifiers and dates printed in the text that cannot be right. IBANs failing mod-97

@@ -12,7 +12,7 @@ import { MemoryResourceStore } from "../platform/local/memory-resource-store.js"
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
-import { createDetectionController } from "./controller.js";
+import { createDetectionController } from "./detection-controller.js";
 import { createDetectionReconciler, type ReconcilerSettings } from "./detection-reconciler.js";
 
 const SCRIPT_PATH = path.join(import.meta.dirname, "testdata/scripted-step.ts");

@@ -1,7 +1,7 @@
 import { SignJWT, decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors.js";
-import { manualClock, TEST_KEY } from "../test-kit.js";
+import { manualClock, TEST_KEY } from "../testdata/app-kit.js";
 import { createTokenService } from "./tokens.js";
 
 const make = (clock = manualClock(), ttlSeconds = 60) => ({

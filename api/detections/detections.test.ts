@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Detection } from "../../core/detection.js";
 import { CLEANUP_FINALIZER, LABELS, OBJECT_NAME_RE } from "../../core/resource.js";
-import { call, createHarness, type Harness } from "../test-kit.js";
+import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 
 let h: Harness;
 let alice: string;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../../core/detection-job.js";
 import { failure } from "../../core/failure-codes.js";
 import { MemoryResourceStore } from "../../platform/local/memory-resource-store.js";
-import { call, createHarness, type Harness, TEST_CLIENTS } from "../test-kit.js";
+import { call, createHarness, type Harness, TEST_CLIENTS } from "../testdata/app-kit.js";
 
 const CLIENTS = [
   ...TEST_CLIENTS,

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { call, createHarness, type Harness } from "../test-kit.js";
+import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,6 +1,6 @@
 import { decodeJwt } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../test-kit.js";
+import { createHarness, type Harness } from "../testdata/app-kit.js";
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Detection, keys } from "../../core/detection.js";
 import type { ObjectStore } from "../../core/ports.js";
-import { call, createHarness, type Harness } from "../test-kit.js";
+import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 import { dispositionFilename } from "./put.js";
 import { checkUploadSignature, signedUploadUrl } from "./signing.js";
 

@@ -1,7 +1,7 @@
 // Runs OCR on one image file (argv[2]) and prints {"text": ...} as JSON; used by ocr.test.ts under the
 // no-network preload to prove that OCR needs nothing from the network.
 import { readFile } from "node:fs/promises";
-import { createOcrEngine } from "../ocr.js";
+import { createOcrEngine } from "../../document/ocr.js";
 
 const engine = await createOcrEngine();
 try {

@@ -27,13 +27,13 @@ import {
   type RedisServer,
   redisServerAvailable,
   startRedisServer,
-} from "../../platform/redis/redis-server.js";
+} from "../../platform/redis/testdata/redis-server.js";
 import { createS3ObjectStore } from "../../platform/s3/object-store.js";
 import {
   type S3TestServer,
   s3TestServerAvailable,
   startS3TestServer,
-} from "../../platform/s3/s3-test-server.js";
+} from "../../platform/s3/testdata/s3-test-server.js";
 import { apiRequest, type ClusterAccess } from "./api-request.js";
 import { type NodePlayer, startNodePlayer } from "./node-player.js";
 import { ENTRY, ROOT, RuntimeProcess } from "./runtime-process.js";

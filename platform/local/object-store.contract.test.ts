@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { describeObjectStoreContract } from "../object-store-contract.js";
+import { describeObjectStoreContract } from "../testdata/object-store-contract.js";
 import { createLocalObjectStore } from "./object-store.js";
 
 const roots: string[] = [];

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Scheduler } from "../../core/ports.js";
-import { type RedisServer, redisServerAvailable, startRedisServer } from "./redis-server.js";
+import { type RedisServer, redisServerAvailable, startRedisServer } from "./testdata/redis-server.js";
 import { createRedisScheduler, type RedisSchedulerOptions, SchedulerUnavailableError } from "./scheduler.js";
 
 const availability = redisServerAvailable();

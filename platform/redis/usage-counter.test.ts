@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisServer, redisServerAvailable, startRedisServer } from "./redis-server.js";
+import { type RedisServer, redisServerAvailable, startRedisServer } from "./testdata/redis-server.js";
 import { createRedisUsageCounter } from "./usage-counter.js";
 
 const availability = redisServerAvailable();

@@ -5,10 +5,10 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../core/config.js";
-import { describeObjectStoreContract } from "../object-store-contract.js";
+import { describeObjectStoreContract } from "../testdata/object-store-contract.js";
 import { createS3ObjectStore, S3ObjectStoreError, s3ConfigFromEnv } from "./object-store.js";
 import type { S3ObjectStoreOptions } from "./s3-config.js";
-import { type S3TestServer, s3TestServerAvailable, startS3TestServer } from "./s3-test-server.js";
+import { type S3TestServer, s3TestServerAvailable, startS3TestServer } from "./testdata/s3-test-server.js";
 import { presignedUrlValid } from "./testdata/sigv4-oracle.js";
 
 const availability = s3TestServerAvailable();

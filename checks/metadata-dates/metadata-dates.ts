@@ -1,0 +1,224 @@
+import type { CheckResult, Finding } from "../../core/check-result.js";
+import { DOC_TYPE_WORDS } from "../../core/verdict.js";
+import { type Check, type DocumentModel, judge } from "../../document/model.js";
+import { historyDateFindings, printedDateFindings } from "./history-dates.js";
+import {
+  compareDates,
+  formatParsed,
+  type ParsedDate,
+  parseAnyDate,
+  sameMoment,
+} from "../../document/values/pdf-date.js";
+
+/**
+ * metadata.dates: the creation and modification dates a PDF records about itself, in the Info
+ * dictionary (CreationDate, ModDate) and in XMP (xmp:CreateDate, xmp:ModifyDate, xmp:MetadataDate).
+ * Finds dates in the future, modification before creation, long gaps between creation and
+ * modification, Info and XMP telling different stories, and dates that cannot be read; plus the XMP
+ * edit history's dates and the dates printed in the content (history-dates.ts).
+ */
+
+export const METADATA_DATES_CHECK_ID = "metadata.dates";
+
+const DAY = 86_400_000;
+/** A date up to a day ahead of now is tolerated (time zones, clock skew). */
+const FUTURE_TOLERANCE_MS = DAY;
+/** Info and XMP copies of one date may differ by this much (writers stamp them separately). */
+const SAME_MOMENT_TOLERANCE_MS = 2 * 60_000;
+/** Modified this long after creation is worth a mild note. */
+const LONG_GAP_MS = 30 * DAY;
+/** A periodic statement modified this long after it was issued is suspicious. */
+const STATEMENT_GAP_MS = 90 * DAY;
+/** Before the first PDF software shipped. */
+const EARLIEST_PLAUSIBLE = Date.UTC(1993, 0, 1);
+
+/** Document types issued once and never legitimately edited afterwards. */
+const ISSUED_ONCE = new Set([
+  "bank_statement",
+  "payslip",
+  "utility_bill",
+  "invoice",
+  "tax_return",
+  "receipt",
+]);
+
+type Field = "CreationDate" | "ModDate" | "xmp:CreateDate" | "xmp:ModifyDate" | "xmp:MetadataDate";
+
+interface DateField {
+  field: Field;
+  where: "Info" | "XMP";
+  raw: string;
+  parsed?: ParsedDate;
+}
+
+function readFields(doc: DocumentModel): DateField[] {
+  const pdf = doc.pdf;
+  if (!pdf) return [];
+  const out: DateField[] = [];
+  const add = (field: Field, where: "Info" | "XMP", raw: string | undefined) => {
+    if (raw === undefined || raw.trim() === "") return;
+    out.push({ field, where, raw, parsed: parseAnyDate(raw) });
+  };
+  add("CreationDate", "Info", pdf.info.CreationDate);
+  add("ModDate", "Info", pdf.info.ModDate);
+  add("xmp:CreateDate", "XMP", pdf.xmp?.["xmp:CreateDate"]);
+  add("xmp:ModifyDate", "XMP", pdf.xmp?.["xmp:ModifyDate"]);
+  add("xmp:MetadataDate", "XMP", pdf.xmp?.["xmp:MetadataDate"]);
+  return out;
+}
+
+const days = (ms: number) => Math.round(ms / DAY);
+const show = (f: DateField) =>
+  `${f.where} ${f.field} ${f.parsed ? formatParsed(f.parsed) : JSON.stringify(f.raw)}`;
+
+export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
+  const fields = readFields(doc);
+  const get = (name: Field) => fields.find((f) => f.field === name && f.parsed);
+  const findings: Finding[] = [];
+
+  for (const f of fields) {
+    if (!f.parsed) {
+      findings.push({
+        code: "date_unparseable",
+        message: `The ${f.where} date ${f.field} is "${f.raw}", which is not a valid date; genuine PDF software writes valid dates, hand edits often do not.`,
+        evidence: { field: f.field, raw: f.raw },
+        severity: 3,
+      });
+      continue;
+    }
+    const t = f.parsed.utc.getTime();
+    if (t > now.getTime() + FUTURE_TOLERANCE_MS) {
+      findings.push({
+        code: "date_in_future",
+        message: `The ${f.where} date ${f.field} (${formatParsed(f.parsed)}) lies ${days(t - now.getTime())} days in the future; the file was stamped by a wrong clock or edited by hand.`,
+        evidence: { field: f.field, raw: f.raw, now: now.toISOString() },
+        severity: 7,
+      });
+    } else if (t < EARLIEST_PLAUSIBLE) {
+      findings.push({
+        code: "date_implausible",
+        message: `The ${f.where} date ${f.field} (${formatParsed(f.parsed)}) is earlier than any PDF software, so it is not a real creation or modification time.`,
+        evidence: { field: f.field, raw: f.raw },
+        severity: 3,
+      });
+    }
+  }
+
+  const pairs: [Field, Field, "Info" | "XMP"][] = [
+    ["CreationDate", "ModDate", "Info"],
+    ["xmp:CreateDate", "xmp:ModifyDate", "XMP"],
+  ];
+  const gapReported = new Set<string>();
+  for (const [createdName, modifiedName, where] of pairs) {
+    const created = get(createdName);
+    const modified = get(modifiedName);
+    if (!created?.parsed || !modified?.parsed) continue;
+    if (sameMoment(modified.parsed, created.parsed, SAME_MOMENT_TOLERANCE_MS)) continue;
+    const { diffMs } = compareDates(modified.parsed, created.parsed);
+    if (diffMs < 0) {
+      findings.push({
+        code: "modified_before_created",
+        message: `The ${where} modification date (${formatParsed(modified.parsed)}) is ${describeGap(-diffMs)} before the creation date (${formatParsed(created.parsed)}), which software never writes; the dates were set by hand.`,
+        evidence: { source: where, created: created.raw, modified: modified.raw },
+        severity: 6,
+      });
+      continue;
+    }
+    if (diffMs > LONG_GAP_MS) {
+      const key = `${days(diffMs)}`;
+      if (gapReported.has(key)) continue;
+      gapReported.add(key);
+      const issuedOnce = ISSUED_ONCE.has(doc.declaredDocType);
+      const suspicious = issuedOnce && diffMs > STATEMENT_GAP_MS;
+      findings.push({
+        code: "long_modification_gap",
+        message: suspicious
+          ? `This ${DOC_TYPE_WORDS[doc.declaredDocType]} was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}); issuers do not edit such documents months later.`
+          : `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}).`,
+        evidence: { source: where, created: created.raw, modified: modified.raw, gapDays: days(diffMs) },
+        severity: suspicious ? 5 : 2,
+      });
+    }
+  }
+
+  const crossPairs: [Field, Field, string][] = [
+    ["CreationDate", "xmp:CreateDate", "creation"],
+    ["ModDate", "xmp:ModifyDate", "modification"],
+  ];
+  for (const [infoName, xmpName, what] of crossPairs) {
+    const info = get(infoName);
+    const xmp = get(xmpName);
+    if (!info?.parsed || !xmp?.parsed) continue;
+    if (sameMoment(info.parsed, xmp.parsed, SAME_MOMENT_TOLERANCE_MS)) continue;
+    const { diffMs } = compareDates(info.parsed, xmp.parsed);
+    findings.push({
+      code: "info_xmp_mismatch",
+      message: `The ${what} date differs between the Info dictionary (${formatParsed(info.parsed)}) and XMP (${formatParsed(xmp.parsed)}) by ${describeGap(Math.abs(diffMs))}; one copy was changed by a tool or by hand and the other was not.`,
+      evidence: { info: info.raw, xmp: xmp.raw, field: what },
+      severity: 4,
+    });
+  }
+
+  const hasCreation = fields.some((f) => f.field === "CreationDate" || f.field === "xmp:CreateDate");
+  const hasModification = fields.some((f) => f.field === "ModDate" || f.field === "xmp:ModifyDate");
+  if (!hasCreation && hasModification) {
+    findings.push({
+      code: "creation_date_missing",
+      message:
+        "The PDF records when it was modified but not when it was created; generators write both, so the creation date was probably removed.",
+      evidence: { fields: fields.map((f) => f.field) },
+      severity: 1,
+    });
+  }
+  return findings;
+}
+
+function describeGap(ms: number): string {
+  if (ms >= 2 * DAY) return `${days(ms)} days`;
+  if (ms >= 2 * 3_600_000) return `${Math.round(ms / 3_600_000)} hours`;
+  return `${Math.max(1, Math.round(ms / 60_000))} minutes`;
+}
+
+export const metadataDatesCheck: Check = {
+  id: METADATA_DATES_CHECK_ID,
+  appliesTo: () => true,
+  async run(doc, ctx): Promise<CheckResult> {
+    const base = { checkId: METADATA_DATES_CHECK_ID, severity: 0 };
+    if (!doc.pdf) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary: "metadata.dates reads PDF metadata; image EXIF is read by image.metadata.",
+        findings: [],
+      };
+    }
+    const fields = readFields(doc);
+    if (fields.length === 0) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary:
+          "The PDF records no creation or modification dates in its Info dictionary or XMP, so there is nothing to compare.",
+        findings: [
+          {
+            code: "dates_absent",
+            message:
+              "The PDF carries no creation or modification dates; most generators write them, and stripping metadata is a common way to hide editing.",
+            severity: 1,
+          },
+        ],
+      };
+    }
+    const findings = [
+      ...dateFindings(doc, ctx.now),
+      ...historyDateFindings(doc, ctx.now),
+      ...printedDateFindings(doc),
+    ];
+    const { outcome, severity } = judge(findings);
+    const summary =
+      outcome === "pass"
+        ? `The PDF's ${fields.length} recorded date${fields.length > 1 ? "s" : ""} (${fields.map((f) => `${f.where} ${f.field}`).join(", ")}) are consistent.`
+        : `The PDF's metadata dates are inconsistent: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => f.code))].join(", ")} (${fields.map(show).join("; ")}).`;
+    return { ...base, outcome, severity, summary, findings };
+  },
+};

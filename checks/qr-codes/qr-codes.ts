@@ -1,0 +1,201 @@
+import type { CheckResult, Finding } from "../../core/check-result.js";
+import { type Check, type DocumentModel, judge } from "../../document/model.js";
+import { fullText, textPages } from "../../document/document-text.js";
+import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
+import { parseQrPayload, type QrClaims } from "./qr-payload.js";
+import { type FoundQr, scanQrCodes } from "./qr-scan.js";
+import { ImageDecodeError } from "../../document/raster.js";
+import { parseAmounts, parseDates, parseIbans, registrableDomain } from "./text-values.js";
+
+/**
+ * qr.codes: finds QR codes in the document (embedded images, rendered pages, image documents), reports
+ * `qr_present`, decodes each payload and compares what it claims with what the document prints: a URL
+ * whose domain does not belong to the issuer named in the text, or an amount, IBAN or date that the
+ * printed document does not show, is a finding (a QR code left from the original after the printed
+ * values were edited, or one swapped to send payments elsewhere).
+ */
+
+export const QR_CODES_CHECK_ID = "qr.codes";
+
+/**
+ * Payment and invoicing platforms that host pay links on the issuer's behalf: a link there does not
+ * belong to the issuer's domain but is normal.
+ */
+const PAYMENT_PLATFORMS = new Set([
+  "stripe.com",
+  "paypal.com",
+  "paypal.me",
+  "gocardless.com",
+  "square.link",
+  "squareup.com",
+  "wise.com",
+  "klarna.com",
+  "adyen.com",
+  "mollie.com",
+  "sumup.com",
+  "payoneer.com",
+  "intuit.com",
+  "xero.com",
+  "zoho.com",
+  "freshbooks.com",
+  "sage.com",
+  "billdesk.com",
+  "paddle.com",
+  "checkout.com",
+  "epc-qr.eu",
+]);
+
+/** Hosts that hide where a link goes. */
+const SHORTENERS = new Set([
+  "bit.ly",
+  "tinyurl.com",
+  "t.co",
+  "goo.gl",
+  "ow.ly",
+  "is.gd",
+  "buff.ly",
+  "cutt.ly",
+  "rebrand.ly",
+  "rb.gy",
+  "shorturl.at",
+  "tiny.cc",
+  "s.id",
+]);
+
+const show = (payload: string) => (payload.length > 120 ? `${payload.slice(0, 117)}...` : payload);
+const money = (cents: number) => (cents / 100).toFixed(2);
+
+interface Printed {
+  amounts: Set<number>;
+  ibans: Set<string>;
+  dates: Set<string>;
+}
+
+function printedValues(doc: DocumentModel): Printed {
+  const text = fullText(doc);
+  return {
+    amounts: new Set(parseAmounts(text)),
+    ibans: new Set(parseIbans(text)),
+    dates: new Set(parseDates(text, doc.region)),
+  };
+}
+
+export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, printed: Printed): Finding[] {
+  const findings: Finding[] = [];
+  const where = `the QR code on page ${code.page}`;
+  const evidence = { payload: show(code.payload), source: code.source };
+  if (claims.url) {
+    const host = claims.url.hostname.toLowerCase();
+    const issuer = findIssuer(doc);
+    const ipLiteral = /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("[");
+    if (SHORTENERS.has(registrableDomain(host)) || ipLiteral) {
+      findings.push({
+        code: "qr_url_obscured",
+        message: `${cap(where)} links to ${host}, ${ipLiteral ? "a bare IP address" : "a link shortener"} that hides where it leads; issuers link to their own domain.`,
+        page: code.page,
+        evidence: { ...evidence, host },
+        severity: 7,
+      });
+    } else if (!hostBelongsToIssuer(host, issuer) && !PAYMENT_PLATFORMS.has(registrableDomain(host))) {
+      findings.push({
+        code: "qr_domain_foreign",
+        message: `${cap(where)} links to ${registrableDomain(host)}, which does not belong to the issuer named in the document (${issuer.names[0] ?? "no name found"}); a swapped QR code sends the reader elsewhere.`,
+        page: code.page,
+        evidence: { ...evidence, host, issuer: issuer.names.slice(0, 3), printedDomains: issuer.domains },
+        severity: 7,
+      });
+    }
+  }
+  if (
+    claims.amount !== undefined &&
+    claims.amount > 0 &&
+    printed.amounts.size > 0 &&
+    !printed.amounts.has(claims.amount)
+  ) {
+    findings.push({
+      code: "qr_amount_mismatch",
+      message: `${cap(where)} encodes the amount ${money(claims.amount)}, which is printed nowhere in the document; the printed amounts were changed after the QR code was made.`,
+      page: code.page,
+      evidence: { ...evidence, qrAmount: money(claims.amount), qrAmountText: claims.amountText },
+      severity: 7,
+    });
+  }
+  if (claims.iban) {
+    if (printed.ibans.size > 0 && !printed.ibans.has(claims.iban)) {
+      findings.push({
+        code: "qr_iban_mismatch",
+        message: `${cap(where)} pays to the IBAN ${claims.iban}, but the document prints ${[...printed.ibans].join(", ")}; payments made by scanning it go to another account.`,
+        page: code.page,
+        evidence: { ...evidence, qrIban: claims.iban, printedIbans: [...printed.ibans] },
+        severity: 8,
+      });
+    } else if (printed.ibans.size === 0) {
+      findings.push({
+        code: "qr_iban_unprinted",
+        message: `${cap(where)} pays to the IBAN ${claims.iban}, which the document does not print anywhere; payments made by scanning it go to an account the document never shows.`,
+        page: code.page,
+        evidence: { ...evidence, qrIban: claims.iban },
+        severity: 6,
+      });
+    }
+  }
+  const unprintedDates = claims.dates.filter((d) => !printed.dates.has(d));
+  if (unprintedDates.length > 0 && printed.dates.size > 0) {
+    findings.push({
+      code: "qr_date_mismatch",
+      message: `${cap(where)} carries the date ${unprintedDates.join(", ")}, which the document does not print; its printed dates were changed after the QR code was made.`,
+      page: code.page,
+      evidence: { ...evidence, qrDates: unprintedDates },
+      severity: 5,
+    });
+  }
+  return findings;
+}
+
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+export const qrCodesCheck: Check = {
+  id: QR_CODES_CHECK_ID,
+  appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
+  async run(doc, ctx): Promise<CheckResult> {
+    const base = { checkId: QR_CODES_CHECK_ID, severity: 0 };
+    let scan: Awaited<ReturnType<typeof scanQrCodes>>;
+    try {
+      scan = await scanQrCodes(doc, ctx.signal);
+    } catch (err) {
+      if (err instanceof ImageDecodeError) {
+        return {
+          ...base,
+          outcome: "error",
+          summary: `The image could not be decoded to look for QR codes (${err.message}).`,
+          findings: [],
+        };
+      }
+      throw err;
+    }
+    const skipped = scan.notInspected.length
+      ? ` ${scan.notInspected.length} image(s) or page(s) could not be inspected: ${scan.notInspected.slice(0, 3).join("; ")}.`
+      : "";
+    if (scan.codes.length === 0) {
+      return {
+        ...base,
+        outcome: "skip",
+        summary: `The document carries no readable QR code.${skipped}`,
+        findings: [],
+      };
+    }
+    const printed = printedValues(doc);
+    const hasText = textPages(doc).some((p) => p.text.trim() !== "");
+    const findings = scan.codes.flatMap((code) =>
+      hasText ? qrFindings(doc, code, parseQrPayload(code.payload, doc.region), printed) : [],
+    );
+    const { outcome, severity } = judge(findings);
+    const list = scan.codes.map((c) => `page ${c.page}: "${show(c.payload)}"`).join("; ");
+    const summary = !hasText
+      ? `Found ${scan.codes.length} QR code(s) (${list}) but the document has no text to compare them with.${skipped}`
+      : outcome === "pass"
+        ? `Found ${scan.codes.length} QR code(s) (${list}); what they encode agrees with the printed document.${skipped}`
+        : `Found ${scan.codes.length} QR code(s) whose content disagrees with the printed document: ${[...new Set(findings.map((f) => f.code))].join(", ")}.${skipped}`;
+    return { ...base, outcome, severity, summary, findings, discovered: ["qr_present"] };
+  },
+};

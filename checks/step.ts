@@ -1,0 +1,227 @@
+import type { CheckResult } from "../core/check-result.js";
+import { type AuthoritativeInfo, type CheckStepResult, keys, type StepInput } from "../core/detection.js";
+import { failure } from "../core/failure-codes.js";
+import { ObjectNotFoundError } from "../core/ports.js";
+import type { StepContext } from "../core/step-context.js";
+import type { Check, CheckContext, DocumentModel } from "../document/model.js";
+import { renderPageText } from "../document/document-text.js";
+import type { OcrEngine } from "../document/ocr.js";
+import { ocrForStep } from "../document/ocr-pass.js";
+import { buildDocumentModel, DocumentUnreadableError, INFO_KEYS } from "../document/pdf-model.js";
+import { CHECKS } from "./registry.js";
+import { loadTrustAnchors } from "./trust-anchors.js";
+
+/**
+ * The check step: loads the stored document, parses it once, runs every applicable check with a time
+ * bound each (a check that throws or overruns becomes outcome `error`; it never fails the step), gathers
+ * the discovered facts and writes the extracted text (`--- page N ---` markers) for the agent.
+ * Fails the step only when the document cannot be read at all (`document_unreadable`) or was never
+ * prepared; infrastructure errors (object store down) are thrown so the step is retried.
+ */
+
+export interface CheckStepOptions {
+  /** Defaults to the registry. */
+  checks?: readonly Check[];
+  /** Per-check time bound; default a quarter of the step timeout, between 1 and 15 seconds. */
+  checkTimeoutMs?: number;
+  /** Bound on parsing the document; default half the step timeout. */
+  parseTimeoutMs?: number;
+  /** OCR engine to use for image pages (default: one started on demand and stopped after the step). */
+  ocr?: OcrEngine;
+  /** Bound on OCR of all image pages together; default half the step timeout. */
+  ocrTimeoutMs?: number;
+}
+
+class CheckTimeoutError extends Error {
+  override name = "CheckTimeoutError";
+}
+
+async function withTimeout<T>(
+  ms: number,
+  run: (signal: AbortSignal) => Promise<T>,
+  what: string,
+): Promise<T> {
+  const ctl = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new CheckTimeoutError(`${what} did not finish within ${ms} ms`);
+      ctl.abort(err);
+      reject(err);
+    }, ms);
+  });
+  try {
+    return await Promise.race([run(ctl.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function runOne(
+  check: Check,
+  doc: DocumentModel,
+  base: Omit<CheckContext, "signal">,
+  timeoutMs: number,
+): Promise<CheckResult> {
+  const started = performance.now();
+  try {
+    const result = await withTimeout(
+      timeoutMs,
+      (signal) => check.run(doc, { ...base, signal }),
+      `The check ${check.id}`,
+    );
+    return { ...result, checkId: check.id, durationMs: Math.round(performance.now() - started) };
+  } catch (err) {
+    const timedOut = err instanceof CheckTimeoutError;
+    const reason = err instanceof Error ? err.message : String(err);
+    return {
+      checkId: check.id,
+      outcome: "error",
+      severity: 0,
+      summary: timedOut
+        ? `The check ${check.id} did not finish within ${timeoutMs} ms, so it gives no evidence either way.`
+        : `The check ${check.id} failed on this document (${reason}), so it gives no evidence either way.`,
+      findings: [],
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+}
+
+/** Info entries that count as document metadata (Trapped is a prepress flag, not metadata). */
+const METADATA_INFO_KEYS = INFO_KEYS.filter((k) => k !== "Trapped");
+
+/** Facts about the document itself, independent of any check. */
+export function documentFacts(doc: DocumentModel): string[] {
+  const pdf = doc.pdf;
+  if (!pdf) return [];
+  const facts: string[] = [];
+  if (METADATA_INFO_KEYS.some((k) => (pdf.info[k] ?? "").trim() !== "")) facts.push("metadata_present");
+  if (pdf.xmp !== undefined) facts.push("xmp_present");
+  // incremental_updates comes from pdf.revisions, whose revision walker tells real edits from a
+  // linearized file's first-page xref.
+  if (pdf.raw.encrypted) facts.push("encrypted");
+  return facts;
+}
+
+/** The text file the agent reads: one `--- page N ---` line before each page's text. */
+export function renderText(doc: DocumentModel): string {
+  return renderPageText(doc);
+}
+
+export async function runCheckStep(
+  input: StepInput,
+  ctx: StepContext,
+  opts: CheckStepOptions = {},
+): Promise<CheckStepResult> {
+  const log = ctx.log.child({ detection: input.detection, step: "check" });
+  const document = input.document;
+  if (!document) {
+    log.error("the check step ran without a prepared document");
+    return { step: "check", checks: [], discovered: [], failure: failure("check_failed") };
+  }
+  const stepMs = ctx.config.stepTimeoutSeconds * 1000;
+  const checkTimeoutMs = opts.checkTimeoutMs ?? Math.min(15_000, Math.max(1_000, Math.floor(stepMs / 4)));
+  const parseTimeoutMs = opts.parseTimeoutMs ?? Math.max(1_000, Math.floor(stepMs / 2));
+
+  let bytes: Buffer;
+  try {
+    bytes = await ctx.objects.get(ctx.bucket, document.key);
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) {
+      log.error({ key: document.key }, "the prepared document is missing from the object store");
+      return { step: "check", checks: [], discovered: [], failure: failure("check_failed") };
+    }
+    throw err;
+  }
+
+  let doc: DocumentModel;
+  const parseStarted = performance.now();
+  try {
+    doc = await withTimeout(
+      parseTimeoutMs,
+      (signal) =>
+        buildDocumentModel(
+          {
+            bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+            contentType: document.contentType,
+            filename: document.filename,
+            declaredDocType: input.spec.docType,
+            region: input.spec.region,
+          },
+          signal,
+        ),
+      "Parsing the document",
+    );
+  } catch (err) {
+    if (err instanceof DocumentUnreadableError || err instanceof CheckTimeoutError) {
+      log.warn({ reason: err.message }, "the document cannot be read");
+      return { step: "check", checks: [], discovered: [], failure: failure("document_unreadable") };
+    }
+    throw err;
+  }
+  log.info(
+    {
+      contentType: doc.contentType,
+      pages: doc.pdf?.pageCount,
+      pagesRead: doc.pdf?.pages.length,
+      warnings: doc.warnings.length ? doc.warnings : undefined,
+      parseMs: Math.round(performance.now() - parseStarted),
+    },
+    "document parsed",
+  );
+
+  // Image documents and image-only PDF pages get their text by OCR before the text checks read it.
+  const ocr = await ocrForStep(doc, {
+    engine: opts.ocr,
+    timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
+    log,
+  });
+
+  const now = ctx.clock.now();
+  const applicable = (opts.checks ?? CHECKS).filter((c) => {
+    try {
+      return c.appliesTo(doc);
+    } catch (err) {
+      log.warn({ check: c.id, err }, "appliesTo threw; running the check anyway so it reports its error");
+      return true;
+    }
+  });
+  const anchors = await loadTrustAnchors(ctx.config.trustAnchorsFile);
+  if (anchors.error) log.warn({ reason: anchors.error }, "the trust anchors file cannot be read");
+  const base: Omit<CheckContext, "signal"> = {
+    now,
+    ...(anchors.pem ? { trustAnchorsPem: anchors.pem } : {}),
+    ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
+  };
+  const checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
+  for (const c of checks) {
+    log.info({ check: c.checkId, outcome: c.outcome, severity: c.severity, ms: c.durationMs }, c.summary);
+  }
+
+  const discovered = [
+    ...new Set([
+      ...documentFacts(doc),
+      ...(ocr.scannedPages.length > 0 ? ["scanned"] : []),
+      ...checks.flatMap((c) => c.discovered ?? []),
+    ]),
+  ];
+  const decisive = checks.find((c) => c.authoritative);
+  const authoritative: AuthoritativeInfo | undefined = decisive?.authoritative
+    ? {
+        checkId: decisive.checkId,
+        trust: decisive.authoritative.trust,
+        directive: decisive.authoritative.directive,
+      }
+    : undefined;
+
+  const textKey = keys.text(input.detection);
+  const text = renderText(doc);
+  await ctx.objects.put(ctx.bucket, textKey, text, { contentType: "text/plain; charset=utf-8" });
+  return {
+    step: "check",
+    checks,
+    discovered,
+    ...(authoritative ? { authoritative } : {}),
+    textKey,
+  };
+}

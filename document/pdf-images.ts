@@ -1,0 +1,530 @@
+import { inflateSync } from "node:zlib";
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFName,
+  PDFNumber,
+  PDFRawStream,
+  PDFRef,
+  type PDFStream,
+  type PDFObject,
+} from "pdf-lib";
+import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
+import sharp, { type OutputInfo, type Sharp } from "sharp";
+import type { DocumentModel } from "./model.js";
+import { MAX_DECODE_PIXELS, type RgbaImage } from "./raster.js";
+
+/**
+ * The images inside a PDF, for the image checks (qr.codes, image.metadata) and OCR: which pages draw
+ * which image XObjects (read with pdf-lib from the page resources, nested forms included), their raw
+ * JPEG bytes when DCT-encoded (EXIF survives in them), their pixels (decoded here with hard size caps),
+ * which pages are image-only (scans), which pages carry dense vector drawing that may be a QR code, and
+ * page rendering with pdfjs for when pixels of the whole page are needed.
+ *
+ * One scan per DocumentModel, shared by every caller (cached on the model object).
+ */
+
+export interface PdfImage {
+  /** "12 0 R". */
+  ref: string;
+  /** Pages (1-based) that draw it. */
+  pages: number[];
+  width: number;
+  height: number;
+  bitsPerComponent: number;
+  colorSpace: string;
+  filters: string[];
+  /** The encoded stream bytes; a complete JPEG file when filters is exactly ["DCTDecode"]. */
+  encoded: Uint8Array;
+  /** Internal: what pixel decoding needs. */
+  decodeParms?: PDFDict;
+  colorSpaceObject?: PDFObject;
+  smask?: PDFRawStream;
+}
+
+export interface PdfPageGraphics {
+  number: number;
+  width: number;
+  height: number;
+  /** Image XObjects the page (or a form it draws) uses. */
+  imageRefs: string[];
+  /** Rectangle operators in the page's content: a QR code drawn as vectors has hundreds. */
+  rectangles: number;
+}
+
+export interface PdfImageScan {
+  images: PdfImage[];
+  pages: PdfPageGraphics[];
+  /** Why parts could not be read (malformed objects, caps reached); empty when everything was read. */
+  problems: string[];
+}
+
+/** Pages, images and bytes beyond these caps are not inspected (reported in problems). */
+export const SCAN_LIMITS = {
+  maxPages: 200,
+  maxImages: 200,
+  maxFormDepth: 8,
+  /** Decoded content stream bytes read per page for counting rectangles. */
+  maxContentBytes: 4_000_000,
+} as const;
+
+/** A page with this many rectangles may hold a vector QR code (21 × 21 modules draw ≥ 150). */
+export const VECTOR_QR_MIN_RECTANGLES = 150;
+
+const scans = new WeakMap<DocumentModel, Promise<PdfImageScan>>();
+
+/** The image scan of the model's PDF, computed once (an empty scan for non-PDF documents). */
+export function scanPdfImages(model: DocumentModel): Promise<PdfImageScan> {
+  let scan = scans.get(model);
+  if (!scan) {
+    scan = model.pdf ? scanBytes(model.bytes) : Promise.resolve({ images: [], pages: [], problems: [] });
+    scans.set(model, scan);
+  }
+  return scan;
+}
+
+/** True when the file declares any image XObject: a byte test that avoids loading image-free PDFs twice. */
+export function mayHaveImages(bytes: Uint8Array): boolean {
+  return /\/Subtype\s*\/Image\b/.test(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1"),
+  );
+}
+
+const nameOf = (o: PDFObject | undefined): string | undefined =>
+  o instanceof PDFName ? o.decodeText() : undefined;
+
+function filtersOf(dict: PDFDict): string[] {
+  const f = dict.lookup(PDFName.of("Filter"));
+  if (f instanceof PDFName) return [f.decodeText()];
+  if (f instanceof PDFArray) return f.asArray().map((x) => nameOf(dict.context.lookup(x)) ?? "?");
+  return [];
+}
+
+function numberOf(dict: PDFDict, key: string): number {
+  const v = dict.lookup(PDFName.of(key));
+  return v instanceof PDFNumber ? v.asNumber() : 0;
+}
+
+function colorSpaceName(cs: PDFObject | undefined, dict: PDFDict): string {
+  if (cs instanceof PDFName) return cs.decodeText();
+  if (cs instanceof PDFArray) return nameOf(dict.context.lookup(cs.get(0))) ?? "?";
+  return dict.lookup(PDFName.of("ImageMask")) ? "ImageMask" : "?";
+}
+
+async function scanBytes(bytes: Uint8Array): Promise<PdfImageScan> {
+  const problems: string[] = [];
+  const hasImages = mayHaveImages(bytes);
+  let doc: PDFDocument;
+  try {
+    doc = await PDFDocument.load(bytes, {
+      updateMetadata: false,
+      ignoreEncryption: true,
+      throwOnInvalidObject: false,
+      parseSpeed: 1500,
+    });
+  } catch (err) {
+    return { images: [], pages: [], problems: [`the PDF's objects cannot be read (${errText(err)})`] };
+  }
+  const images = new Map<string, PdfImage>();
+  const pages: PdfPageGraphics[] = [];
+  let pdfPages: ReturnType<PDFDocument["getPages"]>;
+  try {
+    pdfPages = doc.getPages();
+  } catch (err) {
+    return { images: [], pages: [], problems: [`the PDF's page tree cannot be read (${errText(err)})`] };
+  }
+  if (pdfPages.length > SCAN_LIMITS.maxPages)
+    problems.push(`images read from the first ${SCAN_LIMITS.maxPages} of ${pdfPages.length} pages`);
+
+  for (const [i, page] of pdfPages.slice(0, SCAN_LIMITS.maxPages).entries()) {
+    const number = i + 1;
+    const refs = new Set<string>();
+    let size = { width: 0, height: 0 };
+    try {
+      size = page.getSize();
+    } catch {
+      // A page without a readable MediaBox still has resources worth reading.
+    }
+    if (hasImages) {
+      try {
+        collectImages(page.node.Resources(), number, refs, images, problems, 0, new Set());
+      } catch (err) {
+        problems.push(`page ${number}: resources unreadable (${errText(err)})`);
+      }
+    }
+    let rectangles = 0;
+    try {
+      rectangles = countRectangles(page.node.Contents(), doc);
+    } catch (err) {
+      problems.push(`page ${number}: content unreadable (${errText(err)})`);
+    }
+    pages.push({ number, width: size.width, height: size.height, imageRefs: [...refs], rectangles });
+  }
+  return { images: [...images.values()], pages, problems };
+}
+
+function collectImages(
+  resources: PDFDict | undefined,
+  page: number,
+  refs: Set<string>,
+  images: Map<string, PdfImage>,
+  problems: string[],
+  depth: number,
+  seenForms: Set<string>,
+): void {
+  if (!resources || depth > SCAN_LIMITS.maxFormDepth) return;
+  const xobjects = resources.lookupMaybe(PDFName.of("XObject"), PDFDict);
+  if (!xobjects) return;
+  for (const [, value] of xobjects.entries()) {
+    if (!(value instanceof PDFRef)) continue;
+    const key = value.toString();
+    const obj = resources.context.lookup(value);
+    if (!(obj instanceof PDFRawStream)) continue;
+    const subtype = nameOf(obj.dict.lookup(PDFName.of("Subtype")));
+    if (subtype === "Form") {
+      if (seenForms.has(key)) continue;
+      seenForms.add(key);
+      const formResources = obj.dict.lookupMaybe(PDFName.of("Resources"), PDFDict);
+      collectImages(formResources, page, refs, images, problems, depth + 1, seenForms);
+      continue;
+    }
+    if (subtype !== "Image") continue;
+    refs.add(key);
+    const known = images.get(key);
+    if (known) {
+      if (!known.pages.includes(page)) known.pages.push(page);
+      continue;
+    }
+    if (images.size >= SCAN_LIMITS.maxImages) {
+      if (!problems.includes("image cap reached")) problems.push("image cap reached");
+      continue;
+    }
+    const dict = obj.dict;
+    const cs = dict.lookup(PDFName.of("ColorSpace"));
+    const smask = dict.lookup(PDFName.of("SMask"));
+    images.set(key, {
+      ref: key,
+      pages: [page],
+      width: numberOf(dict, "Width"),
+      height: numberOf(dict, "Height"),
+      bitsPerComponent: numberOf(dict, "BitsPerComponent") || 8,
+      colorSpace: colorSpaceName(cs, dict),
+      filters: filtersOf(dict),
+      encoded: obj.contents,
+      decodeParms: dict.lookupMaybe(PDFName.of("DecodeParms"), PDFDict),
+      colorSpaceObject: cs,
+      smask: smask instanceof PDFRawStream ? smask : undefined,
+    });
+  }
+}
+
+function streamBytes(obj: PDFObject | undefined, doc: PDFDocument, max: number): Uint8Array {
+  const stream = obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
+  if (!(stream instanceof PDFRawStream)) return new Uint8Array(0);
+  const filters = filtersOf(stream.dict);
+  if (filters.length === 0) return stream.contents.subarray(0, max);
+  if (filters.length === 1 && filters[0] === "FlateDecode") return inflateCapped(stream.contents, max);
+  return new Uint8Array(0);
+}
+
+function countRectangles(contents: PDFStream | PDFArray | undefined, doc: PDFDocument): number {
+  if (!contents) return 0;
+  const parts = contents instanceof PDFArray ? contents.asArray() : [contents];
+  let n = 0;
+  let budget: number = SCAN_LIMITS.maxContentBytes;
+  for (const part of parts.slice(0, 64)) {
+    if (budget <= 0) break;
+    let bytes: Uint8Array;
+    try {
+      bytes = streamBytes(part, doc, budget);
+    } catch (err) {
+      if (err instanceof UnsupportedImageError) break;
+      throw err;
+    }
+    budget -= bytes.length;
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+    n += text.match(/\sre\b/g)?.length ?? 0;
+  }
+  return n;
+}
+
+/**
+ * Inflates a stream that should hold at most `max` bytes: a truncated stream yields what it has, one that
+ * inflates beyond `max` (a decompression bomb) throws UnsupportedImageError without allocating more.
+ */
+export function inflateCapped(bytes: Uint8Array, max: number): Uint8Array {
+  try {
+    return inflateSync(bytes, { maxOutputLength: Math.max(1, max), finishFlush: 2 /* Z_SYNC_FLUSH */ });
+  } catch (err) {
+    if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+      throw new UnsupportedImageError(`a stream inflates to more than the ${max} bytes it should hold`);
+    }
+    throw err;
+  }
+}
+
+/** Pages whose drawing is only images: images drawn and (almost) no extracted text. */
+export function imageOnlyPages(model: DocumentModel, scan: PdfImageScan): number[] {
+  const text = new Map((model.pdf?.pages ?? []).map((p) => [p.number, p.text]));
+  return scan.pages
+    .filter((p) => p.imageRefs.length > 0)
+    .filter((p) => (text.get(p.number) ?? "").replace(/\s+/g, "").length < 20)
+    .map((p) => p.number);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pixel decoding
+// ---------------------------------------------------------------------------------------------
+
+export class UnsupportedImageError extends Error {
+  override name = "UnsupportedImageError";
+}
+
+function components(img: PdfImage): number {
+  const cs = img.colorSpaceObject;
+  const name = img.colorSpace;
+  if (name === "DeviceGray" || name === "CalGray" || name === "ImageMask") return 1;
+  if (name === "DeviceRGB" || name === "CalRGB") return 3;
+  if (name === "DeviceCMYK") return 4;
+  if (name === "Indexed") return 1;
+  if (name === "ICCBased" && cs instanceof PDFArray) {
+    const profile = cs.lookup(1);
+    if (profile instanceof PDFRawStream) {
+      const n = profile.dict.lookup(PDFName.of("N"));
+      if (n instanceof PDFNumber) return n.asNumber();
+    }
+  }
+  throw new UnsupportedImageError(`colour space ${name} is not supported`);
+}
+
+/** The palette of an Indexed colour space over DeviceRGB (or an ICC RGB profile), as RGB triples. */
+function palette(img: PdfImage): Uint8Array {
+  const cs = img.colorSpaceObject;
+  if (!(cs instanceof PDFArray)) throw new UnsupportedImageError("indexed colour space without a palette");
+  const lookup = cs.lookup(3);
+  if (lookup instanceof PDFRawStream) {
+    const f = filtersOf(lookup.dict);
+    return f.length === 0 ? lookup.contents : inflateCapped(lookup.contents, 768);
+  }
+  if (lookup && "asBytes" in lookup && typeof lookup.asBytes === "function")
+    return lookup.asBytes() as Uint8Array;
+  throw new UnsupportedImageError("indexed colour space with an unreadable palette");
+}
+
+function undoPngPredictor(data: Uint8Array, rowBytes: number, bpp: number, rows: number): Uint8Array {
+  const out = new Uint8Array(rowBytes * rows);
+  for (let r = 0; r < rows; r++) {
+    const src = r * (rowBytes + 1);
+    if (src + rowBytes >= data.length + 1) break;
+    const type = data[src] as number;
+    const o = r * rowBytes;
+    for (let i = 0; i < rowBytes; i++) {
+      const x = data[src + 1 + i] ?? 0;
+      const a = i >= bpp ? (out[o + i - bpp] as number) : 0;
+      const b = r > 0 ? (out[o - rowBytes + i] as number) : 0;
+      const c = r > 0 && i >= bpp ? (out[o - rowBytes + i - bpp] as number) : 0;
+      let v = x;
+      if (type === 1) v = x + a;
+      else if (type === 2) v = x + b;
+      else if (type === 3) v = x + ((a + b) >> 1);
+      else if (type === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+      }
+      out[o + i] = v & 0xff;
+    }
+  }
+  return out;
+}
+
+/** Decoded samples of an unfiltered or Flate-encoded image (PNG predictors undone), capped at the expected size. */
+function flateSamples(img: PdfImage, comps: number, bpc: number): Uint8Array {
+  const rowBytes = Math.ceil((img.width * comps * bpc) / 8);
+  const predictor = img.decodeParms?.lookup(PDFName.of("Predictor"));
+  const usesPng = predictor instanceof PDFNumber && predictor.asNumber() >= 10;
+  const expected = (rowBytes + (usesPng ? 1 : 0)) * img.height;
+  const raw =
+    img.filters.length === 0 ? img.encoded.subarray(0, expected) : inflateCapped(img.encoded, expected);
+  return usesPng
+    ? undoPngPredictor(raw, rowBytes, Math.max(1, Math.ceil((comps * bpc) / 8)), img.height)
+    : raw;
+}
+
+/**
+ * The image's pixels as RGBA, scaled down to maxSide. Supports DCT (JPEG) and Flate/unfiltered images
+ * in grey, RGB, CMYK, ICC and indexed colour at 1 or 8 bits, with a soft mask composited on white.
+ * Throws UnsupportedImageError for anything else (JBIG2, CCITT, JPEG 2000, exotic colour).
+ */
+export async function decodePdfImage(img: PdfImage, maxSide = 1600): Promise<RgbaImage> {
+  const { width, height } = img;
+  if (width <= 0 || height <= 0 || width * height > MAX_DECODE_PIXELS) {
+    throw new UnsupportedImageError(`image size ${width} × ${height} is out of range`);
+  }
+  let pipeline: Sharp;
+  if (img.filters.length === 1 && img.filters[0] === "DCTDecode") {
+    pipeline = sharp(img.encoded, { limitInputPixels: MAX_DECODE_PIXELS });
+  } else if (img.filters.length === 0 || (img.filters.length === 1 && img.filters[0] === "FlateDecode")) {
+    const comps = components(img);
+    const bpc = img.bitsPerComponent;
+    if (bpc !== 8 && !(bpc === 1 && comps === 1))
+      throw new UnsupportedImageError(`${bpc}-bit samples are not supported`);
+    const samples = flateSamples(img, comps, bpc);
+    const rgb = new Uint8Array(width * height * 3);
+    const pal = img.colorSpace === "Indexed" ? palette(img) : undefined;
+    const rowBytes = Math.ceil((width * comps * bpc) / 8);
+    const mask = img.colorSpace === "ImageMask";
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const o = (y * width + x) * 3;
+        if (bpc === 1) {
+          const bit = ((samples[y * rowBytes + (x >> 3)] ?? 0) >> (7 - (x & 7))) & 1;
+          // An image mask paints where the bit is 0 (black on white); grey 1-bit is 0 = black.
+          const v = mask ? (bit ? 255 : 0) : bit ? 255 : 0;
+          rgb[o] = rgb[o + 1] = rgb[o + 2] = v;
+          continue;
+        }
+        const s = y * rowBytes + x * comps;
+        if (pal) {
+          const i = (samples[s] ?? 0) * 3;
+          rgb[o] = pal[i] ?? 0;
+          rgb[o + 1] = pal[i + 1] ?? 0;
+          rgb[o + 2] = pal[i + 2] ?? 0;
+        } else if (comps === 1) {
+          rgb[o] = rgb[o + 1] = rgb[o + 2] = samples[s] ?? 0;
+        } else if (comps === 3) {
+          rgb[o] = samples[s] ?? 0;
+          rgb[o + 1] = samples[s + 1] ?? 0;
+          rgb[o + 2] = samples[s + 2] ?? 0;
+        } else {
+          const k = samples[s + 3] ?? 0;
+          rgb[o] = 255 - Math.min(255, (samples[s] ?? 0) + k);
+          rgb[o + 1] = 255 - Math.min(255, (samples[s + 1] ?? 0) + k);
+          rgb[o + 2] = 255 - Math.min(255, (samples[s + 2] ?? 0) + k);
+        }
+      }
+    }
+    if (img.smask) compositeOnWhite(rgb, img.smask, width, height);
+    pipeline = sharp(rgb, { raw: { width, height, channels: 3 } });
+  } else {
+    throw new UnsupportedImageError(`images encoded with ${img.filters.join(", ")} are not decoded`);
+  }
+  if (Math.max(width, height) > maxSide)
+    pipeline = pipeline.resize({ width: maxSide, height: maxSide, fit: "inside" });
+  let decoded: { data: Buffer; info: OutputInfo };
+  try {
+    decoded = await pipeline
+      .flatten({ background: "#ffffff" })
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (err) {
+    throw new UnsupportedImageError(`the image data cannot be decoded (${errText(err)})`);
+  }
+  const { data, info } = decoded;
+  return {
+    width: info.width,
+    height: info.height,
+    data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length),
+  };
+}
+
+function compositeOnWhite(rgb: Uint8Array, smask: PDFRawStream, width: number, height: number): void {
+  const d = smask.dict;
+  if (
+    numberOf(d, "Width") !== width ||
+    numberOf(d, "Height") !== height ||
+    (numberOf(d, "BitsPerComponent") || 8) !== 8
+  )
+    return;
+  const f = filtersOf(d);
+  if (!(f.length === 0 || (f.length === 1 && f[0] === "FlateDecode"))) return;
+  let alpha: Uint8Array;
+  try {
+    alpha = f.length === 0 ? smask.contents : inflateCapped(smask.contents, width * height);
+  } catch {
+    return;
+  }
+  for (let i = 0; i < width * height && i < alpha.length; i++) {
+    const a = (alpha[i] as number) / 255;
+    for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round((rgb[i * 3 + c] as number) * a + 255 * (1 - a));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering with pdfjs
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Renders the given pages with pdfjs onto pdfjs's own canvas factory (never a second @napi-rs/canvas copy:
+ * see DEPENDENCIES.md §9) at `scale` (1 = 72 dpi), at most maxPixels per page, and hands each page's
+ * pixels to `onPage`. Stops early when the signal aborts.
+ */
+export async function renderPdfPages(
+  bytes: Uint8Array,
+  pageNumbers: readonly number[],
+  scale: number,
+  onPage: (page: number, image: RgbaImage) => Promise<void>,
+  opts: { signal?: AbortSignal; maxPixels?: number } = {},
+): Promise<void> {
+  const maxPixels = opts.maxPixels ?? 6_000_000;
+  const task = getDocument({
+    data: new Uint8Array(bytes),
+    verbosity: 0,
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+  });
+  const abort = () => void task.destroy();
+  opts.signal?.addEventListener("abort", abort, { once: true });
+  try {
+    const doc = await task.promise;
+    for (const n of pageNumbers) {
+      if (opts.signal?.aborted) break;
+      if (n < 1 || n > doc.numPages) continue;
+      const page = await doc.getPage(n);
+      let viewport = page.getViewport({ scale });
+      const pixels = viewport.width * viewport.height;
+      if (pixels > maxPixels) viewport = page.getViewport({ scale: scale * Math.sqrt(maxPixels / pixels) });
+      const width = Math.max(1, Math.floor(viewport.width));
+      const height = Math.max(1, Math.floor(viewport.height));
+      const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
+      const target = factory.create(width, height);
+      try {
+        target.context.fillStyle = "#ffffff";
+        target.context.fillRect(0, 0, width, height);
+        const params = { canvasContext: target.context, canvas: target.canvas, viewport };
+        await page.render(params as unknown as Parameters<typeof page.render>[0]).promise;
+        const data = target.context.getImageData(0, 0, width, height);
+        await onPage(n, { width, height, data: data.data });
+      } finally {
+        factory.destroy(target);
+        page.cleanup();
+      }
+    }
+  } finally {
+    opts.signal?.removeEventListener("abort", abort);
+    await task.destroy().catch(() => undefined);
+  }
+}
+
+interface CanvasTarget {
+  canvas: unknown;
+  context: {
+    fillStyle: string;
+    fillRect(x: number, y: number, w: number, h: number): void;
+    getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+  };
+}
+interface CanvasFactory {
+  create(width: number, height: number): CanvasTarget;
+  destroy(target: CanvasTarget): void;
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
