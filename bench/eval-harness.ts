@@ -6,7 +6,7 @@ import { classifyDocument } from "../agent/classify.js";
 import type { AgentInput } from "../agent/engine.js";
 import { runAgentStep } from "../agent/step.js";
 import { createReusableOcrEngine, type OcrEngine } from "../document/ocr.js";
-import { runPrepare } from "../prepare/step.js";
+import { runPrepareStep } from "../prepare/step.js";
 import { runCheckStep } from "../checks/step.js";
 import type { CheckResult } from "../core/check-result.js";
 import { loadConfig } from "../core/config.js";
@@ -155,7 +155,7 @@ async function evaluateOne(
   });
 
   let t = performance.now();
-  const prepared = await runPrepare({ detection, step: "prepare", attempt: 1, spec }, ctx);
+  const prepared = await runPrepareStep({ detection, step: "prepare", attempt: 1, spec }, ctx);
   times.prepare = ms(t);
   if (prepared.failure || !prepared.document)
     return failed(`prepare: ${prepared.failure?.code ?? "no document"}`);

@@ -2,14 +2,17 @@
  * `npm run bench`: figures for the standalone service, printed as a table; asserts nothing.
  * - turnaround of one detection at a time (create → COMPLETED as seen by polling), p50/p95;
  * - throughput: a burst of detections submitted at once, detections per minute until all are terminal;
- * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run.
+ * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run;
+ * - each step process's start cost (bench/step-start.ts).
  * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
  */
 import { spawn } from "node:child_process";
 import os from "node:os";
+import path from "node:path";
 import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
 import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
+import { measureStepStart } from "./step-start.js";
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
 const BURST = Number(process.env.BENCH_BURST ?? 120);
@@ -127,6 +130,12 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
   } finally {
     await svc.stop();
     await files.close();
+  }
+  for (const s of measureStepStart(path.resolve(import.meta.dirname, ".."))) {
+    rows.push([
+      `step process start: ${s.step} (spawn to exit, median; peak RSS)`,
+      `${s.ms} ms, ${s.rssMb} MB`,
+    ]);
   }
   const w = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`\ndocverify bench — ${os.cpus().length} cores, Node ${process.version}\n\n`);

@@ -4,10 +4,15 @@ import { describe, expect, it } from "vitest";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-/** Imports `modules` in a fresh process: is JSON.stringify still native, and was pdfjs loaded? */
-function afterImporting(modules: string[]): { native: boolean; pdfjsLoaded: boolean } {
+/**
+ * Imports `modules` in a fresh process (then runs `then`, a line of script): is JSON.stringify still
+ * native, and was pdfjs loaded?
+ */
+function afterImporting(modules: string[], then = ""): { native: boolean; pdfjsLoaded: boolean } {
   const script = `const native = JSON.stringify;
-for (const m of ${JSON.stringify(modules)}) await import(m);
+const loaded = [];
+for (const m of ${JSON.stringify(modules)}) loaded.push(await import(m));
+${then}
 process.stdout.write(JSON.stringify({ native: JSON.stringify === native && /\\[native code\\]/.test(String(JSON.stringify)), pdfjsLoaded: globalThis.pdfjsLib !== undefined }));`;
   const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
     cwd: root,
@@ -31,7 +36,11 @@ describe("the native JSON.stringify", () => {
     });
   });
 
-  it("is restored in step processes once the step code is loaded", () => {
-    expect(afterImporting(["./bin/step-runtime.ts"])).toEqual({ native: true, pdfjsLoaded: true });
+  it("is restored in step processes once the check step's code is loaded", () => {
+    expect(afterImporting(["./bin/step-runtime.ts"])).toEqual({ native: true, pdfjsLoaded: false });
+    expect(afterImporting(["./bin/step-runtime.ts"], `await loaded[0].loadStep("check");`)).toEqual({
+      native: true,
+      pdfjsLoaded: true,
+    });
   });
 });

@@ -1,27 +1,36 @@
 // First import: captures the native JSON.stringify before the step code loads pdfjs (see native-json.ts).
 import { restoreNativeJson } from "./native-json.js";
 import pino from "pino";
-import { runAgentStep } from "../agent/step.js";
-import { runCheckStep } from "../checks/step.js";
-import { runPrepare } from "../prepare/step.js";
 import { type Config, loadConfig } from "../core/config.js";
 import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { objectStoreFor, s3ObjectStoreFor } from "./object-stores.js";
 
-restoreNativeJson();
-
 /**
  * Runs one step with its configuration taken from `env` (never process.env directly, so a warm worker can
  * run steps with different environments): builds the StepContext, runs the step, writes the full result to
  * the object store and returns the summary line (≤ 4 KB). Exit code 0 = result written.
  */
-const STEPS = {
-  prepare: runPrepare,
-  check: runCheckStep,
-  agent: runAgentStep,
-} as const;
+type StepFunction = (input: StepInput, ctx: StepContext) => Promise<{ failure?: StepSummary["failure"] }>;
+
+/**
+ * Each step's code is imported only when that step runs, so a process loads only its own step: the
+ * prepare step (which reads untrusted bytes off the network) never loads the PDF parser, the renderer or
+ * the OCR engine, and starts faster. A warm worker imports each step once, on first use.
+ */
+const STEPS: Record<StepName, () => Promise<StepFunction>> = {
+  prepare: async () => (await import("../prepare/step.js")).runPrepareStep,
+  check: async () => (await import("../checks/step.js")).runCheckStep,
+  agent: async () => (await import("../agent/step.js")).runAgentStep,
+};
+
+export async function loadStep(step: StepName): Promise<StepFunction> {
+  const run = await STEPS[step]();
+  // The check step's pdfjs replaces JSON.stringify on import (see native-json.ts): put the native one back.
+  restoreNativeJson();
+  return run;
+}
 
 /**
  * The object store a step uses: S3 in a step Pod (the pod runner sets DOCVERIFY_RUNTIME=cluster), else
@@ -56,10 +65,7 @@ export async function executeStep(
       clock: systemClock,
     };
     await ctx.objects.ensureBucket(ctx.bucket);
-    const run = STEPS[step] as (
-      i: StepInput,
-      c: StepContext,
-    ) => Promise<{ failure?: StepSummary["failure"] }>;
+    const run = await loadStep(step);
     const result = await run(input, ctx);
     const resultKey = keys.result(input.detection, step);
     await ctx.objects.put(ctx.bucket, resultKey, JSON.stringify(result), { contentType: "application/json" });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../core/check-result.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument, makePng, makeTiff } from "../fixtures/documents.js";
 import { extensionOf, fileTypeCheck } from "./file-type.js";
-import { modelOf } from "../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 type Opts = NonNullable<Parameters<typeof modelOf>[1]>;

@@ -1,6 +1,7 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
+import type { DocumentModel } from "../document/model.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * file.type: do the declared document type, the file name's extension and the real (sniffed) content

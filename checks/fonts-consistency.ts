@@ -1,9 +1,10 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
-import { parseDateText } from "../document/values/dates.js";
-import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
+import type { DocumentModel } from "../document/model.js";
 import type { Box, TextRun } from "../document/page-layout.js";
 import { type Cell, documentLines, type Line } from "../document/text-lines.js";
+import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
+import { parseDateText } from "../document/values/dates.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * fonts.consistency: every text run's font and size. Finds a value (amount, date, account number) set in

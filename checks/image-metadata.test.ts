@@ -2,11 +2,11 @@ import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CheckResult } from "../core/check-result.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument, makePng } from "../fixtures/documents.js";
 import { withMetadata, xmpPacket } from "../fixtures/exif.js";
 import { makeScannedImage } from "../fixtures/scans.js";
 import { imageMetadataCheck } from "./image-metadata.js";
-import { modelOf } from "../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (bytes: Uint8Array, filename = "statement.jpg") =>

@@ -1,8 +1,9 @@
 import exifr from "exifr";
 import type { CheckResult, Finding } from "../core/check-result.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
+import type { DocumentModel } from "../document/model.js";
 import { scanPdfImages } from "../document/pdf-images.js";
 import { differenceHash, hammingDistance, thumbnailDifference } from "../document/raster.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * image.metadata: what an image's EXIF and XMP say about how it was made, for image documents (JPEG,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { makeHostileTextPdf, HOSTILE_TEXT_KINDS } from "../fixtures/hostile-text.js";
 import { makePng } from "../fixtures/documents.js";
+import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
 import { layoutOverlayCheck } from "./layout-overlay.js";
 import { genuineResults, runOn, tamperedResult } from "./testdata/text-check-kit.js";
 

@@ -1,5 +1,5 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
+import type { DocumentModel } from "../document/model.js";
 import {
   type Box,
   boxArea,
@@ -9,6 +9,7 @@ import {
   type PaintedArea,
   type TextRun,
 } from "../document/page-layout.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * layout.overlay: text a reader cannot see, or sees instead of something else. A filled box drawn over

@@ -2,10 +2,10 @@ import { PDFName, PDFString } from "pdf-lib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CheckResult } from "../core/check-result.js";
 import type { DocType } from "../core/verdict.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument, makeMalformedPdf } from "../fixtures/documents.js";
 import { appendRevision, makeFormPdf, tamperRevision } from "../fixtures/revisions.js";
 import { pdfRevisionsCheck } from "./pdf-revisions.js";
-import { modelOf } from "../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (bytes: Uint8Array, docType: DocType = "bank_statement") =>

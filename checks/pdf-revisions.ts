@@ -1,11 +1,12 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
+import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
 import type { RawPdf, StructureProblem } from "../document/pdf-raw/document.js";
 import { rawFeatures } from "../document/pdf-raw/features.js";
-import { cachedDiff, type Change, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
+import { type Change, cachedDiff, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
 import type { TextEdit } from "../document/pdf-raw/text-diff.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * pdf.revisions: walks every revision of the PDF on the raw bytes (our own walker, not a reader that

@@ -1,4 +1,4 @@
-import type { Check } from "../document/model.js";
+import type { Check } from "./check.js";
 import { fileTypeCheck } from "./file-type.js";
 import { fontsConsistencyCheck } from "./fonts-consistency.js";
 import { imageMetadataCheck } from "./image-metadata.js";

@@ -1,17 +1,16 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRequire } from "node:module";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classifyDocument } from "../agent/classify.js";
 import { CheckStepResult, keys, type StepInput } from "../core/detection.js";
+import { createReusableOcrEngine, englishModelDir, type OcrEngine } from "../document/ocr.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { makeImageOnlyPdf, makeScannedImage } from "../fixtures/scans.js";
-import { createReusableOcrEngine, englishModelDir, type OcrEngine } from "../document/ocr.js";
 import { runCheckStep } from "./step.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "./testdata/step-context.js";
 
@@ -82,7 +81,7 @@ describe("OCR", () => {
     expect(englishModelDir()).toMatch(/@tesseract\.js-data[\\/]eng[\\/]4\.0\.0_best_int$/);
   });
 
-  it("gives an image document its text, so the type classifier works on it", async () => {
+  it("gives an image document its text, with the page marker the agent reads", async () => {
     const pdf = await makeDocument({ seed: 12, docType: "bank_statement", region: "GB" });
     const jpeg = await makeScannedImage(pdf, { scale: 2.2 });
     const input = await prepared(jpeg, "image/jpeg", "statement.jpg", "bank_statement");
@@ -92,7 +91,7 @@ describe("OCR", () => {
     expect(text.startsWith("--- page 1 ---\n")).toBe(true);
     expect(text).toMatch(/Account Statement/);
     expect(text).toMatch(/Closing balance/i);
-    expect(classifyDocument(text).docType).toBe("bank_statement");
+    expect(text).toMatch(/Opening balance/i);
   }, 120_000);
 
   it("refuses a decompression-bomb image without decoding it and without failing the step", async () => {

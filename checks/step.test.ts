@@ -9,7 +9,7 @@ import {
   makePng,
   makeRandomBytes,
 } from "../fixtures/documents.js";
-import type { Check } from "../document/model.js";
+import type { Check } from "./check.js";
 import { CHECKS } from "./registry.js";
 import { runCheckStep } from "./step.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "./testdata/step-context.js";

@@ -3,11 +3,12 @@ import { type AuthoritativeInfo, type CheckStepResult, keys, type StepInput } fr
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
-import type { Check, CheckContext, DocumentModel } from "../document/model.js";
 import { renderPageText } from "../document/document-text.js";
+import type { DocumentModel } from "../document/model.js";
 import type { OcrEngine } from "../document/ocr.js";
 import { ocrForStep } from "../document/ocr-pass.js";
 import { buildDocumentModel, DocumentUnreadableError, INFO_KEYS } from "../document/pdf-model.js";
+import type { Check, CheckContext } from "./check.js";
 import { CHECKS } from "./registry.js";
 import { loadTrustAnchors } from "./trust-anchors.js";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { DocType } from "../core/verdict.js";
+import type { DocumentModel } from "../document/model.js";
 import { makeDocument, makePng } from "../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
-import type { DocumentModel } from "../document/model.js";
-import { identifierFindings, textIdentifiersCheck } from "./text-identifiers.js";
 import { genuineResults, runOn, TEST_NOW, tamperedResult } from "./testdata/text-check-kit.js";
+import { identifierFindings, textIdentifiersCheck } from "./text-identifiers.js";
 
 const check = textIdentifiersCheck;
 

@@ -1,4 +1,7 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
+import type { DocumentModel } from "../document/model.js";
+import { documentLines, type Line } from "../document/text-lines.js";
+import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
 import {
   abaProblem,
   cardBrand,
@@ -7,7 +10,6 @@ import {
   luhnValid,
   sortCodeProblem,
 } from "../document/values/bank-identifiers.js";
-import { type Check, type DocumentModel, judge } from "../document/model.js";
 import {
   type ContentDate,
   findDates,
@@ -15,8 +17,7 @@ import {
   monthFirstRegion,
   parseDateText,
 } from "../document/values/dates.js";
-import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
-import { documentLines, type Line } from "../document/text-lines.js";
+import { type Check, judge } from "./check.js";
 
 /**
  * text.identifiers: identifiers and dates printed in the text that cannot be right. IBANs failing mod-97

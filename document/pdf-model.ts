@@ -2,6 +2,7 @@ import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import type { DocType } from "../core/verdict.js";
 import type { DocumentModel, PdfFeature, PdfModel, PdfPage, PdfRaw } from "./model.js";
 import { type Box, type FontInfo, layoutFromOperatorList, type PageLayout } from "./page-layout.js";
+import { pdfHeaderOffset } from "./pdf-header.js";
 import { parseXmp } from "./xmp.js";
 
 /**
@@ -211,11 +212,6 @@ async function readLayout(page: PdfjsPage, warnings: string[]): Promise<PageLayo
 // ---------------------------------------------------------------------------------------------
 // Byte-level scan
 // ---------------------------------------------------------------------------------------------
-
-/** Where `%PDF-` starts within the first 1024 bytes, or -1. */
-export function pdfHeaderOffset(bytes: Uint8Array): number {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024 + 5)).indexOf("%PDF-");
-}
 
 function countOccurrences(buf: Buffer, needle: string): number {
   let n = 0;

@@ -1,6 +1,6 @@
 import { fileTypeFromBuffer } from "file-type";
 import type { SupportedContentType } from "../document/model.js";
-import { pdfHeaderOffset } from "../document/pdf-model.js";
+import { pdfHeaderOffset } from "../document/pdf-header.js";
 
 /**
  * The real content type of a document from its magic bytes (never from its name or a Content-Type

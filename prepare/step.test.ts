@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keys, PrepareResult } from "../core/detection.js";
 import { makeDocument, makePng, makeRandomBytes, makeTiff } from "../fixtures/documents.js";
-import { runPrepare } from "./step.js";
+import { runPrepareStep } from "./step.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "../checks/testdata/step-context.js";
 import { closedPort, startTestHttpServer, type TestHttpServer } from "./testdata/http-server.js";
 
@@ -58,10 +58,10 @@ afterAll(async () => {
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
-describe("runPrepare from a URL", () => {
+describe("runPrepareStep from a URL", () => {
   it("stores the document with its sniffed type, size, sha256 and URL file name", async () => {
     const input = stepInput("prepare", { source: { url: server.url("/files/statement%20March.pdf") } });
-    const result = PrepareResult.parse(await runPrepare(input, ctx));
+    const result = PrepareResult.parse(await runPrepareStep(input, ctx));
     expect(result.failure).toBeUndefined();
     expect(result.document).toEqual({
       filename: "statement March.pdf",
@@ -76,13 +76,13 @@ describe("runPrepare from a URL", () => {
   });
 
   it("prefers the RFC 5987 filename* of Content-Disposition", async () => {
-    const result = await runPrepare(stepInput("prepare", { source: { url: server.url("/download") } }), ctx);
+    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url("/download") } }), ctx);
     expect(result.document?.filename).toBe("Kontoauszug März.pdf");
     expect(result.document?.key).toMatch(/\/Kontoauszug_M_rz\.pdf$/);
   });
 
   it("takes a quoted filename without its directory parts", async () => {
-    const result = await runPrepare(
+    const result = await runPrepareStep(
       stepInput("prepare", { source: { url: server.url("/plain-disposition") } }),
       ctx,
     );
@@ -91,7 +91,7 @@ describe("runPrepare from a URL", () => {
 
   it("records no file name when neither header nor path has one", async () => {
     const input = stepInput("prepare", { source: { url: server.url("/") } });
-    const result = await runPrepare(input, ctx);
+    const result = await runPrepareStep(input, ctx);
     expect(result.document?.filename).toBeNull();
     expect(result.document?.key).toBe(keys.document(input.detection, null));
   });
@@ -102,15 +102,15 @@ describe("runPrepare from a URL", () => {
       ["/photo.png", "image/png"],
       ["/scan.tif", "image/tiff"],
     ] as const) {
-      const result = await runPrepare(stepInput("prepare", { source: { url: server.url(path) } }), ctx);
+      const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url(path) } }), ctx);
       expect(result.document?.contentType, path).toBe(type);
     }
   });
 
   it("is idempotent: a retry overwrites the same key and leaves one document", async () => {
     const input = stepInput("prepare", { source: { url: server.url("/download") } });
-    const a = await runPrepare(input, ctx);
-    const b = await runPrepare({ ...input, attempt: 2 }, ctx);
+    const a = await runPrepareStep(input, ctx);
+    const b = await runPrepareStep({ ...input, attempt: 2 }, ctx);
     expect(b).toEqual(a);
     const listed = [];
     for await (const o of ctx.objects.list(ctx.bucket, keys.documentPrefix(input.detection)))
@@ -125,7 +125,7 @@ describe("runPrepare from a URL", () => {
     ["/teapot.pdf", "source_http_error"],
     ["/missing.pdf", "source_http_error"],
   ])("%s fails with %s", async (path, code) => {
-    const result = await runPrepare(stepInput("prepare", { source: { url: server.url(path) } }), ctx);
+    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url(path) } }), ctx);
     expect(result.document).toBeUndefined();
     expect(result.failure?.code).toBe(code);
     expect(result.failure?.message.length).toBeGreaterThan(20);
@@ -133,13 +133,13 @@ describe("runPrepare from a URL", () => {
 
   it("fails source_too_large above maxDocumentBytes", async () => {
     const small = { ...ctx, config: { ...ctx.config, maxDocumentBytes: 1000 } };
-    const result = await runPrepare(stepInput("prepare", { source: { url: server.url("/big.pdf") } }), small);
+    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url("/big.pdf") } }), small);
     expect(result.failure?.code).toBe("source_too_large");
   });
 
   it("fails source_timeout when the download outlasts downloadTimeoutSeconds", async () => {
     const quick = { ...ctx, config: { ...ctx.config, downloadTimeoutSeconds: 1 } };
-    const result = await runPrepare(
+    const result = await runPrepareStep(
       stepInput("prepare", { source: { url: server.url("/stall.pdf") } }),
       quick,
     );
@@ -147,13 +147,13 @@ describe("runPrepare from a URL", () => {
   });
 
   it("fails source_unreachable for an unresolvable host and a closed port", async () => {
-    const dns = await runPrepare(
+    const dns = await runPrepareStep(
       stepInput("prepare", { source: { url: "http://nonexistent.invalid/x.pdf" } }),
       ctx,
     );
     expect(dns.failure?.code).toBe("source_unreachable");
     const port = await closedPort();
-    const closed = await runPrepare(
+    const closed = await runPrepareStep(
       stepInput("prepare", { source: { url: `http://127.0.0.1:${port}/x.pdf` } }),
       ctx,
     );
@@ -162,18 +162,18 @@ describe("runPrepare from a URL", () => {
 
   it("fails source_forbidden for private destinations unless allowed", async () => {
     for (const url of [server.url("/"), "http://169.254.169.254/latest/meta-data/", "http://2130706433/"]) {
-      const result = await runPrepare(stepInput("prepare", { source: { url } }), strictCtx);
+      const result = await runPrepareStep(stepInput("prepare", { source: { url } }), strictCtx);
       expect(result.failure?.code, url).toBe("source_forbidden");
     }
   });
 
   it("fails source_forbidden for a non-http scheme", async () => {
-    const result = await runPrepare(stepInput("prepare", { source: { url: "file:///etc/passwd" } }), ctx);
+    const result = await runPrepareStep(stepInput("prepare", { source: { url: "file:///etc/passwd" } }), ctx);
     expect(result.failure?.code).toBe("source_forbidden");
   });
 });
 
-describe("runPrepare from an upload", () => {
+describe("runPrepareStep from an upload", () => {
   async function upload(id: string, body: Uint8Array | null, meta: Record<string, unknown> | string | null) {
     if (body) await ctx.objects.put(ctx.bucket, keys.upload(id), Buffer.from(body));
     if (meta !== null) {
@@ -194,7 +194,7 @@ describe("runPrepare from an upload", () => {
 
   it("stores the uploaded bytes under the upload's file name", async () => {
     await upload("up-ok", pdf, meta("payslip.pdf"));
-    const result = await runPrepare(stepInput("prepare", { source: { uploadId: "up-ok" } }), ctx);
+    const result = await runPrepareStep(stepInput("prepare", { source: { uploadId: "up-ok" } }), ctx);
     expect(result.document?.filename).toBe("payslip.pdf");
     expect(result.document?.sha256).toBe(sha(pdf));
     expect(sha(await ctx.objects.get(ctx.bucket, result.document!.key))).toBe(sha(pdf));
@@ -209,7 +209,7 @@ describe("runPrepare from an upload", () => {
     ["another client's upload", "up-other", pdf, meta("a.pdf", "client-b"), "client-a"],
   ] as const)("%s → upload_not_found", async (_name, id, body, m, client) => {
     await upload(id, body, m as Record<string, unknown> | string | null);
-    const result = await runPrepare(
+    const result = await runPrepareStep(
       stepInput("prepare", { source: { uploadId: id }, submittedBy: client }),
       ctx,
     );
@@ -218,16 +218,16 @@ describe("runPrepare from an upload", () => {
 
   it("sniffs an upload too: random bytes → unsupported_content_type", async () => {
     await upload("up-noise", makeRandomBytes(9, 2048), meta("statement.pdf"));
-    const result = await runPrepare(stepInput("prepare", { source: { uploadId: "up-noise" } }), ctx);
+    const result = await runPrepareStep(stepInput("prepare", { source: { uploadId: "up-noise" } }), ctx);
     expect(result.failure?.code).toBe("unsupported_content_type");
   });
 });
 
-describe("runPrepare from an object in a client bucket", () => {
+describe("runPrepareStep from an object in a client bucket", () => {
   it("copies the object and names it after the key's last segment", async () => {
     await ctx.objects.ensureBucket("client-docs");
     await ctx.objects.put("client-docs", "inbox/2025/scan-7.png", Buffer.from(makePng(7)));
-    const result = await runPrepare(
+    const result = await runPrepareStep(
       stepInput("prepare", { source: { object: { bucket: "client-docs", key: "inbox/2025/scan-7.png" } } }),
       ctx,
     );
@@ -240,7 +240,7 @@ describe("runPrepare from an object in a client bucket", () => {
       { bucket: "client-docs", key: "inbox/missing.pdf" },
       { bucket: "no-such-bucket", key: "a.pdf" },
     ]) {
-      const result = await runPrepare(stepInput("prepare", { source: { object } }), ctx);
+      const result = await runPrepareStep(stepInput("prepare", { source: { object } }), ctx);
       expect(result.failure?.code).toBe("upload_not_found");
     }
   });
@@ -248,7 +248,7 @@ describe("runPrepare from an object in a client bucket", () => {
   it("an object above the size limit → source_too_large", async () => {
     await ctx.objects.put("client-docs", "big.pdf", Buffer.from(pdf));
     const small = { ...ctx, config: { ...ctx.config, maxDocumentBytes: 100 } };
-    const result = await runPrepare(
+    const result = await runPrepareStep(
       stepInput("prepare", { source: { object: { bucket: "client-docs", key: "big.pdf" } } }),
       small,
     );

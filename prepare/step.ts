@@ -111,7 +111,7 @@ async function fromObject(source: { bucket: string; key: string }, ctx: StepCont
   return { bytes, filename: filenameFromKey(source.key) };
 }
 
-export async function runPrepare(input: StepInput, ctx: StepContext): Promise<PrepareResult> {
+export async function runPrepareStep(input: StepInput, ctx: StepContext): Promise<PrepareResult> {
   const log = ctx.log.child({ detection: input.detection, step: "prepare" });
   const source = input.spec.source;
   const started = performance.now();

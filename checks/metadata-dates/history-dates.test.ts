@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
+import { modelOf } from "../../document/testdata/model-kit.js";
+import { parseXmpHistory } from "../../document/xmp-history.js";
 import { makeDocument } from "../../fixtures/documents.js";
 import { withXmpHistory } from "../../fixtures/revisions.js";
 import { historyDateFindings, printedDateFindings } from "./history-dates.js";
 import { metadataDatesCheck } from "./metadata-dates.js";
-import { modelOf } from "../../document/testdata/model-kit.js";
-import { parseXmpHistory } from "../../document/xmp-history.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 

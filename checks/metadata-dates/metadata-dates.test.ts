@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
+import { modelOf } from "../../document/testdata/model-kit.js";
 import { makeDocument, makeMetadataTamperedPdf, makePng } from "../../fixtures/documents.js";
 import { metadataDatesCheck } from "./metadata-dates.js";
-import { modelOf } from "../../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (

@@ -1,7 +1,6 @@
 import type { CheckResult, Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "../../document/model.js";
-import { historyDateFindings, printedDateFindings } from "./history-dates.js";
+import type { DocumentModel } from "../../document/model.js";
 import {
   compareDates,
   formatParsed,
@@ -9,6 +8,8 @@ import {
   parseAnyDate,
   sameMoment,
 } from "../../document/values/pdf-date.js";
+import { type Check, judge } from "../check.js";
+import { historyDateFindings, printedDateFindings } from "./history-dates.js";
 
 /**
  * metadata.dates: the creation and modification dates a PDF records about itself, in the Info

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
 import type { DocType } from "../../core/verdict.js";
+import { modelOf } from "../../document/testdata/model-kit.js";
 import { appendInfoUpdate, FIXTURE_DOC_TYPES, makeDocument } from "../../fixtures/documents.js";
 import { withXmpHistory } from "../../fixtures/revisions.js";
 import { metadataProducerCheck } from "./metadata-producer.js";
 import { classifyProducer } from "./producer-table.js";
-import { modelOf } from "../../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (bytes: Uint8Array, docType: DocType) =>

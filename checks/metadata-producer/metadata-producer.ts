@@ -1,9 +1,10 @@
 import type { CheckResult, Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../../core/verdict.js";
-import { type Check, type DocumentModel, judge } from "../../document/model.js";
+import type { DocumentModel } from "../../document/model.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
-import { classifyProducer, type ProducerCategory, type ProducerEntry } from "./producer-table.js";
 import { type HistoryEvent, infoStrings, parseXmpHistory, xmpText } from "../../document/xmp-history.js";
+import { type Check, judge } from "../check.js";
+import { classifyProducer, type ProducerCategory, type ProducerEntry } from "./producer-table.js";
 
 /**
  * metadata.producer: the software a PDF names as its maker (Info Producer/Creator, XMP pdf:Producer and

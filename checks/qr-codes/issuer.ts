@@ -1,5 +1,5 @@
-import type { DocumentModel } from "../../document/model.js";
 import { textPages } from "../../document/document-text.js";
+import type { DocumentModel } from "../../document/model.js";
 import { parseDomains, registrableDomain } from "./text-values.js";
 
 /**

@@ -2,12 +2,12 @@ import { deflateSync } from "node:zlib";
 import { PDFDocument, PDFName } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
+import type { DocumentModel } from "../../document/model.js";
+import { modelOf } from "../../document/testdata/model-kit.js";
 import { documentFacts, issuerHost } from "../../fixtures/doc-facts.js";
 import { makeDocument, type Region } from "../../fixtures/documents.js";
 import { addQrCode, paymentPayload, qrPng } from "../../fixtures/qr.js";
-import type { DocumentModel } from "../../document/model.js";
 import { qrCodesCheck } from "./qr-codes.js";
-import { modelOf } from "../../document/testdata/model-kit.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 const run = async (model: DocumentModel) => CheckResult.parse(await qrCodesCheck.run(model, { now }));

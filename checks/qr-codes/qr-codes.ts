@@ -1,10 +1,11 @@
 import type { CheckResult, Finding } from "../../core/check-result.js";
-import { type Check, type DocumentModel, judge } from "../../document/model.js";
 import { fullText, textPages } from "../../document/document-text.js";
+import type { DocumentModel } from "../../document/model.js";
+import { ImageDecodeError } from "../../document/raster.js";
+import { type Check, judge } from "../check.js";
 import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
 import { parseQrPayload, type QrClaims } from "./qr-payload.js";
 import { type FoundQr, scanQrCodes } from "./qr-scan.js";
-import { ImageDecodeError } from "../../document/raster.js";
 import { parseAmounts, parseDates, parseIbans, registrableDomain } from "./text-values.js";
 
 /**

@@ -5,11 +5,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
 import { CheckStepResult, keys } from "../../core/detection.js";
-import { makeSignedPdf, type SignedVariant, SIGNED_VARIANTS, testPki } from "../../fixtures/signed.js";
-import { runCheckStep } from "../step.js";
-import { signaturePdfCheck } from "./signature-pdf.js";
-import { createTestStepContext, stepInput, type TestStepContext } from "../testdata/step-context.js";
 import { modelOf } from "../../document/testdata/model-kit.js";
+import { makeSignedPdf, SIGNED_VARIANTS, type SignedVariant, testPki } from "../../fixtures/signed.js";
+import { runCheckStep } from "../step.js";
+import { createTestStepContext, stepInput, type TestStepContext } from "../testdata/step-context.js";
+import { signaturePdfCheck } from "./signature-pdf.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
 let rootPem: string;

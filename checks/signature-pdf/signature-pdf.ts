@@ -1,10 +1,10 @@
 import type { CheckResult, Finding, Trust } from "../../core/check-result.js";
-import { type Check, judge } from "../../document/model.js";
-import { formatParsed, parseAnyDate } from "../../document/values/pdf-date.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
 import { describeChange } from "../../document/pdf-raw/describe-change.js";
 import type { RawPdf } from "../../document/pdf-raw/document.js";
-import { cachedDiff, type Change } from "../../document/pdf-raw/revision-changes.js";
+import { type Change, cachedDiff } from "../../document/pdf-raw/revision-changes.js";
+import { formatParsed, parseAnyDate } from "../../document/values/pdf-date.js";
+import { type Check, judge } from "../check.js";
 import { type CmsVerification, parsePemCertificates, verifyCms } from "./cms-verify.js";
 import { DEFAULT_LEVEL, type DocMdpLevel, levelWords, permitted } from "./docmdp-policy.js";
 import { findSignatures, type PdfSignature } from "./find-signatures.js";

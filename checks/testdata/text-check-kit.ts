@@ -1,9 +1,9 @@
 import { CheckResult } from "../../core/check-result.js";
 import type { DocType } from "../../core/verdict.js";
+import { modelOf } from "../../document/testdata/model-kit.js";
 import { FIXTURE_DOC_TYPES, makeDocument, type Region } from "../../fixtures/documents.js";
 import { makeTextTamperedPdf, type TextTamperKind } from "../../fixtures/tampered-text.js";
-import type { Check } from "../../document/model.js";
-import { modelOf } from "../../document/testdata/model-kit.js";
+import type { Check } from "../check.js";
 
 /** Shared by the text checks' tests: run a check on bytes, on genuine fixtures and on tampered ones. */
 

@@ -1,12 +1,12 @@
 import type { Box } from "../../document/page-layout.js";
-import { parseDateText } from "../../document/values/dates.js";
+import type { Line } from "../../document/text-lines.js";
 import {
   type NumberStyle,
   type ParsedAmount,
   parseAmount,
   parseNumber,
 } from "../../document/values/amounts.js";
-import type { Line } from "../../document/text-lines.js";
+import { parseDateText } from "../../document/values/dates.js";
 
 /**
  * Rows of figures for the arithmetic check: each text line split into its label (the words), a leading

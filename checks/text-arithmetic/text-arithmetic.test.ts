@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { DocumentModel } from "../../document/model.js";
 import { makeDocument, makePng } from "../../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../../fixtures/hostile-text.js";
-import { arithmeticFindings, textArithmeticCheck } from "./text-arithmetic.js";
 import { genuineResults, runOn, tamperedResult } from "../testdata/text-check-kit.js";
+import { arithmeticFindings, textArithmeticCheck } from "./text-arithmetic.js";
 
 const check = textArithmeticCheck;
 

@@ -1,8 +1,9 @@
 import type { CheckResult, Finding } from "../../core/check-result.js";
-import { isStatementLabel, LABELS, type Row, type RowAmount, rowsOf } from "./arithmetic-rows.js";
-import { type Check, type DocumentModel, judge } from "../../document/model.js";
-import { formatCents, type NumberStyle, numberStyleFor, parseNumber } from "../../document/values/amounts.js";
+import type { DocumentModel } from "../../document/model.js";
 import { documentLines } from "../../document/text-lines.js";
+import { formatCents, type NumberStyle, numberStyleFor, parseNumber } from "../../document/values/amounts.js";
+import { type Check, judge } from "../check.js";
+import { isStatementLabel, LABELS, type Row, type RowAmount, rowsOf } from "./arithmetic-rows.js";
 
 /**
  * text.arithmetic: the sums a genuine document gets right because software computed them. Bank

@@ -1,6 +1,7 @@
+import { fileTypeFromBuffer } from "file-type";
 import type { DocType } from "../../core/verdict.js";
-import type { DocumentModel } from "../model.js";
-import { sniffContentType } from "../../prepare/content-sniff.js";
+import type { DocumentModel, SupportedContentType } from "../model.js";
+import { pdfHeaderOffset } from "../pdf-header.js";
 import { buildDocumentModel } from "../pdf-model.js";
 
 /** Builds the DocumentModel a check sees, from bytes, as the runner would after prepare. */
@@ -8,8 +9,7 @@ export async function modelOf(
   bytes: Uint8Array,
   opts: { filename?: string | null; docType?: DocType; region?: string } = {},
 ): Promise<DocumentModel> {
-  const { contentType } = await sniffContentType(bytes);
-  if (!contentType) throw new Error("test document is not a supported type");
+  const contentType = await contentTypeOf(bytes);
   return buildDocumentModel({
     bytes,
     contentType,
@@ -17,4 +17,12 @@ export async function modelOf(
     declaredDocType: opts.docType ?? "bank_statement",
     region: opts.region ?? "GB",
   });
+}
+
+/** The kit names the type itself (the prepare step's sniffer is not document/'s to import). */
+async function contentTypeOf(bytes: Uint8Array): Promise<SupportedContentType> {
+  if (pdfHeaderOffset(bytes) >= 0) return "application/pdf";
+  const mime = (await fileTypeFromBuffer(bytes))?.mime;
+  if (mime === "image/jpeg" || mime === "image/png" || mime === "image/tiff") return mime;
+  throw new Error(`test document is not a supported type (${mime ?? "unknown"})`);
 }
