@@ -1,16 +1,13 @@
-import type { Change } from "../../document/pdf-raw/revision-changes.js";
-
 /**
- * Which changes after a signature keep it attesting the document, judged deny-by-default as pyHanko does
- * (ARCHITECTURE.md, "Signature policy"): only what the signature's DocMDP level permits passes; every
- * other change to content makes the document "modified after signing".
+ * The DocMDP permission levels a signature grants to later revisions (ISO 32000 §12.8.2.2), as
+ * modification-policy.ts grades every incremental update:
  *
- *   level 1  no changes, except validation data (DSS) and document timestamps
- *   level 2  + filling in form fields, adding signatures (and the form/widget objects they need)
+ *   level 1  no changes, except validation data (DSS), document timestamps and metadata
+ *   level 2  + filling in form fields and signing (new or existing signature fields)
  *   level 3  + adding, changing or removing annotations
- * An approval signature without DocMDP is judged at level 2 (Acrobat and pyHanko let forms be filled and
- * countersigned after it). Metadata (Info, XMP) updates are allowed at every level: signing tools rewrite
- * them, and they do not change what the pages show.
+ * A certification signature states its level (/TransformParams /P); it caps every signature of the
+ * document. An approval signature without DocMDP is judged at level 2, as Acrobat and pyHanko let forms
+ * be filled and countersigned after it; annotations (which can be laid over page content) are not.
  */
 
 export type DocMdpLevel = 1 | 2 | 3;
@@ -18,32 +15,10 @@ export type DocMdpLevel = 1 | 2 | 3;
 /** Level used for signatures that carry no DocMDP transform. */
 export const DEFAULT_LEVEL: DocMdpLevel = 2;
 
-export function permitted(change: Change, level: DocMdpLevel): boolean {
-  switch (change.kind) {
-    case "dss":
-    case "metadata":
-      return true;
-    case "signature":
-      return level >= 2 || change.detail === "DocTimeStamp";
-    case "form_field":
-    case "form_structure":
-      return level >= 2;
-    case "font_added":
-      // Fonts for form appearances (no page): part of filling a form.
-      return level >= 2 && change.page === undefined;
-    case "annotation_added":
-    case "annotation_changed":
-    case "annotation_removed":
-      return level >= 3;
-    default:
-      return false;
-  }
-}
-
 export function levelWords(level: DocMdpLevel): string {
   switch (level) {
     case 1:
-      return "no changes";
+      return "no changes but validation data, document timestamps and metadata";
     case 2:
       return "form filling and further signatures";
     case 3:

@@ -31,6 +31,8 @@ export interface PdfSignature {
   name?: string;
   /** DocMDP permission level when this is a certification signature. */
   docMdp?: 1 | 2 | 3;
+  /** FieldMDP: the form fields the signature locks against later changes. */
+  fieldLock?: { action: "All" | "Include" | "Exclude"; fields: string[] };
   byteRange?: [number, number, number, number];
   /** Why the byte range is unusable, when it is. */
   rangeProblem?: string;
@@ -51,6 +53,31 @@ function docMdpLevel(raw: RawPdf, sig: PdfDict): 1 | 2 | 3 | undefined {
     if (!d || !isName(get(d, "TransformMethod"), "DocMDP")) continue;
     const p = numberOf(get(raw.dict(get(d, "TransformParams")), "P")) ?? 2;
     return p <= 1 ? 1 : p >= 3 ? 3 : 2;
+  }
+  return undefined;
+}
+
+function fieldLock(raw: RawPdf, sig: PdfDict, field: PdfDict | undefined): PdfSignature["fieldLock"] {
+  const refs = raw.resolve(get(sig, "Reference"));
+  const params: PdfDict[] = [];
+  if (Array.isArray(refs))
+    for (const r of refs.slice(0, 16)) {
+      const d = raw.dict(r);
+      if (d && isName(get(d, "TransformMethod"), "FieldMDP")) {
+        const tp = raw.dict(get(d, "TransformParams"));
+        if (tp) params.push(tp);
+      }
+    }
+  const lock = raw.dict(get(field, "Lock"));
+  if (lock) params.push(lock);
+  for (const tp of params) {
+    const action = nameOf(get(tp, "Action"));
+    if (action !== "All" && action !== "Include" && action !== "Exclude") continue;
+    const list = raw.resolve(get(tp, "Fields"));
+    const fields = Array.isArray(list)
+      ? list.slice(0, 1000).flatMap((x) => textOf(raw.resolve(x)) ?? [])
+      : [];
+    return { action, fields };
   }
   return undefined;
 }
@@ -88,12 +115,12 @@ function hexGap(raw: RawPdf, b: number, c: number): Uint8Array | undefined {
 }
 
 export function findSignatures(raw: RawPdf): PdfSignature[] {
-  const found = new Map<number, { dict: PdfDict; field: string | null }>();
+  const found = new Map<number, { dict: PdfDict; field: string | null; fieldDict?: PdfDict }>();
   for (const f of terminalFields(raw, raw.last)) {
     if (!f.isSignature) continue;
     const v = get(f.dict, "V");
     const d = raw.dict(v);
-    if (d && isRef(v) && !found.has(v.num)) found.set(v.num, { dict: d, field: f.name });
+    if (d && isRef(v) && !found.has(v.num)) found.set(v.num, { dict: d, field: f.name, fieldDict: f.dict });
   }
   // Signature dictionaries no field points to (left over, or planted by hand).
   const b = Buffer.from(raw.bytes.buffer, raw.bytes.byteOffset, raw.bytes.length);
@@ -118,7 +145,7 @@ export function findSignatures(raw: RawPdf): PdfSignature[] {
   const catalogPerms = raw.dict(get(raw.catalog(), "Perms"));
   const certifying = get(catalogPerms, "DocMDP");
   const out: PdfSignature[] = [];
-  for (const [objNum, { dict, field }] of found) {
+  for (const [objNum, { dict, field, fieldDict }] of found) {
     const type = nameOf(get(dict, "Type")) ?? "Sig";
     const sig: PdfSignature = { field, objNum, type, signedRevision: -1, coversWholeFile: false };
     const sub = nameOf(get(dict, "SubFilter"));
@@ -129,13 +156,18 @@ export function findSignatures(raw: RawPdf): PdfSignature[] {
     if (name) sig.name = name;
     const level = docMdpLevel(raw, dict) ?? (isRef(certifying) && certifying.num === objNum ? 2 : undefined);
     if (level) sig.docMdp = level;
+    const lock = fieldLock(raw, dict, fieldDict);
+    if (lock) sig.fieldLock = lock;
     const { range, problem } = checkRange(raw, get(dict, "ByteRange"));
     if (problem) sig.rangeProblem = problem;
     if (range) {
       const [a, len1, c, len2] = range;
       sig.byteRange = range;
       const contents = hexGap(raw, len1, c);
+      const declared = get(dict, "Contents");
       if (!contents) sig.rangeProblem = "the gap its /ByteRange leaves is not a hexadecimal signature value";
+      else if (isString(declared) && !Buffer.from(declared.bytes).equals(Buffer.from(contents)))
+        sig.rangeProblem = "the gap its /ByteRange leaves is not its own /Contents value";
       else sig.contents = contents;
       sig.signed = new Uint8Array(
         Buffer.concat([raw.bytes.subarray(a, a + len1), raw.bytes.subarray(c, c + len2)]),

@@ -43,13 +43,13 @@ describe("signature.pdf trust levels", () => {
     const r = await variant("valid");
     expect(r.authoritative?.trust).toBe("corroborated");
     expect(r.authoritative?.directive).toMatch(
-      /^Corroborated: signed by Pennine Savings Bank Statements on 2025-10-02T09:30:00Z/,
+      /^Corroborated: signed by Pennine Savings Bank Statements \(Docverify Test PKI\) \(judged at the current time \(2026-01-15T12:00:00Z\), as no trusted timestamp proves when it was made\)/,
     );
     expect(r.outcome).toBe("pass");
     expect(r.discovered).toEqual(["signature_present"]);
     expect(r.findings[0]).toMatchObject({
       code: "signature_valid",
-      evidence: { coversWholeFile: true, digest: "sha256" },
+      evidence: { coversWholeFile: true, digest: "SHA-256", algorithm: "RSA with SHA-256", timeBasis: "current_time" },
     });
   });
 
