@@ -97,8 +97,20 @@ function sidMatches(sid: pkijs.SignerInfo["sid"], c: Cert): boolean {
     return c.pki.issuer.isEqual(sid.issuer) && serialHex(c.pki.serialNumber) === serialHex(sid.serialNumber);
   }
   const ski = subjectKeyId(c);
-  const want = (sid as asn1js.Primitive | undefined)?.valueBlock?.valueHexView;
+  const want = skiOf(sid);
   return ski !== undefined && want !== undefined && ski.equals(Buffer.from(want));
+}
+
+/** The key identifier of a [0] SubjectKeyIdentifier sid (primitive, or constructed around an OCTET STRING). */
+function skiOf(sid: pkijs.SignerInfo["sid"]): Uint8Array | undefined {
+  const b = sid as asn1js.BaseBlock & {
+    valueBlock?: { value?: asn1js.BaseBlock[]; valueHexView?: Uint8Array };
+  };
+  if (b?.idBlock?.isConstructed) {
+    const inner = b.valueBlock?.value?.[0] as asn1js.OctetString | undefined;
+    return inner?.valueBlock?.valueHexView;
+  }
+  return b?.valueBlock?.valueHexView;
 }
 
 function describeSid(sid: pkijs.SignerInfo["sid"]): string {
@@ -108,7 +120,7 @@ function describeSid(sid: pkijs.SignerInfo["sid"]): string {
       | undefined;
     return `issuer "${cn?.value ?? "?"}", serial ${serialHex(sid.serialNumber)}`;
   }
-  const want = (sid as asn1js.Primitive | undefined)?.valueBlock?.valueHexView;
+  const want = skiOf(sid);
   return `subject key identifier ${want ? Buffer.from(want).toString("hex") : "?"}`;
 }
 

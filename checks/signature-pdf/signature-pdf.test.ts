@@ -49,7 +49,12 @@ describe("signature.pdf trust levels", () => {
     expect(r.discovered).toEqual(["signature_present"]);
     expect(r.findings[0]).toMatchObject({
       code: "signature_valid",
-      evidence: { coversWholeFile: true, digest: "SHA-256", algorithm: "RSA with SHA-256", timeBasis: "current_time" },
+      evidence: {
+        coversWholeFile: true,
+        digest: "SHA-256",
+        algorithm: "RSA with SHA-256",
+        timeBasis: "current_time",
+      },
     });
   });
 
