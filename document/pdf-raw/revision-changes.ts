@@ -319,13 +319,20 @@ export function diffRevision(raw: RawPdf, k: number): RevisionDiff {
   if (acroNum !== undefined && touched.has(acroNum) && !explained.has(acroNum)) {
     push({ kind: "form_structure", objects: [acroNum], detail: "AcroForm" });
   }
-  const dssNum = numOf(get(raw.catalog(k), "DSS"));
-  if (dssNum !== undefined) {
-    const dssObjs = [dssNum, ...refsIn(raw.dict(get(raw.catalog(k), "DSS"), k), 0)].filter(
-      (n) => touched.has(n) && !explained.has(n),
-    );
-    if (dssObjs.length > 0) push({ kind: "dss", objects: dssObjs, detail: "DSS" });
-  }
+  // Everything the DSS reaches (its VRI dictionaries, arrays and streams are usually indirect objects).
+  const dssObjs: number[] = [];
+  const dssSeen = new Set<number>();
+  const walkDss = (v: PdfValue | undefined, depth: number) => {
+    if (depth > 6 || dssSeen.size > 5000) return;
+    for (const n of isRef(v) ? [v.num] : refsIn(v)) {
+      if (dssSeen.has(n)) continue;
+      dssSeen.add(n);
+      if (touched.has(n) && !explained.has(n)) dssObjs.push(n);
+      walkDss(raw.object(n, k) ?? undefined, depth + 1);
+    }
+  };
+  walkDss(get(raw.catalog(k), "DSS"), 0);
+  if (dssObjs.length > 0) push({ kind: "dss", objects: dssObjs, detail: "DSS" });
   const metadataObjs: number[] = [];
   for (const n of touched) {
     if (explained.has(n)) continue;
@@ -334,6 +341,7 @@ export function diffRevision(raw: RawPdf, k: number): RevisionDiff {
     if (n === infoNum || type === "Metadata") metadataObjs.push(n);
     else if (type === "Sig" || type === "DocTimeStamp" || get(d, "ByteRange") !== undefined)
       push({ kind: "signature", objects: [n], detail: type ?? "Sig" });
+    else if (type === "VRI") push({ kind: "dss", objects: [n], detail: "DSS" });
     else if (
       type === "Font" ||
       type === "FontDescriptor" ||
