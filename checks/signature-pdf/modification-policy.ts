@@ -600,6 +600,17 @@ export function reviewRevision(raw: RawPdf, k: number): RevisionReview {
   const approved = new Map<number, Level>();
   for (const n of [...added, ...overwritten]) {
     const a = approvals.get(n);
+    const previous = dictOf(raw.object(n, p) ?? undefined);
+    if (
+      !a &&
+      !added.has(n) &&
+      (isName(get(previous, "Type"), "Sig") ||
+        isName(get(previous, "Type"), "DocTimeStamp") ||
+        get(previous, "ByteRange") !== undefined)
+    ) {
+      problem(`the signature dictionary of an earlier signature (object ${n}) was rewritten`, [n]);
+      continue;
+    }
     if (!a) {
       problem(
         `${objWords(raw, n, k)} was ${overwritten.has(n) && !added.has(n) ? "overwritten" : "added"} by an update no rule permits`,

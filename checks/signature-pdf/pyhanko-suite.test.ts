@@ -64,7 +64,7 @@ function testCaAnchors(files: SignedExpectation[]): string {
       if (typeof sd === "string") continue;
       for (const c of sd.certificates ?? []) {
         const cert = "subject" in c ? certFromPkijs(c) : undefined;
-        if (!cert || !cert.pki.subject.isEqual(cert.pki.issuer)) continue;
+        if (!cert?.pki.subject.isEqual(cert.pki.issuer)) continue;
         pems.set(
           cert.id,
           `-----BEGIN CERTIFICATE-----\n${cert.der.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE-----\n`,
