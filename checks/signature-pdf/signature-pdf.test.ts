@@ -8,6 +8,7 @@ import { CheckStepResult, keys } from "../../core/detection.js";
 import { modelOf } from "../../document/testdata/model-kit.js";
 import { makeSignedPdf, SIGNED_VARIANTS, type SignedVariant, testPki } from "../../fixtures/signed.js";
 import { runCheckStep } from "../step.js";
+import { loadTrustAnchors } from "../trust-anchors.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "../testdata/step-context.js";
 import { signaturePdfCheck } from "./signature-pdf.js";
 
@@ -219,6 +220,29 @@ describe("signature.pdf through the check step", () => {
     const result = await step(fixtures.get("modified")!.bytes);
     expect(result.authoritative).toMatchObject({ checkId: "signature.pdf", trust: "unattested" });
     expect(result.checks.find((c) => c.checkId === "pdf.revisions")?.outcome).toBe("flag");
+  });
+
+  it("reads an anchors bundle, reporting certificates it cannot parse and using the others", async () => {
+    const mixed = path.join(ctx.config.dataDir, "mixed.pem");
+    await writeFile(
+      mixed,
+      `${rootPem}-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n`,
+    );
+    const loaded = await loadTrustAnchors(mixed);
+    expect(loaded.count).toBe(1);
+    expect(loaded.error).toMatch(/1 of the 2 certificates in .*mixed\.pem cannot be parsed and are ignored/);
+    const junk = path.join(ctx.config.dataDir, "junk.pem");
+    await writeFile(junk, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    expect(await loadTrustAnchors(junk)).toEqual({
+      error: expect.stringMatching(/none of which can be parsed/),
+    });
+    ctx.config.trustAnchorsFile = mixed;
+    const result = await step(fixtures.get("valid")!.bytes);
+    expect(result.authoritative).toMatchObject({ trust: "corroborated" });
+    const sig = result.checks.find((c) => c.checkId === "signature.pdf");
+    expect(sig?.findings.find((f) => f.code === "trust_anchors_unreadable")?.message).toMatch(
+      /the 1 readable one was used/,
+    );
   });
 
   it("reports an unreadable anchors file instead of failing", async () => {

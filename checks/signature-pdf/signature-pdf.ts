@@ -524,7 +524,9 @@ export const signaturePdfCheck: Check = {
     if (ctx.trustAnchorsError) {
       findings.push({
         code: "trust_anchors_unreadable",
-        message: `The configured trust anchors could not be read (${ctx.trustAnchorsError}), so no signer could be tied to a trusted authority.`,
+        message: ctx.trustAnchorsPem
+          ? `Some of the configured trust anchors could not be read (${ctx.trustAnchorsError}); the ${anchors.length} readable one${anchors.length === 1 ? " was" : "s were"} used.`
+          : `The configured trust anchors could not be read (${ctx.trustAnchorsError}), so no signer could be tied to a trusted authority.`,
         severity: 0,
       });
     }
