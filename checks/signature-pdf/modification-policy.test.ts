@@ -120,6 +120,23 @@ describe("the file structure after signing", () => {
     signed = await signPdf(statement);
   });
 
+  it("bytes appended after the signed revision that form no revision are not covered", async () => {
+    const tail = Buffer.from(
+      "\n9 0 obj\n<< /Hidden (objects no cross-reference section lists) >>\nendobj\n",
+      "latin1",
+    );
+    const r = await verdict(new Uint8Array(Buffer.concat([Buffer.from(signed), tail])));
+    expect(r.authoritative?.trust).toBe("unattested");
+    expect(r.authoritative?.directive).toMatch(
+      /\d+ bytes that belong to no revision follow the end of the signed revision/,
+    );
+    // Whitespace after %%EOF is not content.
+    const padded = await verdict(
+      new Uint8Array(Buffer.concat([Buffer.from(signed), Buffer.from("\r\n\n  \n")])),
+    );
+    expect(padded.authoritative?.trust).toBe("corroborated");
+  });
+
   it("a key added to the trailer is not permitted", async () => {
     const r = await verdict(rawUpdate(signed, { trailerExtra: "/AcroForm 1 0 R" }));
     expect(r.authoritative?.trust).toBe("unattested");

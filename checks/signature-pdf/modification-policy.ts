@@ -54,6 +54,8 @@ export interface RevisionReview {
   problems: RevisionProblem[];
   /** Fully qualified names of the form fields whose value or appearance the update changed. */
   changedFields: string[];
+  /** The previous revision was too large to index completely: the review cannot be relied on. */
+  incomplete?: boolean;
 }
 
 const ROOT_EXEMPT = new Set(["AcroForm", "DSS", "Extensions", "Metadata", "MarkInfo", "Version"]);
@@ -642,7 +644,14 @@ export function reviewRevision(raw: RawPdf, k: number): RevisionReview {
     approved.set(n, a.level);
     level = Math.max(level, a.level) as Level;
   }
-  return { revision: k, level, approved, problems, changedFields: [...changedFields] };
+  return {
+    revision: k,
+    level,
+    approved,
+    problems,
+    changedFields: [...changedFields],
+    ...(old.complete ? {} : { incomplete: true }),
+  };
 }
 
 function collectRefs(v: PdfValue | undefined, out: number[], depth = 0) {

@@ -94,12 +94,13 @@ function lockedBy(sig: PdfSignature): ((name: string) => boolean) | undefined {
   };
 }
 
-function integrityOf(
+async function integrityOf(
   raw: RawPdf,
   sig: PdfSignature,
   certLevel: DocMdpLevel | undefined,
   dss: ValidationData,
-): Assessment {
+  signal: AbortSignal | undefined,
+): Promise<Assessment> {
   const level = Math.min(sig.docMdp ?? DEFAULT_LEVEL, certLevel ?? 3) as DocMdpLevel;
   const kind = sig.type === "DocTimeStamp" || sig.subFilter === "ETSI.RFC3161" ? "timestamp" : "signature";
   const base: Assessment = {
@@ -147,10 +148,25 @@ function integrityOf(
     };
   }
   if (sig.coversWholeFile) return ok;
+  if (sig.signedRevision === raw.last && raw.trailingBytes > 0)
+    return {
+      ...ok,
+      integrity: "modified",
+      reason: `${raw.trailingBytes} bytes that belong to no revision follow the end of the signed revision, and the signature does not cover them`,
+    };
   const locked = lockedBy(sig);
   const reasons: string[] = [];
   for (const r of laterRevisions(raw, sig.signedRevision)) {
+    // Reviewing a revision is synchronous work: let the check's time bound and other checks in.
+    await new Promise((done) => setImmediate(done));
+    if (signal?.aborted) throw signal.reason ?? new Error("signature.pdf was stopped at its time bound");
     const review = cachedReview(raw, r);
+    if (review.incomplete)
+      return {
+        ...ok,
+        integrity: "unverifiable",
+        reason: `revision ${r + 1} came after the signature, and the document is too large to review what it changed`,
+      };
     const changes = cachedDiff(raw, r).changes;
     const touching = (objs: Iterable<number>) => {
       const set = new Set(objs);
@@ -515,7 +531,7 @@ export const signaturePdfCheck: Check = {
     const assessed: Assessment[] = [];
     for (const s of sigs.slice(0, MAX_SIGNATURES)) {
       if (ctx.signal?.aborted) break;
-      assessed.push(integrityOf(raw, s, certLevel, dss));
+      assessed.push(await integrityOf(raw, s, certLevel, dss, ctx.signal));
       // Verification is synchronous work; let the step's time bound and other work in.
       await new Promise((r) => setImmediate(r));
     }

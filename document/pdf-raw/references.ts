@@ -31,7 +31,7 @@ export interface ReferenceLimits {
   maxUsages: number;
 }
 
-const DEFAULT: ReferenceLimits = { maxObjects: 250_000, maxUsages: 2_000_000 };
+const DEFAULT: ReferenceLimits = { maxObjects: 150_000, maxUsages: 600_000 };
 const MAX_NESTING = 32;
 
 export function buildReferenceIndex(
