@@ -96,6 +96,21 @@ describe("DocMDP levels", () => {
     expect(r.findings.map((f) => f.code)).toContain("document_timestamp_unverified");
   });
 
+  it("form filling is permitted where the page's annotations and the form's fields are indirect arrays", async () => {
+    const indirect = await appendRevision(await makeFormPdf(5), (doc) => {
+      const page = doc.getPage(0).node;
+      const annots = page.lookup(PDFName.of("Annots"));
+      page.set(PDFName.of("Annots"), doc.context.register(annots as PDFArray));
+      const acro = doc.catalog.lookup(PDFName.of("AcroForm")) as PDFDict;
+      acro.set(PDFName.of("Fields"), doc.context.register(acro.lookup(PDFName.of("Fields")) as PDFArray));
+    });
+    const r = await verdict(
+      (await tamperRevision(await signPdf(indirect, { docMdp: 2 }), "form_field")).bytes,
+    );
+    expect(r.authoritative?.trust, r.summary).toBe("corroborated");
+    expect(r.authoritative?.directive).toMatch(/form field "requested_amount" set to/);
+  });
+
   it("a FieldMDP lock forbids changing the locked field, even where DocMDP would allow form filling", async () => {
     const locked = await signPdf(await makeFormPdf(5), {
       fieldMdp: { action: "Include", fields: ["requested_amount"] },

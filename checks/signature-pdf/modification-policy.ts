@@ -597,6 +597,20 @@ export function reviewRevision(raw: RawPdf, k: number): RevisionReview {
   for (const n of overwritten) reach(raw.object(n, k) ?? undefined);
   for (const n of added) if (!reached.has(n) && !overwritten.has(n)) approve(n, 1);
 
+  /**
+   * Whether a usage is one of the context key paths (by its last key: "Fields[]" matches a direct
+   * "AcroForm/Fields[]" too); an element of an indirect array counts by the key the array is used at.
+   */
+  function inContext(u: Usage, contexts: Set<string>): boolean {
+    if (u.from === "trailer" || contexts.size === 0) return false;
+    const last = u.path.split("/").at(-1) ?? "";
+    if (contexts.has(last)) return true;
+    if (u.path !== "[]") return false;
+    return (old.usages.get(u.from) ?? []).some(
+      (x) => x.from !== "trailer" && contexts.has(`${x.path.split("/").at(-1)}[]`),
+    );
+  }
+
   // ---- everything written must be explained ---------------------------------------------------
   let level: Level = removedLevels.length ? 3 : 0;
   const approved = new Map<number, Level>();
@@ -623,7 +637,7 @@ export function reviewRevision(raw: RawPdf, k: number): RevisionReview {
     }
     if (overwritten.has(n) && !a.blanket) {
       const left = distinctUsages(old.usages.get(n) ?? []).filter(
-        (u) => !a.edges.has(`${u.from}|${u.path}`) && !(u.from !== "trailer" && a.paths.has(u.path)),
+        (u) => !a.edges.has(`${u.from}|${u.path}`) && !inContext(u, a.paths),
       );
       if (left.length) {
         problem(
