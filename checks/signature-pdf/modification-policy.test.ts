@@ -1,5 +1,9 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { type PDFArray, type PDFDict, PDFName, PDFRawStream, PDFRef, PDFString } from "pdf-lib";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
 import { openRawPdf } from "../../document/pdf-raw/document.js";
 import { get, isRef, numberOf } from "../../document/pdf-raw/objects.js";
@@ -225,3 +229,84 @@ describe("the file structure after signing", () => {
     expect(r.authoritative?.directive).toMatch(/the drawing on page 1/);
   });
 });
+
+const hasMutool = (() => {
+  try {
+    execFileSync("mutool", ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** MuPDF's JavaScript API, saving incrementally: a real third-party writer of later revisions. */
+const MUTOOL_SCRIPTS = {
+  fill: `var doc = new PDFDocument(scriptArgs[0]);
+var widgets = doc.loadPage(0).getWidgets();
+for (var i = 0; i < widgets.length; i++)
+  if (widgets[i].getFieldType() === "text") { widgets[i].setTextValue("99,999.00"); widgets[i].update(); }
+doc.save(scriptArgs[1], "incremental");`,
+  annotate: `var doc = new PDFDocument(scriptArgs[0]);
+var a = doc.loadPage(0).createAnnotation("FreeText");
+a.setRect([380, 400, 470, 414]);
+a.setContents("9,999.00");
+a.update();
+doc.save(scriptArgs[1], "incremental");`,
+  overlay: `var doc = new PDFDocument(scriptArgs[0]);
+var page = doc.findPage(0);
+var arr = doc.newArray();
+var contents = page.get("Contents");
+if (contents.isArray()) { for (var i = 0; i < contents.length; i++) arr.push(contents.get(i)); } else arr.push(contents);
+arr.push(doc.addStream("q 1 1 1 rg 380 400 90 14 re f Q", {}));
+page.put("Contents", arr);
+doc.save(scriptArgs[1], "incremental");`,
+};
+
+describe.skipIf(!hasMutool)(
+  `later revisions written by MuPDF (mutool run)${hasMutool ? "" : " (skipped: mutool is not installed; npm run test:setup installs mupdf-tools)"}`,
+  () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(os.tmpdir(), "docverify-mutool-"));
+      for (const [name, js] of Object.entries(MUTOOL_SCRIPTS))
+        await writeFile(path.join(dir, `${name}.js`), js);
+    });
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+
+    async function mutool(script: keyof typeof MUTOOL_SCRIPTS, input: Uint8Array): Promise<Uint8Array> {
+      const src = path.join(dir, `in-${script}-${Math.random().toString(36).slice(2)}.pdf`);
+      const out = `${src}.out.pdf`;
+      await writeFile(src, input);
+      execFileSync("mutool", ["run", path.join(dir, `${script}.js`), src, out], {
+        stdio: "ignore",
+        timeout: 60_000,
+      });
+      return new Uint8Array(await readFile(out));
+    }
+
+    it("form filling after a P=2 certification or an approval signature is permitted", async () => {
+      for (const docMdp of [2, undefined] as const) {
+        const signed = await signPdf(await makeFormPdf(5), docMdp ? { docMdp } : {});
+        const r = await verdict(await mutool("fill", signed));
+        expect(r.authoritative?.trust, r.summary).toBe("corroborated");
+        expect(r.authoritative?.directive).toMatch(
+          /form field "requested_amount" set to "99,999\.00" \(was "12,500\.00"\)/,
+        );
+      }
+    });
+
+    it("a FreeText annotation is permitted after P=3, not after P=2", async () => {
+      const p3 = await verdict(await mutool("annotate", await signPdf(statement, { docMdp: 3 })));
+      expect(p3.authoritative?.trust, p3.summary).toBe("corroborated");
+      const p2 = await verdict(await mutool("annotate", await signPdf(statement, { docMdp: 2 })));
+      expect(p2.authoritative?.trust).toBe("unattested");
+      expect(p2.authoritative?.directive).toMatch(/a FreeText annotation added on page 1/);
+    });
+
+    it("drawing over the page is never permitted", async () => {
+      const r = await verdict(await mutool("overlay", await signPdf(statement, { docMdp: 3 })));
+      expect(r.authoritative?.trust).toBe("unattested");
+      expect(r.authoritative?.directive).toMatch(/the drawing on page 1/);
+    });
+  },
+);
