@@ -68,6 +68,8 @@ export const DocumentInfo = z.object({
   /** Object key of the stored document in the service bucket. */
   key: z.string(),
   sha256: z.string(),
+  /** The content type the caller declared (an upload's content_type); `contentType` is the sniffed one. */
+  declaredContentType: z.string().optional(),
 });
 export type DocumentInfo = z.infer<typeof DocumentInfo>;
 
@@ -180,6 +182,19 @@ export const keys = {
   uploadMeta: (uploadId: string) => `uploads/${uploadId}/meta.json`,
   uploadPrefix: (uploadId: string) => `uploads/${uploadId}/`,
 } as const;
+
+/**
+ * Every prefix of the service bucket that holds files of a detection: its stored document, its step results,
+ * and the upload it was created from. The finalizer (DELETE) and retention remove exactly these; a job's
+ * input object stays in the client's own bucket (theirs), only the copy under `documents/` is ours.
+ */
+export function detectionFilePrefixes(name: string, spec: { source: DetectionSource }): string[] {
+  const prefixes = [keys.documentPrefix(name), keys.runPrefix(name)];
+  const upload = spec.source.uploadId;
+  // Only a well-formed id names an upload folder (a hand-made resource cannot widen the deletion).
+  if (upload !== undefined && /^[a-z0-9-]{1,64}$/.test(upload)) prefixes.push(keys.uploadPrefix(upload));
+  return prefixes;
+}
 
 export function sanitizeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "document";
