@@ -183,19 +183,6 @@ export const keys = {
   uploadPrefix: (uploadId: string) => `uploads/${uploadId}/`,
 } as const;
 
-/**
- * Every prefix of the service bucket that holds files of a detection: its stored document, its step results,
- * and the upload it was created from. The finalizer (DELETE) and retention remove exactly these; a job's
- * input object stays in the client's own bucket (theirs), only the copy under `documents/` is ours.
- */
-export function detectionFilePrefixes(name: string, spec: { source: DetectionSource }): string[] {
-  const prefixes = [keys.documentPrefix(name), keys.runPrefix(name)];
-  const upload = spec.source.uploadId;
-  // Only a well-formed id names an upload folder (a hand-made resource cannot widen the deletion).
-  if (upload !== undefined && /^[a-z0-9-]{1,64}$/.test(upload)) prefixes.push(keys.uploadPrefix(upload));
-  return prefixes;
-}
-
 export function sanitizeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "document";
   const clean = base
