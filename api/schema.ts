@@ -38,13 +38,13 @@ export const jsonResponse = json;
 
 type Header = { description: string; schema: { type: "string" | "integer" } };
 
-/** Example names for the documentation: lower-case words joined by `_`. */
+/** Example names for the documentation: the sentence's first words, lower-case, joined by `_`, numbered. */
 const exampleName = (text: string, i: number) =>
-  text
+  `${i + 1}_${text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "")
-    .slice(0, 40) || `example_${i + 1}`;
+    .slice(0, 40)}`;
 
 /**
  * An ErrorResponse answer with the exact `detail` sentences this operation can give as examples (so the
@@ -101,6 +101,12 @@ export function bearerErrors(scope: string) {
       RETRY_AFTER,
     ),
   } as const;
+}
+
+/** bearerErrors of an operation that reads no resource (no 503). */
+export function bearerErrorsWithoutStore(scope: string) {
+  const { 503: _unused, ...rest } = bearerErrors(scope);
+  return rest;
 }
 
 /** 413 of an operation whose JSON body is limited to `maxBytes`. */

@@ -5,7 +5,7 @@ import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { validationError } from "../errors.js";
-import { bearer, bearerErrors, bodyTooLarge, jsonResponse, validationJson } from "../schema.js";
+import { bearer, bearerErrorsWithoutStore, bodyTooLarge, jsonResponse, validationJson } from "../schema.js";
 import { jsonBody } from "../validation.js";
 import { writeReservation } from "./reservation.js";
 import { signedUploadUrl } from "./signing.js";
@@ -35,7 +35,7 @@ export const createUploadRoute = createRoute({
   request: { body: { content: { "application/json": { schema: CreateUploadBody } }, required: false } },
   responses: {
     201: jsonResponse(UploadCreated, "The upload is reserved"),
-    ...bearerErrors(SCOPES.create),
+    ...bearerErrorsWithoutStore(SCOPES.create),
     413: bodyTooLarge(MAX_BODY_BYTES),
     422: validationJson("Validation error", [
       {
