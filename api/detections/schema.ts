@@ -107,8 +107,12 @@ export const CreateDetectionBody = z
   })
   .openapi("CreateDetectionRequest", {
     // "Exactly one of source_url or upload_id" as JSON Schema: each alternative requires one of them, and
-    // oneOf fails when both or neither match.
-    oneOf: [{ required: ["source_url"] }, { required: ["upload_id"] }],
+    // oneOf fails when both or neither match. The alternatives name their property's type so generators
+    // (openapi-typescript) emit `{source_url: string} | {upload_id: string}` rather than `unknown`.
+    oneOf: [
+      { type: "object", required: ["source_url"], properties: { source_url: { type: "string" } } },
+      { type: "object", required: ["upload_id"], properties: { upload_id: { type: "string" } } },
+    ],
     description:
       "Exactly one of source_url or upload_id, plus doc_type and region. Unknown fields are rejected with 422 " +
       "(extra_forbidden) so that a misspelt field never passes silently.",
