@@ -131,7 +131,7 @@ describe.skipIf(!available)(
 
       expect(apiCalls).toHaveLength(1);
       expect(apiCalls[0]).toMatchObject({ authorization: `Bearer ${tokens[0]}`, status: 200 });
-      expect((await status.innerText()).trim()).toBe("200");
+      expect((await status.textContent())?.trim()).toBe("200");
       // The documented answers show their own examples (not "Missing bearer token" for 403/404/429).
       const get = page.locator("#operations-detections-getDetection");
       await get.locator(".opblock-summary").click();
@@ -139,8 +139,8 @@ describe.skipIf(!available)(
       await notFound.waitFor();
       await notFound.scrollIntoViewIfNeeded();
       await page.screenshot({ path: path.join(ARTIFACTS, "5-documented-answers.png"), fullPage: false });
-      expect(await notFound.innerText()).toContain('"detail": "Detection not found"');
-      const forbidden = await get.locator("tr.response[data-code='403']").innerText();
+      expect(await notFound.textContent()).toContain('"detail": "Detection not found"');
+      const forbidden = await get.locator("tr.response[data-code='403']").textContent();
       expect(forbidden).toContain("Missing required scopes: DocumentVerification:detections:get");
       expect(forbidden).not.toContain("Missing bearer token");
 
