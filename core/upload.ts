@@ -28,6 +28,11 @@ export const UploadReservation = z.object({
    * after which the upload accepts no PUT and no second detection, and its files go with that detection.
    */
   detection: z.string().optional(),
+  /**
+   * The last write of the document the claim was made on (its object's lastModified, ISO time): the prepare
+   * step takes only those bytes (a presigned PUT to the storage could still replace them in the cluster).
+   */
+  document_modified_at: z.string().optional(),
 });
 export type UploadReservation = z.infer<typeof UploadReservation>;
 /** What a writer provides (size_bytes may be left out). */

@@ -244,6 +244,19 @@ describe("runPrepareStep from an upload", () => {
       ctx,
     );
     expect(changed.failure?.code).toBe("upload_not_found");
+
+    // same size, written again after the claim (a presigned PUT in the cluster)
+    await upload("up-rewritten", pdf, {
+      ...meta("a.pdf"),
+      size: pdf.length,
+      detection: "det-rewritten",
+      document_modified_at: "2020-01-01T00:00:00.000Z",
+    });
+    const rewritten = await runPrepareStep(
+      { ...stepInput("prepare", { source: { uploadId: "up-rewritten" } }), detection: "det-rewritten" },
+      ctx,
+    );
+    expect(rewritten.failure?.code).toBe("upload_not_found");
   });
 
   it("sniffs an upload too: random bytes → unsupported_content_type", async () => {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { keys, type PrepareResult, type StepInput } from "../core/detection.js";
 import { failure } from "../core/failure-codes.js";
-import { ObjectNotFoundError } from "../core/ports.js";
+import { type ObjectInfo, ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { readUploadReservation } from "../core/upload.js";
 import { sniffContentType } from "./content-sniff.js";
@@ -53,7 +53,12 @@ async function fromUrl(url: string, ctx: StepContext): Promise<Fetched> {
   return { bytes: res.body, filename };
 }
 
-async function readObject(ctx: StepContext, bucket: string, key: string, what: string): Promise<Buffer> {
+async function readObject(
+  ctx: StepContext,
+  bucket: string,
+  key: string,
+  what: string,
+): Promise<{ bytes: Buffer; info: ObjectInfo }> {
   try {
     const info = await ctx.objects.stat(bucket, key);
     if (!info) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
@@ -63,7 +68,7 @@ async function readObject(ctx: StepContext, bucket: string, key: string, what: s
         `${what} holds ${info.size} bytes, more than the limit of ${ctx.config.maxDocumentBytes}.`,
       );
     }
-    return await ctx.objects.get(bucket, key);
+    return { bytes: await ctx.objects.get(bucket, key), info };
   } catch (err) {
     if (err instanceof PrepareFailure) throw err;
     if (isMissing(err)) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
@@ -94,15 +99,17 @@ async function fromUpload(uploadId: string, input: StepInput, ctx: StepContext):
     // An upload starts one detection only: the one its reservation names (a hand-made or racing one fails).
     throw new PrepareFailure("upload_not_found", `${what} was used by detection ${meta.detection}.`);
   }
-  const bytes = await readObject(ctx, ctx.bucket, keys.upload(uploadId), what);
+  const { bytes, info } = await readObject(ctx, ctx.bucket, keys.upload(uploadId), what);
   if (bytes.length === 0)
     throw new PrepareFailure("upload_not_found", `${what} is empty; no file was uploaded.`);
-  if (meta.detection !== undefined && meta.size > 0 && bytes.length !== meta.size) {
-    // The claim recorded the size the detection was created from (a presigned PUT can still replace it).
-    throw new PrepareFailure(
-      "upload_not_found",
-      `${what} changed after the detection was created (${bytes.length} bytes, not ${meta.size}).`,
-    );
+  const changed =
+    meta.detection !== undefined &&
+    ((meta.size > 0 && bytes.length !== meta.size) ||
+      (meta.document_modified_at !== undefined &&
+        info.lastModified.toISOString() !== meta.document_modified_at));
+  if (changed) {
+    // The claim recorded the document the detection was created from (a presigned PUT can still replace it).
+    throw new PrepareFailure("upload_not_found", `${what} was replaced after the detection was created.`);
   }
   return {
     bytes,
@@ -113,7 +120,7 @@ async function fromUpload(uploadId: string, input: StepInput, ctx: StepContext):
 
 async function fromObject(source: { bucket: string; key: string }, ctx: StepContext): Promise<Fetched> {
   const what = `The object ${source.key} in bucket ${source.bucket}`;
-  const bytes = await readObject(ctx, source.bucket, source.key, what);
+  const { bytes } = await readObject(ctx, source.bucket, source.key, what);
   return { bytes, filename: filenameFromKey(source.key) };
 }
 

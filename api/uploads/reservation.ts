@@ -134,15 +134,21 @@ export async function claimUpload(opts: {
       uploadId,
     );
   }
-  // `size` records what the detection was created from: the prepare step refuses bytes changed since.
-  const claimed: UploadReservation = { ...r, size: stat.size, detection: opts.detection };
+  // `size` and `document_modified_at` record what the detection was created from: the prepare step refuses
+  // bytes written since.
+  const claimed: UploadReservation = {
+    ...r,
+    size: stat.size,
+    detection: opts.detection,
+    document_modified_at: stat.lastModified.toISOString(),
+  };
   await writeReservation(objects, bucket, uploadId, claimed);
   return {
     reservation: claimed,
     release: async () => {
       const current = await readReservation(objects, bucket, uploadId);
       if (current?.detection === opts.detection) {
-        const { detection: _claim, ...rest } = current;
+        const { detection: _claim, document_modified_at: _modified, ...rest } = current;
         await writeReservation(objects, bucket, uploadId, { ...rest, size: r.size });
       }
     },
