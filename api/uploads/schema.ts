@@ -57,18 +57,33 @@ export const UploadStored = z
   .openapi("UploadStored");
 
 export const UploadIdParams = z.object({
-  upload_id: z.string().openapi({ param: { name: "upload_id", in: "path" } }),
+  upload_id: z.string().openapi({
+    param: { name: "upload_id", in: "path" },
+    pattern: "^upl-[0-9a-hjkmnp-tv-z]{26}$",
+    example: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t",
+  }),
 });
 
+// Required for the URL to work, but validated by the handler: a missing or malformed one is the same 403 as
+// a wrong signature (an upload URL is used exactly as POST /v1/uploads returned it).
 export const UploadPutQuery = z.object({
   expires: z
     .string()
     .optional()
-    .openapi({ param: { name: "expires", in: "query" } }),
+    .openapi({
+      param: { name: "expires", in: "query", required: true },
+      pattern: "^[0-9]{1,12}$",
+      description: "When the URL expires (seconds since the epoch), as in upload_url",
+      example: "1767225600",
+    }),
   sig: z
     .string()
     .optional()
-    .openapi({ param: { name: "sig", in: "query" } }),
+    .openapi({
+      param: { name: "sig", in: "query", required: true },
+      pattern: "^[0-9a-fA-F]{64}$",
+      description: "The URL's signature (hex HMAC-SHA256), as in upload_url",
+    }),
 });
 
 export { UploadReservation } from "../../core/upload.js";
