@@ -1,11 +1,10 @@
 /** `docverify submit` (the built command, as a user runs it) against the running standalone service. */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
-import { CLIENTS, ENTRY, ROOT, type Service, startService } from "./harness.js";
+import { CLIENTS, ENTRY, runNode, type Service, startService } from "./harness.js";
 
 let svc: Service;
 let tmp: string;
@@ -18,25 +17,14 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-function docverify(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENTRY, ...args], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        DOCVERIFY_URL: svc.url,
-        DOCVERIFY_CLIENT_ID: CLIENTS.full.client_id,
-        DOCVERIFY_CLIENT_SECRET: CLIENTS.full.client_secret,
-      },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d.toString()));
-    child.stderr.on("data", (d) => (stderr += d.toString()));
-    child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+const docverify = (args: string[]) =>
+  runNode([ENTRY, ...args], {
+    env: {
+      DOCVERIFY_URL: svc.url,
+      DOCVERIFY_CLIENT_ID: CLIENTS.full.client_id,
+      DOCVERIFY_CLIENT_SECRET: CLIENTS.full.client_secret,
+    },
   });
-}
 
 describe("docverify submit", () => {
   it("--version", async () => {
