@@ -172,6 +172,7 @@ export async function runOperator(): Promise<number> {
       detections: store,
       clock: systemClock,
       log: log.child({ part: "upload-sweeper" }),
+      metrics: operatorMetrics,
     });
     running = (async () => {
       await controller?.start();

@@ -127,6 +127,7 @@ export async function runStandalone(): Promise<number> {
     detections,
     clock: systemClock,
     log: log.child({ component: "upload-sweeper" }),
+    metrics: operatorMetrics,
   });
 
   // The reconcilers start before the port opens, so a ready answer means work will be picked up.

@@ -27,6 +27,7 @@ async function world() {
   const detections = new MemoryResourceStore<Detection>(DETECTION_KIND);
   let now = Date.now();
   const clock: Clock = { now: () => new Date(now) };
+  const deleted: string[] = [];
   const sweeper = createUploadSweeper({
     objects,
     bucket: BUCKET,
@@ -34,6 +35,7 @@ async function world() {
     clock,
     log: pino({ level: "silent" }),
     graceMs: GRACE,
+    metrics: { uploadDeleted: (reason) => deleted.push(reason) },
   });
   const start = now;
   const reservation = (extra: Partial<UploadReservationInput> = {}): UploadReservationInput => ({
@@ -48,6 +50,8 @@ async function world() {
     objects,
     detections,
     sweeper,
+    /** The reasons the sweeper reported to its metrics, in order. */
+    deleted,
     at: (msAfterStart: number) => {
       now = start + msAfterStart;
     },
@@ -88,6 +92,7 @@ describe("the upload sweeper", () => {
     w.at(600_001);
     expect(await w.sweeper.sweep()).toEqual({ uploads: 2, removed: 2, objects: 3 });
     expect(await w.uploadsLeft()).toEqual([]);
+    expect(w.deleted).toEqual(["expired_unused", "expired_unused"]);
   });
 
   it("leaves an upload whose detection exists to that detection, even past its expiry", async () => {
@@ -105,6 +110,7 @@ describe("the upload sweeper", () => {
     await w.detection("det-pruned", { phase: "Completed", prunedAt: new Date().toISOString() });
     expect((await w.sweeper.sweep()).removed).toBe(1);
     expect(await w.uploadsLeft()).toEqual([]);
+    expect(w.deleted).toEqual(["detection_pruned"]);
   });
 
   it("a claim whose detection does not exist goes only after expiry plus the grace period", async () => {
@@ -114,6 +120,7 @@ describe("the upload sweeper", () => {
     expect((await w.sweeper.sweep()).removed).toBe(0);
     w.at(600_001 + GRACE);
     expect((await w.sweeper.sweep()).removed).toBe(1);
+    expect(w.deleted).toEqual(["stale_claim"]);
   });
 
   it("files without a (readable) reservation go once they are older than the grace period", async () => {
@@ -124,6 +131,7 @@ describe("the upload sweeper", () => {
     expect((await w.sweeper.sweep()).removed).toBe(0);
     w.at(GRACE + 5_000);
     expect(await w.sweeper.sweep()).toEqual({ uploads: 2, removed: 2, objects: 3 });
+    expect(w.deleted).toEqual(["orphaned", "orphaned"]);
   });
 
   it("touches nothing outside uploads/, and concurrent sweeps share one pass", async () => {

@@ -2,6 +2,7 @@ import { type Detection, keys } from "../core/detection.js";
 import type { Clock, ObjectInfo, ObjectStore, ResourceStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import { readUploadReservation, uploadIdOfKey } from "../core/upload.js";
+import type { OperatorMetrics } from "./metrics.js";
 
 export interface UploadSweeperDeps {
   objects: ObjectStore;
@@ -16,6 +17,13 @@ export interface UploadSweeperDeps {
    * Default 5 minutes.
    */
   graceMs?: number;
+  metrics?: Pick<OperatorMetrics, "uploadDeleted">;
+}
+
+/** Why an upload goes: a token for the metric's label and a sentence for the log. */
+interface Removal {
+  reason: "expired_unused" | "stale_claim" | "detection_pruned" | "orphaned";
+  message: string;
 }
 
 const DEFAULT_GRACE_MS = 5 * 60_000;
@@ -65,19 +73,29 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     files: ObjectInfo[],
     now: number,
     detectionsByName: () => Promise<Map<string, Detection>>,
-  ): Promise<string | undefined> {
+  ): Promise<Removal | undefined> {
     const read = await readUploadReservation(objects, bucket, id);
     if (read.kind !== "ok") {
       const newest = Math.max(...files.map((f) => f.lastModified.getTime()));
-      return now - newest > graceMs ? `files without a ${read.kind} reservation` : undefined;
+      return now - newest > graceMs
+        ? { reason: "orphaned", message: `files without a ${read.kind} reservation` }
+        : undefined;
     }
     const r = read.reservation;
     const expiresAt = Date.parse(r.expires_at);
-    if (r.detection === undefined) return now > expiresAt ? "expired unused" : undefined;
+    if (r.detection === undefined)
+      return now > expiresAt ? { reason: "expired_unused", message: "expired unused" } : undefined;
     const owner = (await detectionsByName()).get(r.detection);
-    if (owner?.status?.prunedAt) return `its detection ${r.detection} is past its retention period`;
+    if (owner?.status?.prunedAt) {
+      return {
+        reason: "detection_pruned",
+        message: `its detection ${r.detection} is past its retention period`,
+      };
+    }
     if (owner) return undefined; // the detection's finalizer or retention removes it
-    return now > expiresAt + graceMs ? `expired; its detection ${r.detection} does not exist` : undefined;
+    return now > expiresAt + graceMs
+      ? { reason: "stale_claim", message: `expired; its detection ${r.detection} does not exist` }
+      : undefined;
   }
 
   async function sweepOnce(): Promise<SweepResult> {
@@ -96,7 +114,8 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
       const n = await objects.deletePrefix(bucket, keys.uploadPrefix(upload.id));
       result.removed++;
       result.objects += n;
-      log.info({ uploadId: upload.id, removedObjects: n, reason: why }, "upload deleted");
+      deps.metrics?.uploadDeleted(why.reason);
+      log.info({ uploadId: upload.id, removedObjects: n, reason: why.message }, "upload deleted");
     }
     if (result.removed > 0) log.info({ ...result }, "upload sweep finished");
     return result;
