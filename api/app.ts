@@ -12,7 +12,9 @@ import { registerHealthRoutes } from "./system/health.js";
 import { httpMetrics, registerMetricsRoute } from "./system/metrics.js";
 import { notFoundHandler } from "./system/not-found.js";
 import { registerPostToken } from "./token/post.js";
+import { bearer, normalizeOpenApi, SECURITY_SCHEMES } from "./schema.js";
 import { registerUploadRoutes } from "./uploads/index.js";
+import { createUploadLocks } from "./uploads/reservation.js";
 import { validationHook } from "./validation.js";
 
 export const API_VERSION = "1.0.0";
@@ -23,11 +25,13 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
  * echoed) and logs one debug line per request.
  */
 function requestContext(deps: ApiDeps): MiddlewareHandler<AppEnv> {
+  const uploadLocks = createUploadLocks();
   return async (c, next) => {
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
     c.set("deps", deps);
     c.set("requestId", requestId);
+    c.set("uploadLocks", uploadLocks);
     c.header("X-Request-Id", requestId);
     const start = performance.now();
     await next();
@@ -67,22 +71,39 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   registerMetricsRoute(app, deps.metrics);
   registerDocsRoutes(app);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    bearerFormat: "JWT",
-    description: "An access token from POST /token (OAuth 2.0 client_credentials).",
-  });
-  app.doc("/openapi.json", {
-    openapi: "3.0.3",
-    info: {
-      title: "docverify — document verification service",
-      version: API_VERSION,
-      description:
-        "Assesses fraud risk in financial and identity documents. Detection is asynchronous: create a detection " +
-        "(202, QUEUED), then poll it until COMPLETED or FAILED. Every /v1 operation needs a bearer token.",
-    },
-    servers: [{ url: deps.publicUrl.replace(/\/+$/, "") }],
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES)) {
+    app.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
+  }
+  // A function: serve-api learns the bound port (and so publicUrl) only after the app is built.
+  const documentConfig = () =>
+    ({
+      openapi: "3.0.3",
+      info: {
+        title: "docverify — document verification service",
+        version: API_VERSION,
+        description:
+          "Assesses fraud risk in financial and identity documents. Detection is asynchronous: create a detection " +
+          "(202, QUEUED), then poll it until COMPLETED or FAILED. Every /v1 and /jobs operation needs a bearer " +
+          "token from POST /token (OAuth 2.0 client credentials); in this page, **Authorize** fetches one.",
+        license: { name: "Proprietary: licensed to the deployment's operator" },
+      },
+      servers: [{ url: deps.publicUrl.replace(/\/+$/, ""), description: "This deployment" }],
+      // The default for every operation; public ones (token, upload PUT, health) say `security: []`.
+      security: bearer(),
+      tags: [
+        { name: "auth", description: "Access tokens (OAuth 2.0 client credentials)" },
+        { name: "detections", description: "Create, read, list and delete detections" },
+        { name: "uploads", description: "Upload a document for a detection (the alternative to source_url)" },
+        { name: "jobs", description: "Batch jobs over a bucket" },
+        { name: "operations", description: "Liveness and readiness" },
+      ],
+    }) satisfies Parameters<typeof app.getOpenAPIDocument>[0];
+  let cached: { url: string; document: unknown } | undefined;
+  app.get("/openapi.json", (c) => {
+    if (cached?.url !== deps.publicUrl) {
+      cached = { url: deps.publicUrl, document: normalizeOpenApi(app.getOpenAPIDocument(documentConfig())) };
+    }
+    return c.json(cached.document, 200);
   });
 
   app.notFound(notFoundHandler(app));

@@ -7,6 +7,7 @@ import type { Logger } from "../core/step-context.js";
 import type { UsageCounter } from "../core/usage-counter.js";
 import type { ClientRegistry } from "./auth/clients.js";
 import type { TokenService } from "./auth/tokens.js";
+import type { UploadLocks } from "./uploads/reservation.js";
 
 /** The ports and settings the API is built from (bin/ wires the adapters; tests pass local ones). */
 export interface ApiDeps {
@@ -41,5 +42,7 @@ export interface AppEnv {
     deps: ApiDeps;
     requestId: string;
     principal: Principal;
+    /** Serialises the PUT and the claim of one upload (api/uploads/reservation.ts). */
+    uploadLocks: UploadLocks;
   };
 }

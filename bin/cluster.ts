@@ -12,6 +12,7 @@ import { createDetectionJobController } from "../operator/detection-job-controll
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
+import { createUploadSweeper, type UploadSweeper } from "../operator/upload-sweeper.js";
 import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
 import { createLeaderElector } from "../platform/kube/leader-election.js";
 import { createPodRunner } from "../platform/kube/pod-runner.js";
@@ -103,6 +104,7 @@ export async function runOperator(): Promise<number> {
   let scheduler: Scheduler | undefined;
   let controller: ReturnType<typeof createDetectionController> | undefined;
   let jobController: ReturnType<typeof createDetectionJobController> | undefined;
+  let uploadSweeper: UploadSweeper | undefined;
   const operatorMetrics = createOperatorMetrics(metrics, {
     queueDepth: () => controller?.queue.length ?? 0,
     scheduler: async () =>
@@ -164,21 +166,32 @@ export async function runOperator(): Promise<number> {
       }),
       log: log.child({ part: "job-controller" }),
     });
+    uploadSweeper = createUploadSweeper({
+      objects,
+      bucket: config.bucket,
+      detections: store,
+      clock: systemClock,
+      log: log.child({ part: "upload-sweeper" }),
+      metrics: operatorMetrics,
+    });
     running = (async () => {
       await controller?.start();
       await jobController?.start();
+      uploadSweeper?.start(config.uploadSweepSeconds * 1000);
     })();
     await running;
   };
   /** Stop watches → close workers → quit Redis (the scheduler's connections). */
   const stopLeading = async () => {
     await running?.catch(() => undefined);
+    await uploadSweeper?.stop();
     await jobController?.stop();
     await controller?.stop();
     await runner?.close();
     await scheduler?.close();
     controller = undefined;
     jobController = undefined;
+    uploadSweeper = undefined;
     runner = undefined;
     scheduler = undefined;
   };

@@ -22,6 +22,7 @@ Commands:
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
   put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
   hash-secret                       print the scrypt hash of a client secret read from standard input
+  --version                         print the version
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -61,6 +62,12 @@ async function main(argv: string[]): Promise<number> {
     case "api": {
       const { runApi } = await import("./cluster.js");
       return runApi();
+    }
+    case "--version":
+    case "version": {
+      const { packageVersion } = await import("./submit.js");
+      process.stdout.write(`docverify ${packageVersion()}\n`);
+      return 0;
     }
     case undefined:
     case "help":

@@ -12,6 +12,7 @@ import { createDetectionJobController } from "../operator/detection-job-controll
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
+import { createUploadSweeper } from "../operator/upload-sweeper.js";
 import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
@@ -120,9 +121,19 @@ export async function runStandalone(): Promise<number> {
     log: log.child({ component: "job-controller" }),
   });
 
+  const uploadSweeper = createUploadSweeper({
+    objects,
+    bucket: config.bucket,
+    detections,
+    clock: systemClock,
+    log: log.child({ component: "upload-sweeper" }),
+    metrics: operatorMetrics,
+  });
+
   // The reconcilers start before the port opens, so a ready answer means work will be picked up.
   await controller.start();
   await jobController.start();
+  uploadSweeper.start(config.uploadSweepSeconds * 1000);
   const server = serveApi(
     {
       detections,
@@ -151,6 +162,7 @@ export async function runStandalone(): Promise<number> {
       log.info({ signal }, "shutting down");
       server.close();
       void (async () => {
+        await uploadSweeper.stop();
         await jobController.stop();
         await controller.stop();
         await runner.close();

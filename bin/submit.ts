@@ -1,116 +1,266 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { normalizeRegion } from "../core/regions.js";
+import { DOC_TYPES } from "../core/verdict.js";
 
 const HELP = `Usage: docverify submit <file-or-url> [options]
 
 Submits a document to a running docverify service and waits for its verdict.
-A local file is uploaded (POST /v1/uploads, then PUT); an http(s) URL is sent as source_url.
+A local file is uploaded (POST /v1/uploads with its name, type and size, then PUT);
+an http(s) URL is sent as source_url. Every option is checked before anything is sent.
 
 Options:
-  --doc-type <type>       declared document type (default: other)
+  --doc-type <type>       declared document type (default: other); one of:
+                          ${DOC_TYPES.join(", ")}
   --region <code>         ISO 3166-1 alpha-2 region of the document (default: US)
   --sample                a sample run (X-Sample-Run: true)
   --url <base>            service base URL (default: $DOCVERIFY_URL or http://127.0.0.1:8080)
   --client-id <id>        client id (default: $DOCVERIFY_CLIENT_ID, or the standalone development client)
   --client-secret <s>     client secret (default: $DOCVERIFY_CLIENT_SECRET, or the development client's)
   --timeout <seconds>     how long to wait for the verdict (default: 600)
-  --no-wait               print the created detection and return at once
+  --no-wait               print the created detection's id (with --json: the detection) and return at once
   --json                  print the final DetectionDetail as JSON instead of a summary
+  --version               print the version and exit
+  -h, --help              print this help and exit
+
+Exit status: 0 COMPLETED (or created, with --no-wait), 1 FAILED or an error, 2 a usage error.
 `;
 
 type Json = Record<string, unknown>;
 
-export async function runSubmit(argv: string[]): Promise<number> {
+/** Where the command writes and what it reads from its environment (tests pass their own). */
+export interface SubmitIo {
+  out(text: string): void;
+  err(text: string): void;
+  env: Record<string, string | undefined>;
+  /** Waits between polls (tests pass a shorter one). */
+  pollMs?: number;
+}
+
+const processIo: SubmitIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  env: process.env,
+};
+
+/** A failure the user can act on: its message is a sentence, printed as is. */
+class SubmitError extends Error {
+  override name = "SubmitError";
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** The package version (package.json beside bin/ in the source tree, or above dist/bin/ when built). */
+export function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    const file = path.join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "docverify" && pkg.version) return pkg.version;
+    }
+    dir = path.dirname(dir);
+  }
+  return "unknown";
+}
+
+/** Content types the service accepts, by file extension (declared at POST /v1/uploads). */
+const CONTENT_TYPES: Record<string, string> = {
+  ".pdf": "application/pdf",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".png": "image/png",
+  ".tif": "image/tiff",
+  ".tiff": "image/tiff",
+};
+
+interface Plan {
+  base: string;
+  body: Json;
+  file?: { path: string; name: string; size: number; contentType?: string };
+  sample: boolean;
+  wait: boolean;
+  json: boolean;
+  timeoutSeconds: number;
+}
+
+/** Checks every option and the target before anything is sent; a SubmitError (exit 2) says what is wrong. */
+async function plan(
+  values: ReturnType<typeof parse>["values"],
+  positionals: string[],
+  io: SubmitIo,
+): Promise<Plan> {
+  const target = positionals[0];
+  if (!target || positionals.length > 1) {
+    throw new SubmitError(
+      positionals.length > 1
+        ? `Give exactly one file or URL; got ${positionals.length}: ${positionals.join(", ")}.`
+        : "Give the file or the http(s) URL of the document to submit.",
+      2,
+    );
+  }
+  const docType = values["doc-type"] ?? "other";
+  if (!(DOC_TYPES as readonly string[]).includes(docType)) {
+    throw new SubmitError(
+      `--doc-type "${docType}" is not a document type; use one of: ${DOC_TYPES.join(", ")}.`,
+      2,
+    );
+  }
+  const region = normalizeRegion(values.region ?? "US");
+  if (!region) {
+    throw new SubmitError(
+      `--region "${values.region}" is not an ISO 3166-1 alpha-2 region code; use a code such as US, GB or DE.`,
+      2,
+    );
+  }
+  const timeoutSeconds = values.timeout === undefined ? 600 : Number(values.timeout);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+    throw new SubmitError(`--timeout "${values.timeout}" is not a number of seconds greater than 0.`, 2);
+  }
+  const base = (values.url ?? io.env.DOCVERIFY_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
+  let baseUrl: URL | undefined;
+  try {
+    baseUrl = new URL(base);
+  } catch {
+    baseUrl = undefined;
+  }
+  if (!baseUrl || !/^https?:$/.test(baseUrl.protocol)) {
+    throw new SubmitError(`The service URL "${base}" is not an http(s) URL; pass it with --url.`, 2);
+  }
+  const body: Json = { doc_type: docType, region };
+  const result: Plan = {
+    base,
+    body,
+    sample: values.sample === true,
+    wait: values["no-wait"] !== true,
+    json: values.json === true,
+    timeoutSeconds,
+  };
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      new URL(target);
+    } catch {
+      throw new SubmitError(`"${target}" is not a valid URL.`, 2);
+    }
+    body.source_url = target;
+    return result;
+  }
+  const file = path.resolve(target);
+  const info = await stat(file).catch(() => undefined);
+  if (!info) throw new SubmitError(`${target} does not exist (and is not an http(s) URL).`, 2);
+  if (!info.isFile()) throw new SubmitError(`${target} is not a file.`, 2);
+  if (info.size === 0) throw new SubmitError(`${target} is empty.`, 2);
+  result.file = {
+    path: file,
+    name: path.basename(file),
+    size: info.size,
+    contentType: CONTENT_TYPES[path.extname(file).toLowerCase()],
+  };
+  return result;
+}
+
+export async function runSubmit(argv: string[], io: SubmitIo = processIo): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`docverify submit: ${(err as Error).message}\n\n${HELP}`);
+    io.err(`docverify submit: ${(err as Error).message}\nRun docverify submit --help for the options.\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    process.stdout.write(HELP);
+    io.out(HELP);
     return 0;
   }
-  const target = positionals[0];
-  if (!target || positionals.length > 1) {
-    process.stderr.write(`docverify submit: give exactly one file or URL\n\n${HELP}`);
-    return 2;
+  if (values.version) {
+    io.out(`docverify ${packageVersion()}\n`);
+    return 0;
   }
-  const base = (values.url ?? process.env.DOCVERIFY_URL ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
-  const creds = await credentials(values["client-id"], values["client-secret"]);
-  if (!creds) {
-    process.stderr.write(
-      "docverify submit: no credentials; pass --client-id and --client-secret (or set DOCVERIFY_CLIENT_ID and DOCVERIFY_CLIENT_SECRET)\n",
-    );
-    return 2;
-  }
-  const say = (line: string) => {
-    if (!values.json) process.stderr.write(`${line}\n`);
-  };
-
-  const token = await getToken(base, creds);
-  const auth = { authorization: `Bearer ${token}` };
-  const body: Json = { doc_type: values["doc-type"] ?? "other", region: values.region ?? "US" };
-  if (/^https?:\/\//i.test(target)) {
-    body.source_url = target;
-  } else {
-    const file = path.resolve(target);
-    const info = await stat(file).catch(() => undefined);
-    if (!info?.isFile()) {
-      process.stderr.write(`docverify submit: ${target} is neither a file nor an http(s) URL\n`);
-      return 2;
+  try {
+    const p = await plan(values, positionals, io);
+    const creds = await credentials(values["client-id"], values["client-secret"], io.env);
+    if (!creds) {
+      throw new SubmitError(
+        "No credentials: pass --client-id and --client-secret (or set DOCVERIFY_CLIENT_ID and DOCVERIFY_CLIENT_SECRET).",
+        2,
+      );
     }
+    return await submit(p, creds, io);
+  } catch (err) {
+    if (err instanceof SubmitError) {
+      io.err(`docverify submit: ${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}
+
+async function submit(p: Plan, creds: { id: string; secret: string }, io: SubmitIo): Promise<number> {
+  const say = (line: string) => {
+    if (!p.json) io.err(`${line}\n`);
+  };
+  const token = await getToken(p.base, creds);
+  const auth = { authorization: `Bearer ${token}` };
+  if (p.file) {
+    const declared: Json = { filename: p.file.name, size_bytes: p.file.size };
+    if (p.file.contentType) declared.content_type = p.file.contentType;
     const upload = await call(
-      base,
+      p.base,
       "POST",
       "/v1/uploads",
       { ...auth, "content-type": "application/json" },
-      JSON.stringify({ filename: path.basename(file) }),
+      JSON.stringify(declared),
     );
-    say(`Uploading ${path.basename(file)} (${info.size} bytes)…`);
-    const put = await fetch(String(upload.upload_url), {
-      method: "PUT",
-      headers: { "content-type": "application/octet-stream" },
-      body: await readFile(file),
-    });
-    if (!put.ok) throw new Error(`upload failed: HTTP ${put.status} ${await put.text()}`);
-    body.upload_id = upload.upload_id;
+    say(`Uploading ${p.file.name} (${p.file.size} bytes)…`);
+    let put: Response;
+    try {
+      put = await fetch(String(upload.upload_url), {
+        method: "PUT",
+        headers: { "content-type": p.file.contentType ?? "application/octet-stream" },
+        body: await readFile(p.file.path),
+      });
+    } catch (err) {
+      throw new SubmitError(`The upload could not be sent (${(err as Error).message}).`);
+    }
+    if (!put.ok) throw new SubmitError(`The upload was refused: ${await explain(put)}`);
+    p.body.upload_id = upload.upload_id;
   }
   const headers: Record<string, string> = { ...auth, "content-type": "application/json" };
-  if (values.sample) headers["x-sample-run"] = "true";
-  const created = await call(base, "POST", "/v1/detection", headers, JSON.stringify(body));
+  if (p.sample) headers["x-sample-run"] = "true";
+  const created = await call(p.base, "POST", "/v1/detection", headers, JSON.stringify(p.body));
   const id = String(created.id);
   say(`Detection ${id} created (${created.status}).`);
-  if (values["no-wait"]) {
-    process.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
+  if (!p.wait) {
+    io.out(p.json ? `${JSON.stringify(created, null, 2)}\n` : `${id}\n`);
     return 0;
   }
 
-  const deadline = Date.now() + Number(values.timeout ?? 600) * 1000;
+  const deadline = Date.now() + p.timeoutSeconds * 1000;
   let last = "";
   let detail: Json = created;
   const started = Date.now();
   while (detail.status !== "COMPLETED" && detail.status !== "FAILED") {
     if (Date.now() > deadline) {
-      process.stderr.write(
-        `docverify submit: gave up waiting for ${id} after ${values.timeout ?? 600} s (status ${detail.status})\n`,
+      throw new SubmitError(
+        `Gave up waiting for ${id} after ${p.timeoutSeconds} s (still ${detail.status}); it goes on in the service: poll GET /v1/detection/${id}.`,
       );
-      return 1;
     }
-    await new Promise((r) => setTimeout(r, 1000));
-    detail = await call(base, "GET", `/v1/detection/${id}`, auth);
+    await new Promise((r) => setTimeout(r, io.pollMs ?? 1000));
+    detail = await call(p.base, "GET", `/v1/detection/${id}`, auth);
     const s = String(detail.status);
     if (s !== last) {
       say(`  ${((Date.now() - started) / 1000).toFixed(1)} s  ${s}`);
       last = s;
     }
   }
-  if (values.json) process.stdout.write(`${JSON.stringify(detail, null, 2)}\n`);
-  else process.stdout.write(formatSummary(detail));
+  io.out(p.json ? `${JSON.stringify(detail, null, 2)}\n` : formatSummary(detail));
   return detail.status === "COMPLETED" ? 0 : 1;
 }
 
@@ -128,19 +278,21 @@ function parse(argv: string[]) {
       timeout: { type: "string" },
       "no-wait": { type: "boolean" },
       json: { type: "boolean" },
+      version: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
 }
 
 async function credentials(
-  id?: string,
-  secret?: string,
+  id: string | undefined,
+  secret: string | undefined,
+  env: Record<string, string | undefined>,
 ): Promise<{ id: string; secret: string } | undefined> {
-  id ??= process.env.DOCVERIFY_CLIENT_ID;
-  secret ??= process.env.DOCVERIFY_CLIENT_SECRET;
+  id ??= env.DOCVERIFY_CLIENT_ID;
+  secret ??= env.DOCVERIFY_CLIENT_SECRET;
   if (id && secret) return { id, secret };
-  const file = path.resolve(process.env.DOCVERIFY_DATA_DIR ?? ".data", "dev-client.json");
+  const file = path.resolve(env.DOCVERIFY_DATA_DIR ?? ".data", "dev-client.json");
   if (!existsSync(file)) return undefined;
   const dev = JSON.parse(await readFile(file, "utf8")) as { client_id: string; client_secret: string };
   return { id: dev.client_id, secret: dev.client_secret };
@@ -161,6 +313,41 @@ async function getToken(base: string, c: { id: string; secret: string }): Promis
   return String(res.access_token);
 }
 
+/**
+ * What an error answer says, as a sentence: the `detail` message, or each validation issue as
+ * "field: message" (never the raw JSON).
+ */
+export async function explain(res: Response): Promise<string> {
+  const text = await res.text();
+  let detail: unknown;
+  try {
+    detail = (JSON.parse(text) as Json).detail;
+  } catch {
+    detail = undefined;
+  }
+  if (typeof detail === "string") return withPeriod(detail);
+  if (Array.isArray(detail) && detail.length > 0) {
+    const issues = detail.map((d: { loc?: unknown[]; msg?: string }) => {
+      const loc = (d.loc ?? []).filter(
+        (p, i) => !(i === 0 && ["body", "query", "path", "header"].includes(String(p))),
+      );
+      const field = loc.length ? `${loc.join(".")}: ` : "";
+      return `${field}${d.msg ?? "invalid"}`;
+    });
+    return withPeriod(issues.join("; "));
+  }
+  return `the service answered HTTP ${res.status}${res.statusText ? ` (${res.statusText})` : ""}.`;
+}
+
+const withPeriod = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`);
+
+/** Sentences for the API's answers, by operation. */
+const WHAT: Record<string, string> = {
+  "POST /token": "The service refused the credentials",
+  "POST /v1/uploads": "The service refused the upload",
+  "POST /v1/detection": "The service refused the detection",
+};
+
 async function call(
   base: string,
   method: string,
@@ -172,20 +359,23 @@ async function call(
   try {
     res = await fetch(base + p, { method, headers, body });
   } catch (err) {
-    throw new Error(`cannot reach ${base} (${(err as Error).message}); is the service running?`);
-  }
-  const text = await res.text();
-  let json: Json;
-  try {
-    json = JSON.parse(text) as Json;
-  } catch {
-    throw new Error(`${method} ${p}: HTTP ${res.status} with a body that is not JSON`);
+    const c = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+    const cause = c?.code ?? c?.message ?? (err as Error).message;
+    throw new SubmitError(
+      `Cannot reach the service at ${base} (${cause}); is it running, and is --url right?`,
+    );
   }
   if (!res.ok) {
-    const d = json.detail;
-    throw new Error(`${method} ${p}: HTTP ${res.status}: ${typeof d === "string" ? d : JSON.stringify(d)}`);
+    const what = WHAT[`${method} ${p}`] ?? `${method} ${p} failed`;
+    throw new SubmitError(`${what}: ${await explain(res)}`);
   }
-  return json;
+  try {
+    return (await res.json()) as Json;
+  } catch {
+    throw new SubmitError(
+      `${method} ${p}: the service answered HTTP ${res.status} with a body that is not JSON.`,
+    );
+  }
 }
 
 /** A readable summary of a DetectionDetail for a person at a terminal. */

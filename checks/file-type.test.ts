@@ -37,6 +37,44 @@ describe("file.type", () => {
     expect(r.findings[0]?.message).toMatch(/Word document.*converted or renamed/);
   });
 
+  it("flags a declared content type that differs from the real one, as a finding (not a failure)", async () => {
+    const pdf = await makeDocument({ seed: 1, docType: "invoice", region: "US" });
+    const r = await run(pdf, {
+      filename: "invoice.pdf",
+      docType: "invoice",
+      declaredContentType: "image/png",
+    });
+    expect(r.outcome).toBe("flag");
+    expect(codes(r)).toEqual(["declared_content_type_mismatch"]);
+    expect(r.findings[0]).toMatchObject({
+      severity: 4,
+      evidence: { declaredContentType: "image/png", contentType: "application/pdf" },
+    });
+    expect(r.findings[0]?.message).toMatch(/declared as a PNG image, but its content is a PDF/);
+    // agreeing declarations, aliases, parameters and generic binary types say nothing
+    for (const declared of [
+      "application/pdf",
+      "application/x-pdf",
+      "Application/PDF; charset=binary",
+      "application/octet-stream",
+      null,
+    ]) {
+      const ok = await run(pdf, {
+        filename: "invoice.pdf",
+        docType: "invoice",
+        declaredContentType: declared,
+      });
+      expect(codes(ok), String(declared)).toEqual([]);
+    }
+    const jpeg = await run(makePng(4), {
+      filename: "id.png",
+      docType: "id_document",
+      declaredContentType: "image/jpg",
+    });
+    expect(codes(jpeg)).toEqual(["declared_content_type_mismatch"]);
+    expect(jpeg.findings[0]?.message).toMatch(/declared as a JPEG image, but its content is a PNG image/);
+  });
+
   it("notes a missing extension or file name without flagging", async () => {
     const pdf = await makeDocument({ seed: 1, docType: "invoice", region: "US" });
     const noExt = await run(pdf, { filename: "invoice", docType: "invoice" });

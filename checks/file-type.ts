@@ -136,6 +136,40 @@ function nameFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
+/** Names in use for the accepted types beside their registered ones (browsers and old tools send these). */
+const CONTENT_TYPE_ALIASES: Record<string, string> = {
+  "application/x-pdf": "application/pdf",
+  "application/acrobat": "application/pdf",
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+  "image/x-png": "image/png",
+  "image/tif": "image/tiff",
+  "image/x-tiff": "image/tiff",
+};
+/** Declarations that name no type (a generic binary stream): nothing to compare. */
+const GENERIC_CONTENT_TYPES = new Set([
+  "application/octet-stream",
+  "binary/octet-stream",
+  "application/binary",
+]);
+
+/** The declared content type (an upload's content_type) against the sniffed one: a finding, never a failure. */
+export function declaredContentTypeFindings(doc: DocumentModel): Finding[] {
+  const raw = doc.declaredContentType?.split(";")[0]?.trim().toLowerCase();
+  if (!raw || GENERIC_CONTENT_TYPES.has(raw)) return [];
+  const declared = CONTENT_TYPE_ALIASES[raw] ?? raw;
+  if (declared === doc.contentType) return [];
+  const content = CONTENT_WORDS[doc.contentType] ?? doc.contentType;
+  return [
+    {
+      code: "declared_content_type_mismatch",
+      message: `The upload was declared as ${CONTENT_WORDS[declared] ?? `"${raw}"`}, but its content is ${content}; the file is not what the submitter said it was.`,
+      evidence: { declaredContentType: doc.declaredContentType, contentType: doc.contentType },
+      severity: 4,
+    },
+  ];
+}
+
 function declaredTypeFindings(doc: DocumentModel): Finding[] {
   if (!doc.contentType.startsWith("image/") || !DIGITALLY_ISSUED.has(doc.declaredDocType)) return [];
   const words = DOC_TYPE_WORDS[doc.declaredDocType];
@@ -190,7 +224,12 @@ export const fileTypeCheck: Check = {
   id: FILE_TYPE_CHECK_ID,
   appliesTo: () => true,
   async run(doc): Promise<CheckResult> {
-    const findings = [...nameFindings(doc), ...declaredTypeFindings(doc), ...pdfStructureFindings(doc)];
+    const findings = [
+      ...nameFindings(doc),
+      ...declaredContentTypeFindings(doc),
+      ...declaredTypeFindings(doc),
+      ...pdfStructureFindings(doc),
+    ];
     const { outcome, severity } = judge(findings);
     const content = CONTENT_WORDS[doc.contentType] ?? doc.contentType;
     const strong = findings.filter((f) => (f.severity ?? 0) >= 2);

@@ -146,6 +146,7 @@ export async function runCheckStep(
             bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
             contentType: document.contentType,
             filename: document.filename,
+            declaredContentType: document.declaredContentType ?? null,
             declaredDocType: input.spec.docType,
             region: input.spec.region,
           },

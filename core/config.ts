@@ -65,6 +65,7 @@ const EnvSchema = z.object({
   DOCVERIFY_WORKERS: int(0),
   DOCVERIFY_RATE_LIMIT_PER_MINUTE: int(1),
   DOCVERIFY_UPLOAD_TTL_SECONDS: int(1),
+  DOCVERIFY_UPLOAD_SWEEP_SECONDS: int(1),
   DOCVERIFY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   DOCVERIFY_PUBLIC_URL: str,
   REDIS_URL: str,
@@ -114,6 +115,8 @@ export interface Config {
   workers: number;
   rateLimitPerMinute?: number;
   uploadTtlSeconds: number;
+  /** How often the operator deletes expired, unused uploads. */
+  uploadSweepSeconds: number;
   logLevel: string;
   publicUrl?: string;
   bucket: string;
@@ -174,6 +177,7 @@ export function loadConfig(
     workers: e.DOCVERIFY_WORKERS ?? 2,
     rateLimitPerMinute: e.DOCVERIFY_RATE_LIMIT_PER_MINUTE,
     uploadTtlSeconds: e.DOCVERIFY_UPLOAD_TTL_SECONDS ?? 3600,
+    uploadSweepSeconds: e.DOCVERIFY_UPLOAD_SWEEP_SECONDS ?? 300,
     logLevel: e.DOCVERIFY_LOG_LEVEL ?? "info",
     publicUrl: e.DOCVERIFY_PUBLIC_URL,
     bucket: e.S3_BUCKET ?? "docverify",

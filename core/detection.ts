@@ -68,6 +68,8 @@ export const DocumentInfo = z.object({
   /** Object key of the stored document in the service bucket. */
   key: z.string(),
   sha256: z.string(),
+  /** The content type the caller declared (an upload's content_type); `contentType` is the sniffed one. */
+  declaredContentType: z.string().optional(),
 });
 export type DocumentInfo = z.infer<typeof DocumentInfo>;
 

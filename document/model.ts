@@ -68,6 +68,8 @@ export interface DocumentModel {
   /** Sniffed by the prepare step. */
   contentType: string;
   filename: string | null;
+  /** The content type the caller declared (an upload's content_type); null when it declared none. */
+  declaredContentType?: string | null;
   declaredDocType: DocType;
   region: string;
   pdf?: PdfModel;

@@ -26,6 +26,8 @@ export interface ModelInput {
   bytes: Uint8Array;
   contentType: string;
   filename: string | null;
+  /** The content type the caller declared, when it declared one (an upload's content_type). */
+  declaredContentType?: string | null;
   declaredDocType: DocType;
   region: string;
 }
@@ -36,6 +38,7 @@ export async function buildDocumentModel(input: ModelInput, signal?: AbortSignal
     sizeBytes: input.bytes.length,
     contentType: input.contentType,
     filename: input.filename,
+    declaredContentType: input.declaredContentType ?? null,
     declaredDocType: input.declaredDocType,
     region: input.region,
     warnings: [],

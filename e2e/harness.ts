@@ -230,3 +230,22 @@ export async function startFileServer(
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
+
+/** Runs `node <args>` to its end (a command of the repository, as a user runs it), collecting its output. */
+export function runNode(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), ...opts.env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,9 +1,6 @@
-import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
-import { CLIENTS, ENTRY, ROOT, type Service, startFileServer, startService } from "./harness.js";
+import { CLIENTS, type Service, startFileServer, startService } from "./harness.js";
 
 let svc: Service;
 let files: Awaited<ReturnType<typeof startFileServer>>;
@@ -181,42 +178,5 @@ describe("service endpoints", () => {
     const text = await m.text();
     expect(text).toContain("docverify_reconcile_total");
     expect(text).toContain("docverify_step_duration_seconds");
-  });
-});
-
-describe("docverify submit", () => {
-  it("uploads a local file, waits, and prints a readable verdict", async () => {
-    const file = path.join(svc.dataDir, "..", `${path.basename(svc.dataDir)}-upload.pdf`);
-    await writeFile(file, await makeDocument({ seed: 21, docType: "bank_statement", region: "GB" }));
-    const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = spawn(
-        process.execPath,
-        [
-          ENTRY,
-          "submit",
-          file,
-          "--doc-type",
-          "bank_statement",
-          "--region",
-          "GB",
-          "--url",
-          svc.url,
-          "--client-id",
-          CLIENTS.full.client_id,
-          "--client-secret",
-          CLIENTS.full.client_secret,
-        ],
-        { cwd: ROOT },
-      );
-      let stdout = "";
-      let stderr = "";
-      p.stdout.on("data", (d) => (stdout += d));
-      p.stderr.on("data", (d) => (stderr += d));
-      p.on("exit", (code) => resolve({ code, stdout, stderr }));
-    });
-    expect(out.code, out.stderr).toBe(0);
-    expect(out.stdout).toMatch(/COMPLETED/);
-    expect(out.stdout).toMatch(/Fraud score: \d+\/100/);
-    expect(out.stderr).toMatch(/Uploading/);
   });
 });

@@ -13,6 +13,7 @@ import {
   type StepStatus,
   workloadName,
 } from "../core/detection.js";
+import { removeDetectionFiles } from "../core/detection-files.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
 import { isTerminal } from "../core/phases.js";
 import {
@@ -361,7 +362,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     const pruneAt = completed + settings.retentionSeconds * 1000;
     if (now.getTime() < pruneAt) return { requeueAfterMs: Math.min(pruneAt - now.getTime(), MAX_WAIT_MS) };
     // Retention: the verdict (and so its reasoning) reads null; status, score and durable fields stay.
-    const removed = await removeFiles(name);
+    const removed = await removeFiles(d);
     status.verdict = null;
     status.prunedAt = now.toISOString();
     log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
@@ -381,7 +382,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     for (const s of d.status?.steps ?? []) await runner.delete(s.workload);
     await scheduler.release(name);
     if (!d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) return {};
-    const removed = await removeFiles(name);
+    const removed = await removeFiles(d);
     const next = structuredClone(d);
     next.metadata.finalizers = (d.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
     try {
@@ -395,11 +396,8 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     return {};
   }
 
-  async function removeFiles(name: string): Promise<number> {
-    const a = await objects.deletePrefix(bucket, keys.documentPrefix(name));
-    const b = await objects.deletePrefix(bucket, keys.runPrefix(name));
-    return a + b;
-  }
+  /** Deletes every file of the detection: document, step results, and the upload it was created from. */
+  const removeFiles = (d: Detection) => removeDetectionFiles(objects, bucket, d);
 
   async function readResult(
     name: string,

@@ -5,6 +5,8 @@ export interface OperatorMetrics {
   reconciled(outcome: "ok" | "error"): void;
   stepFinished(step: string, outcome: "succeeded" | "failed", startedAt: string | undefined, now: Date): void;
   detectionFinished(phase: string, failureCode: string | undefined): void;
+  /** The upload sweeper deleted an upload nobody can use any more (operator/upload-sweeper.ts). */
+  uploadDeleted(reason: string): void;
 }
 
 export function createOperatorMetrics(
@@ -31,6 +33,12 @@ export function createOperatorMetrics(
     name: "docverify_detections_finished_total",
     help: "Detections that reached a terminal phase, by phase and failure code.",
     labelNames: ["phase", "failure_code"],
+    registers: [registry],
+  });
+  const uploadsDeleted = new Counter({
+    name: "docverify_uploads_deleted_total",
+    help: "Uploads the sweeper deleted, by reason (expired unused, stale claim, pruned detection, orphaned files).",
+    labelNames: ["reason"],
     registers: [registry],
   });
   new Gauge({
@@ -61,5 +69,6 @@ export function createOperatorMetrics(
         steps.observe({ step, outcome }, Math.max(0, (now.getTime() - start) / 1000));
     },
     detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
+    uploadDeleted: (reason) => uploadsDeleted.inc({ reason }),
   };
 }

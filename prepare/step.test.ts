@@ -76,7 +76,10 @@ describe("runPrepareStep from a URL", () => {
   });
 
   it("prefers the RFC 5987 filename* of Content-Disposition", async () => {
-    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url("/download") } }), ctx);
+    const result = await runPrepareStep(
+      stepInput("prepare", { source: { url: server.url("/download") } }),
+      ctx,
+    );
     expect(result.document?.filename).toBe("Kontoauszug März.pdf");
     expect(result.document?.key).toMatch(/\/Kontoauszug_M_rz\.pdf$/);
   });
@@ -133,7 +136,10 @@ describe("runPrepareStep from a URL", () => {
 
   it("fails source_too_large above maxDocumentBytes", async () => {
     const small = { ...ctx, config: { ...ctx.config, maxDocumentBytes: 1000 } };
-    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url("/big.pdf") } }), small);
+    const result = await runPrepareStep(
+      stepInput("prepare", { source: { url: server.url("/big.pdf") } }),
+      small,
+    );
     expect(result.failure?.code).toBe("source_too_large");
   });
 
@@ -214,6 +220,43 @@ describe("runPrepareStep from an upload", () => {
       ctx,
     );
     expect(result.failure?.code).toBe("upload_not_found");
+  });
+
+  it("takes only the upload its reservation names it for, of the size it was created from", async () => {
+    const input = stepInput("prepare", { source: { uploadId: "up-claimed" } });
+    await upload("up-claimed", pdf, {
+      ...meta("a.pdf"),
+      content_type: "image/png",
+      size: pdf.length,
+      detection: input.detection,
+    });
+    const ok = await runPrepareStep(input, ctx);
+    expect(ok.failure).toBeUndefined();
+    // the declared type travels to the check step (file.type compares it with the sniffed one)
+    expect(ok.document).toMatchObject({ contentType: "application/pdf", declaredContentType: "image/png" });
+
+    const other = await runPrepareStep(stepInput("prepare", { source: { uploadId: "up-claimed" } }), ctx);
+    expect(other.failure?.code).toBe("upload_not_found");
+
+    await upload("up-changed", pdf, { ...meta("a.pdf"), size: pdf.length + 1, detection: "det-changed" });
+    const changed = await runPrepareStep(
+      { ...stepInput("prepare", { source: { uploadId: "up-changed" } }), detection: "det-changed" },
+      ctx,
+    );
+    expect(changed.failure?.code).toBe("upload_not_found");
+
+    // same size, written again after the claim (a presigned PUT in the cluster)
+    await upload("up-rewritten", pdf, {
+      ...meta("a.pdf"),
+      size: pdf.length,
+      detection: "det-rewritten",
+      document_modified_at: "2020-01-01T00:00:00.000Z",
+    });
+    const rewritten = await runPrepareStep(
+      { ...stepInput("prepare", { source: { uploadId: "up-rewritten" } }), detection: "det-rewritten" },
+      ctx,
+    );
+    expect(rewritten.failure?.code).toBe("upload_not_found");
   });
 
   it("sniffs an upload too: random bytes → unsupported_content_type", async () => {

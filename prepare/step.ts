@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import { keys, type PrepareResult, type StepInput } from "../core/detection.js";
 import { failure } from "../core/failure-codes.js";
-import { ObjectNotFoundError } from "../core/ports.js";
+import { type ObjectInfo, ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { readUploadReservation } from "../core/upload.js";
 import { sniffContentType } from "./content-sniff.js";
 import { filenameFromContentDisposition, filenameFromKey, filenameFromUrl } from "./filename.js";
 import { SourceError, safeFetch } from "./safe-fetch.js";
@@ -15,19 +15,11 @@ import { SourceError, safeFetch } from "./safe-fetch.js";
  * infrastructure errors (object store down) are thrown, so the step is retried.
  */
 
-/** Upload metadata the API writes beside an upload (`keys.uploadMeta`). */
-export const UploadMeta = z.object({
-  client_id: z.string(),
-  filename: z.string().nullable(),
-  content_type: z.string().nullable(),
-  expires_at: z.string(),
-  size: z.number(),
-});
-export type UploadMeta = z.infer<typeof UploadMeta>;
-
 interface Fetched {
   bytes: Buffer;
   filename: string | null;
+  /** The content type the caller declared (an upload's content_type), compared by the file.type check. */
+  declaredContentType?: string;
 }
 
 class PrepareFailure extends Error {
@@ -61,7 +53,12 @@ async function fromUrl(url: string, ctx: StepContext): Promise<Fetched> {
   return { bytes: res.body, filename };
 }
 
-async function readObject(ctx: StepContext, bucket: string, key: string, what: string): Promise<Buffer> {
+async function readObject(
+  ctx: StepContext,
+  bucket: string,
+  key: string,
+  what: string,
+): Promise<{ bytes: Buffer; info: ObjectInfo }> {
   try {
     const info = await ctx.objects.stat(bucket, key);
     if (!info) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
@@ -71,7 +68,7 @@ async function readObject(ctx: StepContext, bucket: string, key: string, what: s
         `${what} holds ${info.size} bytes, more than the limit of ${ctx.config.maxDocumentBytes}.`,
       );
     }
-    return await ctx.objects.get(bucket, key);
+    return { bytes: await ctx.objects.get(bucket, key), info };
   } catch (err) {
     if (err instanceof PrepareFailure) throw err;
     if (isMissing(err)) throw new PrepareFailure("upload_not_found", `${what} does not exist.`);
@@ -81,33 +78,49 @@ async function readObject(ctx: StepContext, bucket: string, key: string, what: s
 
 async function fromUpload(uploadId: string, input: StepInput, ctx: StepContext): Promise<Fetched> {
   const what = `The upload ${uploadId}`;
-  let meta: UploadMeta;
+  let read: Awaited<ReturnType<typeof readUploadReservation>>;
   try {
-    const raw = await ctx.objects.get(ctx.bucket, keys.uploadMeta(uploadId));
-    const parsed = UploadMeta.safeParse(JSON.parse(raw.toString("utf8")));
-    if (!parsed.success) throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
-    meta = parsed.data;
+    read = await readUploadReservation(ctx.objects, ctx.bucket, uploadId);
   } catch (err) {
-    if (err instanceof PrepareFailure) throw err;
-    if (err instanceof SyntaxError)
-      throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
     if (isMissing(err))
       throw new PrepareFailure("upload_not_found", `${what} was never reserved or has been removed.`);
     throw err;
   }
+  if (read.kind === "missing")
+    throw new PrepareFailure("upload_not_found", `${what} was never reserved or has been removed.`);
+  if (read.kind === "unreadable")
+    throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
+  const meta = read.reservation;
   if (meta.client_id !== input.spec.submittedBy) {
     // The API checks this at create time; checked again so a forged spec cannot read another client's file.
     throw new PrepareFailure("upload_not_found", `${what} belongs to another client.`);
   }
-  const bytes = await readObject(ctx, ctx.bucket, keys.upload(uploadId), what);
+  if (meta.detection !== undefined && meta.detection !== input.detection) {
+    // An upload starts one detection only: the one its reservation names (a hand-made or racing one fails).
+    throw new PrepareFailure("upload_not_found", `${what} was used by detection ${meta.detection}.`);
+  }
+  const { bytes, info } = await readObject(ctx, ctx.bucket, keys.upload(uploadId), what);
   if (bytes.length === 0)
     throw new PrepareFailure("upload_not_found", `${what} is empty; no file was uploaded.`);
-  return { bytes, filename: meta.filename ? (filenameFromKey(meta.filename) ?? null) : null };
+  const changed =
+    meta.detection !== undefined &&
+    ((meta.size > 0 && bytes.length !== meta.size) ||
+      (meta.document_modified_at !== undefined &&
+        info.lastModified.toISOString() !== meta.document_modified_at));
+  if (changed) {
+    // The claim recorded the document the detection was created from (a presigned PUT can still replace it).
+    throw new PrepareFailure("upload_not_found", `${what} was replaced after the detection was created.`);
+  }
+  return {
+    bytes,
+    filename: meta.filename ? (filenameFromKey(meta.filename) ?? null) : null,
+    ...(meta.content_type ? { declaredContentType: meta.content_type } : {}),
+  };
 }
 
 async function fromObject(source: { bucket: string; key: string }, ctx: StepContext): Promise<Fetched> {
   const what = `The object ${source.key} in bucket ${source.bucket}`;
-  const bytes = await readObject(ctx, source.bucket, source.key, what);
+  const { bytes } = await readObject(ctx, source.bucket, source.key, what);
   return { bytes, filename: filenameFromKey(source.key) };
 }
 
@@ -168,6 +181,13 @@ export async function runPrepareStep(input: StepInput, ctx: StepContext): Promis
   );
   return {
     step: "prepare",
-    document: { filename: fetched.filename, contentType, sizeBytes: fetched.bytes.length, key, sha256 },
+    document: {
+      filename: fetched.filename,
+      contentType,
+      sizeBytes: fetched.bytes.length,
+      key,
+      sha256,
+      ...(fetched.declaredContentType ? { declaredContentType: fetched.declaredContentType } : {}),
+    },
   };
 }

@@ -4,9 +4,9 @@ import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { detectionNotFound } from "../errors.js";
-import { BEARER, ErrorResponse, errorResponses, jsonResponse } from "../schema.js";
+import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
 import { loadOwnDetection } from "./access.js";
-import { DeletedDetection, DetectionIdParams } from "./schema.js";
+import { DETECTION_ID_422, DeletedDetection, DetectionIdParams } from "./schema.js";
 
 export const deleteDetectionRoute = createRoute({
   method: "delete",
@@ -14,15 +14,20 @@ export const deleteDetectionRoute = createRoute({
   tags: ["detections"],
   summary: "Delete a detection and its files",
   description:
-    "The detection disappears from reads at once (404 from then on); its stored document and results are " +
-    "removed in the background before the record goes.",
-  security: BEARER,
+    "The detection disappears from reads at once (404 from then on); its stored document, its results and " +
+    "the upload it was created from are removed in the background before the record goes. The upload cannot " +
+    "start another detection.",
+  operationId: "deleteDetection",
+  security: bearer(SCOPES.delete),
   middleware: [requireScopes([SCOPES.delete])] as const,
   request: { params: DetectionIdParams },
   responses: {
     200: jsonResponse(DeletedDetection, "Deleted"),
-    ...errorResponses,
-    404: jsonResponse(ErrorResponse, "No such detection"),
+    ...bearerErrors(SCOPES.delete),
+    404: errorJson("No such detection (or another client's, or one already being deleted)", [
+      "Detection not found",
+    ]),
+    422: validationJson("The detection id is malformed", [DETECTION_ID_422]),
   },
 });
 

@@ -2,7 +2,8 @@ import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
-import { BEARER, ErrorResponse, errorResponses, jsonResponse } from "../schema.js";
+import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
+import { DETECTION_ID_422 } from "./schema.js";
 import { loadOwnDetection } from "./access.js";
 import { project } from "./project.js";
 import { DetectionDetail, DetectionIdParams } from "./schema.js";
@@ -15,13 +16,15 @@ export const getDetectionRoute = createRoute({
   description:
     "Poll about every 5 seconds until `status` is COMPLETED or FAILED. Another client's detection, and one " +
     "being deleted, answer 404.",
-  security: BEARER,
+  operationId: "getDetection",
+  security: bearer(SCOPES.get),
   middleware: [requireScopes([SCOPES.get])] as const,
   request: { params: DetectionIdParams },
   responses: {
     200: jsonResponse(DetectionDetail, "The detection"),
-    ...errorResponses,
-    404: jsonResponse(ErrorResponse, "No such detection"),
+    ...bearerErrors(SCOPES.get),
+    404: errorJson("No such detection (or another client's, or one being deleted)", ["Detection not found"]),
+    422: validationJson("The detection id is malformed", [DETECTION_ID_422]),
   },
 });
 

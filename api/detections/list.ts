@@ -5,7 +5,7 @@ import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { invalid } from "../errors.js";
-import { BEARER, errorResponses, jsonResponse } from "../schema.js";
+import { bearer, bearerErrors, jsonResponse, validationJson } from "../schema.js";
 import { clientLabel, sha256Hex, visibleTo } from "./access.js";
 import { project } from "./project.js";
 import { DetectionDetail, DetectionList, ListDetectionsQuery } from "./schema.js";
@@ -37,12 +37,22 @@ export const listDetectionsRoute = createRoute({
   description:
     "Pages of at most `limit` (1-200, default 50); pass `next_cursor` as `cursor` for the next page. " +
     "Filters: `status`, `batch_id`. Only the calling client's detections are listed.",
-  security: BEARER,
+  operationId: "listDetections",
+  security: bearer(SCOPES.get),
   middleware: [requireScopes([SCOPES.get])] as const,
   request: { query: ListDetectionsQuery },
   responses: {
     200: jsonResponse(DetectionList, "One page of detections"),
-    ...errorResponses,
+    ...bearerErrors(SCOPES.get),
+    422: validationJson("A query parameter is invalid", [
+      {
+        loc: ["query", "limit"],
+        msg: "Too big: expected number to be <=200",
+        type: "less_than_equal",
+        input: "500",
+        ctx: { le: 200 },
+      },
+    ]),
   },
 });
 

@@ -6,10 +6,10 @@ import { normalizeRegion } from "../../core/regions.js";
 import { API_GROUP_VERSION, CLEANUP_FINALIZER, LABELS } from "../../core/resource.js";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
-import type { AppEnv } from "../deps.js";
+import type { ApiDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { BEARER, ErrorResponse, errorResponses, jsonResponse } from "../schema.js";
-import { requireUsableUpload } from "../uploads/reservation.js";
+import { bearer, bearerErrors, bodyTooLarge, errorJson, jsonResponse, validationJson } from "../schema.js";
+import { claimUpload, type UploadLocks } from "../uploads/reservation.js";
 import { jsonBody } from "../validation.js";
 import { clientLabel } from "./access.js";
 import { project } from "./project.js";
@@ -22,6 +22,7 @@ import {
 } from "./schema.js";
 
 export const SAMPLE_USAGE_KIND = "sample";
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** A sample run needs detections:create_sample instead of detections:create. */
 const scopesForCreate = (c: Context) =>
@@ -36,9 +37,12 @@ export const createDetectionRoute = createRoute({
     "Body: exactly one of `source_url` (http or https) or `upload_id` (from POST /v1/uploads), plus `doc_type` " +
     "and `region` (ISO 3166-1 alpha-2, any case). Unknown fields are rejected with 422 (`extra_forbidden`) so a " +
     "misspelt field never passes silently. Answers 202 at once with status QUEUED; poll the `Location`. " +
-    "`X-Sample-Run: true` starts a non-billable sample run within the client's allowance (429 beyond it).",
-  security: BEARER,
-  middleware: [requireScopes(scopesForCreate), jsonBody({ maxBytes: 64 * 1024 })] as const,
+    "`X-Sample-Run: true` starts a non-billable sample run within the client's allowance (429 beyond it). " +
+    "An upload starts one detection only: a second create with the same `upload_id` is 422, also after the " +
+    "first detection was deleted.",
+  operationId: "createDetection",
+  security: bearer(SCOPES.create, SCOPES.createSample),
+  middleware: [requireScopes(scopesForCreate), jsonBody({ maxBytes: MAX_BODY_BYTES })] as const,
   request: {
     headers: CreateDetectionHeaders,
     body: { content: { "application/json": { schema: CreateDetectionBody } }, required: true },
@@ -48,11 +52,65 @@ export const createDetectionRoute = createRoute({
       ...jsonResponse(DetectionDetail, "Accepted: the detection is QUEUED"),
       headers: { Location: { description: "Path of the new detection", schema: { type: "string" } } },
     },
-    ...errorResponses,
-    413: jsonResponse(ErrorResponse, "The JSON body is larger than 64 KiB"),
-    429: jsonResponse(ErrorResponse, "Sample allowance used up, or the per-client rate limit exceeded"),
+    ...bearerErrors(SCOPES.create),
+    403: errorJson("The token lacks detections:create (or detections:create_sample for a sample run)", [
+      `Missing required scopes: ${SCOPES.create}`,
+      `Missing required scopes: ${SCOPES.createSample}`,
+    ]),
+    413: bodyTooLarge(MAX_BODY_BYTES),
+    422: validationJson("Validation error", [
+      {
+        loc: ["body"],
+        msg: "Provide exactly one of source_url or upload_id, not both",
+        type: "value_error",
+        input: { source_url: "https://example.com/a.pdf", upload_id: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t" },
+      },
+      {
+        loc: ["body", "upload_id"],
+        msg: "This upload already started detection det-01jd5x9q3m8w2v7k4c6b0n1r2t; an upload starts one detection only, so create a new upload with POST /v1/uploads.",
+        type: "upload_used",
+        input: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t",
+      },
+    ]),
+    429: errorJson(
+      "The client's sample allowance is used up, or the per-client rate limit is exceeded",
+      [
+        "This client's sample run allowance of 2 is used up; submit without X-Sample-Run (a billable run) or ask the operator for a larger sample_allowance.",
+        "Rate limit of 600 requests per minute exceeded for this client; retry after 12 seconds.",
+      ],
+      { "Retry-After": { description: "Seconds to wait (rate limit only)", schema: { type: "integer" } } },
+    ),
   },
 });
+
+/** Claims the upload for the new detection (one detection per upload), then creates it; undoes the claim on failure. */
+async function createFromUpload(
+  locks: UploadLocks,
+  deps: ApiDeps,
+  detection: Detection,
+  uploadId: string,
+  clientId: string,
+  now: Date,
+): Promise<Detection> {
+  return locks(uploadId, async () => {
+    const claim = await claimUpload({
+      objects: deps.objects,
+      bucket: deps.bucket,
+      detections: deps.detections,
+      uploadId,
+      clientId,
+      detection: detection.metadata.name,
+      now,
+      maxBytes: deps.config.maxDocumentBytes,
+    });
+    try {
+      return await deps.detections.create(detection);
+    } catch (err) {
+      await claim.release().catch(() => undefined);
+      throw err;
+    }
+  });
+}
 
 export function registerCreateDetection(app: OpenAPIHono<AppEnv>): void {
   app.openapi(createDetectionRoute, async (c) => {
@@ -61,9 +119,6 @@ export function registerCreateDetection(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const sample = parseSampleHeader(c.req.valid("header")[SAMPLE_HEADER]) === true;
     const now = deps.clock.now();
-    if (body.upload_id !== undefined) {
-      await requireUsableUpload(deps.objects, deps.bucket, body.upload_id, clientId, now);
-    }
     if (sample) {
       const allowance = deps.clients.get(clientId)?.sample_allowance ?? 0;
       if (!(await deps.usage.tryConsume(clientId, SAMPLE_USAGE_KIND, allowance))) {
@@ -74,11 +129,12 @@ export function registerCreateDetection(app: OpenAPIHono<AppEnv>): void {
         );
       }
     }
+    const name = newDetectionId(now.getTime());
     const detection: Detection = {
       apiVersion: API_GROUP_VERSION,
       kind: DETECTION_KIND,
       metadata: {
-        name: newDetectionId(now.getTime()),
+        name,
         labels: { [LABELS.client]: clientLabel(clientId) },
         finalizers: [CLEANUP_FINALIZER],
       },
@@ -91,11 +147,17 @@ export function registerCreateDetection(app: OpenAPIHono<AppEnv>): void {
         priority: sample ? "sample" : "interactive",
       },
     };
+    const refund = async () => {
+      if (sample) await deps.usage.refund(clientId, SAMPLE_USAGE_KIND).catch(() => undefined);
+    };
     let created: Detection;
     try {
-      created = await deps.detections.create(detection);
+      created =
+        body.upload_id === undefined
+          ? await deps.detections.create(detection)
+          : await createFromUpload(c.var.uploadLocks, deps, detection, body.upload_id, clientId, now);
     } catch (err) {
-      if (sample) await deps.usage.refund(clientId, SAMPLE_USAGE_KIND).catch(() => undefined);
+      await refund();
       throw err;
     }
     c.header("Location", `/v1/detection/${created.metadata.name}`);

@@ -78,14 +78,19 @@ export const CreateDetectionBody = z
     upload_id: z
       .string()
       .regex(UPLOAD_ID_RE, "Input should be an upload id returned by POST /v1/uploads (upl-<26 characters>)")
-      .optional(),
+      .optional()
+      .openapi({ example: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
     doc_type: z.enum(DOC_TYPES).openapi({ example: "bank_statement" }),
     region: z
       .string()
       .refine((v) => normalizeRegion(v) !== undefined, {
         message: "Input should be an ISO 3166-1 alpha-2 region code such as US, GB or DE",
       })
-      .openapi({ example: "US", description: "ISO 3166-1 alpha-2, any case; stored upper-case" }),
+      .openapi({
+        example: "US",
+        pattern: "^[A-Za-z]{2}$",
+        description: "ISO 3166-1 alpha-2 (an assigned code), any case; stored upper-case",
+      }),
   })
   .superRefine((b, ctx) => {
     const given = [b.source_url, b.upload_id].filter((v) => v !== undefined).length;
@@ -101,6 +106,13 @@ export const CreateDetectionBody = z
     }
   })
   .openapi("CreateDetectionRequest", {
+    // "Exactly one of source_url or upload_id" as JSON Schema: each alternative requires one of them, and
+    // oneOf fails when both or neither match. The alternatives name their property's type so generators
+    // (openapi-typescript) emit `{source_url: string} | {upload_id: string}` rather than `unknown`.
+    oneOf: [
+      { type: "object", required: ["source_url"], properties: { source_url: { type: "string" } } },
+      { type: "object", required: ["upload_id"], properties: { upload_id: { type: "string" } } },
+    ],
     description:
       "Exactly one of source_url or upload_id, plus doc_type and region. Unknown fields are rejected with 422 " +
       "(extra_forbidden) so that a misspelt field never passes silently.",
@@ -179,3 +191,11 @@ export const DetectionList = z
 export const DeletedDetection = z
   .object({ id: z.string(), deleted: z.literal(true) })
   .openapi("DeletedDetection");
+
+/** The 422 of a malformed detection id, as the documentation's example. */
+export const DETECTION_ID_422 = {
+  loc: ["path", "detection_id"],
+  msg: "Input should be a detection id such as det-01jd5x9q3m8w2v7k4c6b0n1r2t",
+  type: "string_pattern_mismatch",
+  input: "DET_01",
+};

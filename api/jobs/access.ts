@@ -6,17 +6,21 @@ import { LABELS } from "../../core/resource.js";
 import { clientLabel } from "../detections/access.js";
 import type { ApiDeps, Principal } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { errorJson } from "../schema.js";
 import type { JobDetail } from "./schema.js";
+
+const JOBS_UNAVAILABLE =
+  "Batch jobs are not enabled in this deployment; run the service with its job controller (docverify standalone does) or create detections one by one.";
+
+/** The 503 of the job operations, for the documentation. */
+export const jobsUnavailable = errorJson(
+  "Batch jobs are not enabled in this deployment, or the service's storage is unavailable",
+  [JOBS_UNAVAILABLE, "The service's storage is unavailable; retry in a few seconds."],
+);
 
 /** The job store, or 503 when this deployment runs without jobs. */
 export function jobStore(deps: ApiDeps): ResourceStore<DetectionJob> {
-  if (!deps.jobs) {
-    throw new ApiError(
-      503,
-      "jobs_unavailable",
-      "Batch jobs are not enabled in this deployment; run the service with its job controller (docverify standalone does) or create detections one by one.",
-    );
-  }
+  if (!deps.jobs) throw new ApiError(503, "jobs_unavailable", JOBS_UNAVAILABLE);
   return deps.jobs;
 }
 

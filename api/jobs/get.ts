@@ -2,8 +2,8 @@ import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
-import { BEARER, ErrorResponse, errorResponses, jsonResponse } from "../schema.js";
-import { loadOwnJob, projectJob } from "./access.js";
+import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
+import { jobsUnavailable, loadOwnJob, projectJob } from "./access.js";
 import { JobDetail, JobIdParams } from "./schema.js";
 
 export const getJobRoute = createRoute({
@@ -14,14 +14,23 @@ export const getJobRoute = createRoute({
   description:
     "Counts of the job's detections by status (they grow while the bucket is listed), and once COMPLETED the " +
     "report's location. Another client's job answers 404.",
-  security: BEARER,
+  operationId: "getJob",
+  security: bearer(SCOPES.jobsGet),
   middleware: [requireScopes([SCOPES.jobsGet])] as const,
   request: { params: JobIdParams },
   responses: {
     200: jsonResponse(JobDetail, "The job"),
-    ...errorResponses,
-    404: jsonResponse(ErrorResponse, "No such job"),
-    503: jsonResponse(ErrorResponse, "Batch jobs are not enabled in this deployment"),
+    ...bearerErrors(SCOPES.jobsGet),
+    404: errorJson("No such job (or another client's)", ["Job not found"]),
+    422: validationJson("The job id is not a UUID", [
+      {
+        loc: ["path", "job_id"],
+        msg: "Input should be a job id (a UUID) as returned by POST /jobs",
+        type: "string_pattern_mismatch",
+        input: "abc",
+      },
+    ]),
+    503: jobsUnavailable,
   },
 });
 

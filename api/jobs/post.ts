@@ -8,10 +8,12 @@ import { requireScopes } from "../auth/middleware.js";
 import { clientLabel } from "../detections/access.js";
 import type { ApiDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { BEARER, ErrorResponse, errorResponses, jsonResponse } from "../schema.js";
+import { bearer, bearerErrors, bodyTooLarge, errorJson, jsonResponse, validationJson } from "../schema.js";
 import { jsonBody } from "../validation.js";
-import { jobStore, projectJob } from "./access.js";
+import { jobStore, jobsUnavailable, projectJob } from "./access.js";
 import { CreateJobBody, JobCreated } from "./schema.js";
+
+const MAX_BODY_BYTES = 64 * 1024;
 
 export const createJobRoute = createRoute({
   method: "post",
@@ -25,21 +27,33 @@ export const createJobRoute = createRoute({
     "document are FAILED lines) and `summary.json` to `output.bucket_name`. Both buckets must be in the client's " +
     "`buckets` list (403 naming the bucket otherwise). `force_error: true` fails the job at once with " +
     "`forced_error`. Poll GET /jobs/{job_id}.",
-  security: BEARER,
-  middleware: [requireScopes([SCOPES.jobsCreate]), jsonBody({ maxBytes: 64 * 1024 })] as const,
+  operationId: "createJob",
+  security: bearer(SCOPES.jobsCreate),
+  middleware: [requireScopes([SCOPES.jobsCreate]), jsonBody({ maxBytes: MAX_BODY_BYTES })] as const,
   request: { body: { content: { "application/json": { schema: CreateJobBody } }, required: true } },
   responses: {
     202: {
       ...jsonResponse(JobCreated, "Accepted: the job is QUEUED"),
       headers: { Location: { description: "Path of the new job", schema: { type: "string" } } },
     },
-    ...errorResponses,
-    403: jsonResponse(
-      ErrorResponse,
+    ...bearerErrors(SCOPES.jobsCreate),
+    403: errorJson(
       "The token lacks DocumentVerification:jobs:create, or a bucket is not in the client's buckets list",
+      [
+        `Missing required scopes: ${SCOPES.jobsCreate}`,
+        'This client may not use the input bucket "loan-inbox": it is not in the client\'s buckets list; ask the operator of the service to add it.',
+      ],
     ),
-    413: jsonResponse(ErrorResponse, "The JSON body is larger than 64 KiB"),
-    503: jsonResponse(ErrorResponse, "Batch jobs are not enabled in this deployment"),
+    413: bodyTooLarge(MAX_BODY_BYTES),
+    422: validationJson("Validation error", [
+      {
+        loc: ["body", "connector", "bucket_name"],
+        msg: "Input should be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' or '-', starting and ending with a letter or digit",
+        type: "string_pattern_mismatch",
+        input: "Loan_Inbox",
+      },
+    ]),
+    503: jobsUnavailable,
   },
 });
 

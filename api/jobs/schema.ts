@@ -74,6 +74,8 @@ export const CreateJobBody = z
       })
       .optional()
       .openapi({
+        pattern: "^[A-Za-z]{2}$",
+        example: "GB",
         description: "ISO 3166-1 alpha-2, any case; default the deployment's DOCVERIFY_DEFAULT_REGION",
       }),
   })
@@ -92,7 +94,11 @@ export const JobCreated = z
   })
   .openapi("JobCreated");
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * A UUID in either case, written without regex flags: the OpenAPI document carries `pattern` as a plain
+ * string, which every JSON Schema validator and generated client reads as ECMA-262 (and most other dialects).
+ */
+const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 export const JobIdParams = z.object({
   job_id: z

@@ -1,6 +1,6 @@
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../deps.js";
-import { jsonResponse } from "../schema.js";
+import { jsonResponse, PUBLIC } from "../schema.js";
 
 const Health = z.object({ status: z.string().openapi({ example: "ok" }), reason: z.string().optional() });
 
@@ -9,6 +9,8 @@ export const healthzRoute = createRoute({
   path: "/healthz",
   tags: ["operations"],
   summary: "Liveness: the process answers",
+  operationId: "getHealth",
+  security: PUBLIC,
   responses: { 200: jsonResponse(Health, "Alive") },
 });
 
@@ -17,6 +19,8 @@ export const readyzRoute = createRoute({
   path: "/readyz",
   tags: ["operations"],
   summary: "Readiness: the service's dependencies answer",
+  operationId: "getReadiness",
+  security: PUBLIC,
   responses: {
     200: jsonResponse(Health, "Ready"),
     503: jsonResponse(Health, "Not ready; `reason` says why"),

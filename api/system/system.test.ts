@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe("OpenAPI and docs", () => {
-  it("/openapi.json is version 1.0.0, lists every path and a bearer scheme", async () => {
+  it("/openapi.json is version 1.0.0, lists every path, an OAuth2 and a bearer scheme", async () => {
     const r = await call(h, "GET", "/openapi.json");
     expect(r.status).toBe(200);
     expect(r.body.info.version).toBe("1.0.0");
@@ -31,8 +31,13 @@ describe("OpenAPI and docs", () => {
     );
     expect(r.body.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     const create = r.body.paths["/v1/detection"].post;
-    expect(create.security).toEqual([{ bearerAuth: [] }]);
-    expect(Object.keys(create.responses).sort()).toEqual(["202", "401", "403", "413", "422", "429"]);
+    expect(r.body.components.securitySchemes.OAuth2.flows.clientCredentials.tokenUrl).toBe("/token");
+    expect(create.security).toEqual([
+      { OAuth2: ["DocumentVerification:detections:create"] },
+      { OAuth2: ["DocumentVerification:detections:create_sample"] },
+      { bearerAuth: [] },
+    ]);
+    expect(Object.keys(create.responses).sort()).toEqual(["202", "401", "403", "413", "422", "429", "503"]);
     expect(create.parameters.map((p: { name: string; in: string }) => [p.in, p.name])).toEqual([
       ["header", "X-Sample-Run"],
     ]);

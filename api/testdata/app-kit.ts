@@ -9,7 +9,7 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { type Config, loadConfig } from "../../core/config.js";
 import type { Detection } from "../../core/detection.js";
-import type { Clock } from "../../core/ports.js";
+import type { Clock, ObjectStore } from "../../core/ports.js";
 import { MemoryResourceStore } from "../../platform/local/memory-resource-store.js";
 import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
@@ -69,17 +69,26 @@ export interface Harness {
 }
 
 export async function createHarness(
-  opts: { clients?: unknown[]; config?: Partial<Config>; publicUrl?: string } = {},
+  opts: {
+    clients?: unknown[];
+    config?: Partial<Config>;
+    publicUrl?: string;
+    /** Another object store than the local one in the temp dir (e.g. the S3 adapter). */
+    objects?: ObjectStore;
+    clock?: ManualClock;
+    jobs?: ApiDeps["jobs"];
+  } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-api-"));
-  const clock = manualClock();
+  const clock = opts.clock ?? manualClock();
   const store = new MemoryResourceStore<Detection>("Detection", { now: () => clock.now() });
-  const objects = createLocalObjectStore(path.join(dir, "objects"));
+  const objects = opts.objects ?? createLocalObjectStore(path.join(dir, "objects"));
   const config: Config = { ...loadConfig({}), ...opts.config };
   await objects.ensureBucket(config.bucket);
   const clientList = opts.clients ?? TEST_CLIENTS;
   const deps: ApiDeps = {
     detections: store,
+    ...(opts.jobs ? { jobs: opts.jobs } : {}),
     objects,
     bucket: config.bucket,
     clients: createClientRegistry({ clients: clientList }, { cost: TEST_SCRYPT_COST }),

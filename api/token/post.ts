@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { grantScopes, parseScopeParam } from "../../core/scopes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { jsonResponse } from "../schema.js";
+import { errorJson, jsonResponse, PUBLIC } from "../schema.js";
 import { cacheBodyText, mediaType, readBodyLimited } from "../validation.js";
 import { TokenError, TokenRequest, TokenResponse } from "./schema.js";
 
@@ -37,14 +37,44 @@ export const postTokenRoute = createRoute({
     "Grants the requested scopes the client is registered for (wildcards nest; a requested wildcard the " +
     "registration does not cover grants the registered scopes beneath it; no `scope` grants every registered " +
     "scope). Client credentials come in the form or as HTTP Basic. Errors carry `detail` and the RFC 6749 `error`.",
+  operationId: "createToken",
+  security: PUBLIC,
   middleware: [requireForm] as const,
   request: { body: { content: { [FORM]: { schema: TokenRequest } }, required: true } },
   responses: {
     200: jsonResponse(TokenResponse, "The access token"),
-    400: jsonResponse(TokenError, "unsupported grant_type, invalid_scope or invalid_request"),
-    401: jsonResponse(TokenError, "invalid_client: unknown client or wrong secret"),
+    400: tokenError("unsupported grant_type, invalid_scope or invalid_request", {
+      unsupported_grant_type: "unsupported grant_type",
+      invalid_scope:
+        "None of the requested scopes is granted to this client; it is registered for: DocumentVerification:detections:get.",
+      invalid_request: `The token request body must be form-encoded (Content-Type: ${FORM}), not JSON.`,
+    }),
+    401: tokenError("invalid_client: unknown client, wrong secret or malformed HTTP Basic credentials", {
+      invalid_client: "Client authentication failed: unknown client or wrong secret.",
+    }),
+    413: errorJson(`The form is larger than ${MAX_FORM_BYTES / 1024} KiB`, [
+      `The request body is larger than the limit of ${MAX_FORM_BYTES} bytes.`,
+    ]),
   },
 });
+
+/** A TokenError answer whose examples pair each RFC 6749 `error` with its `detail`. */
+function tokenError(description: string, examples: Record<string, string>) {
+  return {
+    description,
+    content: {
+      "application/json": {
+        schema: TokenError,
+        examples: Object.fromEntries(
+          Object.entries(examples).map(([error, detail]) => [
+            error,
+            { summary: error, value: { detail, error } },
+          ]),
+        ),
+      },
+    },
+  };
+}
 
 function decodeCredential(s: string): string {
   if (!s.includes("%")) return s;

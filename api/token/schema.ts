@@ -2,13 +2,20 @@ import { z } from "@hono/zod-openapi";
 
 export const TokenRequest = z
   .object({
-    grant_type: z.string().optional().openapi({ example: "client_credentials" }),
+    grant_type: z
+      .string()
+      .optional()
+      .openapi({ example: "client_credentials", enum: ["client_credentials"] }),
     client_id: z.string().optional(),
     client_secret: z.string().optional(),
     scope: z.string().optional().openapi({ example: "DocumentVerification:*" }),
   })
   .openapi("TokenRequest", {
-    description: "Form-encoded. client_id/client_secret may instead come as HTTP Basic credentials.",
+    description:
+      "Form-encoded. client_id/client_secret may instead come as HTTP Basic credentials. A missing or other " +
+      "grant_type is answered 400 `unsupported grant_type`.",
+    // Required by the contract; validated by the handler so a missing one gets the contract's 400 message.
+    required: ["grant_type"],
   });
 
 export const TokenResponse = z
@@ -24,7 +31,10 @@ export const TokenResponse = z
 
 export const TokenError = z
   .object({
-    detail: z.string().openapi({ example: "unsupported grant_type" }),
-    error: z.string().openapi({ example: "unsupported_grant_type", description: "RFC 6749 error code" }),
+    detail: z.string().openapi({ description: "One sentence (the contract's message where it names one)" }),
+    error: z.string().openapi({
+      description: "RFC 6749 error code",
+      enum: ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"],
+    }),
   })
   .openapi("TokenError");

@@ -4,13 +4,15 @@ import { keys } from "../../core/detection.js";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
-import { BEARER, errorResponses, jsonResponse } from "../schema.js";
+import { validationError } from "../errors.js";
+import { bearer, bearerErrorsWithoutStore, bodyTooLarge, jsonResponse, validationJson } from "../schema.js";
 import { jsonBody } from "../validation.js";
-import { signedUploadUrl } from "./signing.js";
 import { writeReservation } from "./reservation.js";
+import { signedUploadUrl } from "./signing.js";
 import { CreateUploadBody, UploadCreated } from "./schema.js";
 
 const nextUlid = monotonicFactory();
+const MAX_BODY_BYTES = 64 * 1024;
 export const newUploadId = (now: number) => `upl-${nextUlid(now).toLowerCase()}`;
 
 export const createUploadRoute = createRoute({
@@ -20,13 +22,30 @@ export const createUploadRoute = createRoute({
   summary: "Reserve an upload for one document",
   description:
     "Returns a self-authorising, expiring `upload_url`: PUT the document's bytes to it (no bearer token), then " +
-    "create a detection with the `upload_id`. A second PUT replaces the document. Unknown body fields are rejected.",
-  security: BEARER,
-  middleware: [requireScopes([SCOPES.create]), jsonBody({ maxBytes: 64 * 1024, optional: true })] as const,
+    "create a detection with the `upload_id`. A second PUT replaces the document until a detection is created " +
+    "from the upload; an upload starts one detection only. With `size_bytes` the PUT must deliver exactly that " +
+    "many bytes. Unknown body fields are rejected. An upload that starts no detection is deleted after " +
+    "`expires_in` seconds; one that did goes with its detection (DELETE or the retention period).",
+  operationId: "createUpload",
+  security: bearer(SCOPES.create),
+  middleware: [
+    requireScopes([SCOPES.create]),
+    jsonBody({ maxBytes: MAX_BODY_BYTES, optional: true }),
+  ] as const,
   request: { body: { content: { "application/json": { schema: CreateUploadBody } }, required: false } },
   responses: {
     201: jsonResponse(UploadCreated, "The upload is reserved"),
-    ...errorResponses,
+    ...bearerErrorsWithoutStore(SCOPES.create),
+    413: bodyTooLarge(MAX_BODY_BYTES),
+    422: validationJson("Validation error", [
+      {
+        loc: ["body", "size_bytes"],
+        msg: "Input should be less than or equal to 52428800 (this deployment's maximum document size)",
+        type: "less_than_equal",
+        input: 90000000,
+        ctx: { le: 52428800 },
+      },
+    ]),
   },
 });
 
@@ -34,6 +53,17 @@ export function registerCreateUpload(app: OpenAPIHono<AppEnv>): void {
   app.openapi(createUploadRoute, async (c) => {
     const { objects, bucket, config, clock, tokens, publicUrl } = c.var.deps;
     const body = c.req.valid("json");
+    if (body.size_bytes !== undefined && body.size_bytes > config.maxDocumentBytes) {
+      throw validationError([
+        {
+          loc: ["body", "size_bytes"],
+          msg: `Input should be less than or equal to ${config.maxDocumentBytes} (this deployment's maximum document size)`,
+          type: "less_than_equal",
+          input: body.size_bytes,
+          ctx: { le: config.maxDocumentBytes },
+        },
+      ]);
+    }
     const now = clock.now();
     const id = newUploadId(now.getTime());
     const ttl = config.uploadTtlSeconds;
@@ -42,6 +72,7 @@ export function registerCreateUpload(app: OpenAPIHono<AppEnv>): void {
       client_id: c.var.principal.clientId,
       filename: body.filename ?? null,
       content_type: body.content_type ?? null,
+      size_bytes: body.size_bytes ?? null,
       expires_at: new Date(expires * 1000).toISOString(),
       size: 0,
     });

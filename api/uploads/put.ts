@@ -3,8 +3,8 @@ import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { keys } from "../../core/detection.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError, invalid } from "../errors.js";
-import { ErrorResponse, jsonResponse } from "../schema.js";
-import { readReservation, uploadNotFound, writeReservation } from "./reservation.js";
+import { errorJson, jsonResponse, validationJson } from "../schema.js";
+import { readReservation, uploadAlreadyUsed, uploadNotFound, writeReservation } from "./reservation.js";
 import { UPLOAD_ID_RE, UploadIdParams, UploadPutQuery, UploadStored } from "./schema.js";
 import { checkUploadSignature } from "./signing.js";
 
@@ -15,7 +15,11 @@ export const putUploadRoute = createRoute({
   summary: "Upload the document's bytes to a signed upload URL",
   description:
     "The URL comes from POST /v1/uploads and authorises itself (`expires` and `sig`); no bearer token. " +
-    "The body is the raw file. A Content-Disposition filename, when given, names the document.",
+    "The body is the raw file. A Content-Disposition filename, when given, names the document. When the upload " +
+    "declared `size_bytes`, the body must have exactly that size (more: 413, fewer: 422). A second PUT replaces " +
+    "the document until a detection is created from the upload; after that the upload is frozen (409).",
+  operationId: "uploadDocument",
+  security: [],
   request: {
     params: UploadIdParams,
     query: UploadPutQuery,
@@ -27,9 +31,27 @@ export const putUploadRoute = createRoute({
   },
   responses: {
     200: jsonResponse(UploadStored, "The document is stored"),
-    403: jsonResponse(ErrorResponse, "The signature is invalid or the URL has expired"),
-    404: jsonResponse(ErrorResponse, "The upload no longer exists"),
-    413: jsonResponse(ErrorResponse, "The document is larger than the deployment's maximum"),
+    403: errorJson("The signature is invalid or the URL has expired", [
+      "The upload URL's signature is not valid; use the upload_url exactly as POST /v1/uploads returned it.",
+      "The upload URL has expired; create a new upload with POST /v1/uploads.",
+    ]),
+    404: errorJson("The upload no longer exists (it expired unused, or went with its detection)", [
+      "Upload not found; create a new one with POST /v1/uploads.",
+    ]),
+    409: errorJson("A detection was already created from this upload; it accepts no further PUT", [
+      "This upload already started detection det-01jd5x9q3m8w2v7k4c6b0n1r2t and cannot be changed; create a new upload with POST /v1/uploads for another document.",
+    ]),
+    413: errorJson("The document is larger than the declared size_bytes or the deployment's maximum", [
+      "The document is larger than the 48213 bytes declared (size_bytes) for this upload.",
+      "The document is larger than this deployment's maximum of 52428800 bytes.",
+    ]),
+    422: validationJson("The body is empty, or smaller than the declared size_bytes", [
+      {
+        loc: ["body"],
+        msg: "The document has 1024 bytes but the upload declared size_bytes 48213; send the whole file.",
+        type: "upload_size_mismatch",
+      },
+    ]),
   },
 });
 
@@ -53,18 +75,34 @@ export function dispositionFilename(header: string | undefined): string | undefi
 /** The last path component, at most 255 characters (the prepare step sanitises it for object keys). */
 const baseName = (name: string) => (name.split(/[\\/]/).pop() || "document").slice(0, 255);
 
-const tooLarge = (max: number) =>
+/** The largest body a PUT may send: the declared size when there is one, else the deployment's maximum. */
+interface SizeLimit {
+  max: number;
+  declared: number | null;
+}
+
+const tooLarge = (limit: SizeLimit) =>
   new ApiError(
     413,
     "document_too_large",
-    `The document is larger than this deployment's maximum of ${max} bytes.`,
+    limit.declared !== null && limit.declared <= limit.max
+      ? `The document is larger than the ${limit.declared} bytes declared (size_bytes) for this upload.`
+      : `The document is larger than this deployment's maximum of ${limit.max} bytes.`,
   );
 
-async function* limited(body: AsyncIterable<Uint8Array>, max: number): AsyncGenerator<Buffer> {
+const sizeMismatch = (size: number, declared: number) =>
+  invalid(
+    ["body"],
+    `The document has ${size} bytes but the upload declared size_bytes ${declared}; send the whole file.`,
+    "upload_size_mismatch",
+  );
+
+async function* limited(body: AsyncIterable<Uint8Array>, limit: SizeLimit): AsyncGenerator<Buffer> {
+  const cap = Math.min(limit.max, limit.declared ?? limit.max);
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > max) throw tooLarge(max);
+    if (size > cap) throw tooLarge(limit);
     yield Buffer.from(chunk);
   }
 }
@@ -92,42 +130,55 @@ export function registerPutUpload(app: OpenAPIHono<AppEnv>): void {
         "The upload URL has expired; create a new upload with POST /v1/uploads.",
       );
     }
-    const reservation = await readReservation(objects, bucket, id);
-    if (!reservation) throw uploadNotFound();
-    const max = config.maxDocumentBytes;
-    const declared = Number(c.req.header("content-length"));
-    if (Number.isFinite(declared) && declared > max) throw tooLarge(max);
-    const body = c.req.raw.body;
-    if (!body || declared === 0)
-      throw invalid(["body"], "The upload is empty; send the document's bytes.", "missing");
-    const contentType = c.req.header("content-type");
-    const key = keys.upload(id);
-    let size: number;
-    try {
-      ({ size } = await objects.put(
-        bucket,
-        key,
-        Readable.from(limited(body as unknown as AsyncIterable<Uint8Array>, max)),
-        contentType ? { contentType } : undefined,
-      ));
-    } catch (err) {
-      // A partial or refused document must not stay behind: the upload reads as empty until a good PUT.
-      await objects.delete(bucket, key).catch(() => undefined);
-      await writeReservation(objects, bucket, id, { ...reservation, size: 0 });
-      throw err;
-    }
-    if (size === 0) {
-      await objects.delete(bucket, key);
-      await writeReservation(objects, bucket, id, { ...reservation, size: 0 });
-      throw invalid(["body"], "The upload is empty; send the document's bytes.", "missing");
-    }
-    const filename = dispositionFilename(c.req.header("content-disposition"));
-    await writeReservation(objects, bucket, id, {
-      ...reservation,
-      size,
-      filename: filename ? baseName(filename) : reservation.filename,
-      content_type:
-        contentType && contentType !== "application/octet-stream" ? contentType : reservation.content_type,
+    const size = await c.var.uploadLocks(id, async () => {
+      const reservation = await readReservation(objects, bucket, id);
+      if (!reservation) throw uploadNotFound();
+      if (reservation.detection !== undefined) throw uploadAlreadyUsed(reservation.detection);
+      const limit: SizeLimit = { max: config.maxDocumentBytes, declared: reservation.size_bytes };
+      const cap = Math.min(limit.max, limit.declared ?? limit.max);
+      const length = Number(c.req.header("content-length") ?? Number.NaN);
+      if (Number.isFinite(length) && length > cap) throw tooLarge(limit);
+      const body = c.req.raw.body;
+      if (!body || length === 0)
+        throw invalid(["body"], "The upload is empty; send the document's bytes.", "missing");
+      if (Number.isFinite(length) && limit.declared !== null && length < limit.declared)
+        throw sizeMismatch(length, limit.declared);
+      const contentType = c.req.header("content-type");
+      const key = keys.upload(id);
+      /** A partial or refused document must not stay behind: the upload reads as empty until a good PUT. */
+      const discard = async () => {
+        await objects.delete(bucket, key).catch(() => undefined);
+        await writeReservation(objects, bucket, id, { ...reservation, size: 0 });
+      };
+      let stored: number;
+      try {
+        ({ size: stored } = await objects.put(
+          bucket,
+          key,
+          Readable.from(limited(body as unknown as AsyncIterable<Uint8Array>, limit)),
+          contentType ? { contentType } : undefined,
+        ));
+      } catch (err) {
+        await discard();
+        throw err;
+      }
+      if (stored === 0) {
+        await discard();
+        throw invalid(["body"], "The upload is empty; send the document's bytes.", "missing");
+      }
+      if (limit.declared !== null && stored !== limit.declared) {
+        await discard();
+        throw sizeMismatch(stored, limit.declared);
+      }
+      // The PUT's Content-Type is not a declaration (curl sends a form type by default): only the
+      // content_type given to POST /v1/uploads is compared with the real type.
+      const filename = dispositionFilename(c.req.header("content-disposition"));
+      await writeReservation(objects, bucket, id, {
+        ...reservation,
+        size: stored,
+        filename: filename ? baseName(filename) : reservation.filename,
+      });
+      return stored;
     });
     return c.json({ upload_id: id, size_bytes: size }, 200);
   });

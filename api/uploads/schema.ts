@@ -1,19 +1,45 @@
 import { z } from "@hono/zod-openapi";
 
-/** Upload ids: `upl-` + a lowercase ULID. */
-export const UPLOAD_ID_RE = /^upl-[0-9a-hjkmnp-tv-z]{26}$/;
+export { UPLOAD_ID_RE } from "../../core/upload.js";
 
+/** A media type (type/subtype) as RFC 6838 names them; parameters are not part of a declaration. */
+const MEDIA_TYPE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$";
+
+/** POST /v1/uploads (a size_bytes above the deployment's DOCVERIFY_MAX_DOCUMENT_BYTES is refused by the handler). */
 export const CreateUploadBody = z
   .strictObject({
-    filename: z.string().min(1).max(255).optional().openapi({ example: "statement.pdf" }),
+    filename: z.string().min(1).max(255).optional().openapi({
+      example: "statement.pdf",
+      description:
+        "The document's file name (a path is cut to its last part). Also settable by the PUT's Content-Disposition.",
+    }),
     content_type: z
       .string()
       .max(255)
-      .regex(/^[\w.+-]+\/[\w.+-]+$/, "Input should be a media type such as application/pdf")
+      .regex(new RegExp(MEDIA_TYPE_PATTERN), "Input should be a media type such as application/pdf")
       .optional()
-      .openapi({ example: "application/pdf" }),
+      .openapi({
+        example: "application/pdf",
+        description:
+          "The document's media type as the caller knows it. The service sniffs the real type from the bytes; " +
+          "a declared type that differs is reported by the `file.type` check as a finding, not refused.",
+      }),
+    size_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .openapi({
+        example: 48213,
+        description:
+          "The document's exact size in bytes, at most the deployment's maximum document size (else 422). " +
+          "The PUT must then deliver exactly this many bytes: more → 413, fewer → 422.",
+      }),
   })
-  .openapi("CreateUploadRequest");
+  .openapi("CreateUploadRequest", {
+    description: "Every field is optional; an empty body (or none) reserves an upload too.",
+  });
 
 export const UploadCreated = z
   .object({
@@ -31,26 +57,33 @@ export const UploadStored = z
   .openapi("UploadStored");
 
 export const UploadIdParams = z.object({
-  upload_id: z.string().openapi({ param: { name: "upload_id", in: "path" } }),
+  upload_id: z.string().openapi({
+    param: { name: "upload_id", in: "path" },
+    pattern: "^upl-[0-9a-hjkmnp-tv-z]{26}$",
+    example: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t",
+  }),
 });
 
+// Required for the URL to work, but validated by the handler: a missing or malformed one is the same 403 as
+// a wrong signature (an upload URL is used exactly as POST /v1/uploads returned it).
 export const UploadPutQuery = z.object({
   expires: z
     .string()
     .optional()
-    .openapi({ param: { name: "expires", in: "query" } }),
+    .openapi({
+      param: { name: "expires", in: "query", required: true },
+      pattern: "^[0-9]{1,12}$",
+      description: "When the URL expires (seconds since the epoch), as in upload_url",
+      example: "1767225600",
+    }),
   sig: z
     .string()
     .optional()
-    .openapi({ param: { name: "sig", in: "query" } }),
+    .openapi({
+      param: { name: "sig", in: "query", required: true },
+      pattern: "^[0-9a-fA-F]{64}$",
+      description: "The URL's signature (hex HMAC-SHA256), as in upload_url",
+    }),
 });
 
-/** The reservation JSON stored at keys.uploadMeta(id). */
-export const UploadReservation = z.object({
-  client_id: z.string(),
-  filename: z.string().nullable(),
-  content_type: z.string().nullable(),
-  expires_at: z.string(),
-  size: z.number().int().nonnegative(),
-});
-export type UploadReservation = z.infer<typeof UploadReservation>;
+export { UploadReservation } from "../../core/upload.js";

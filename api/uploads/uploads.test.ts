@@ -41,8 +41,12 @@ const createWith = (uploadId: string, token = alice) =>
   });
 
 describe("uploads: happy path", () => {
-  it("reserve → PUT → create with upload_id", async () => {
-    const up = await reserve(alice, { filename: "invoice.pdf", content_type: "application/pdf" });
+  it("reserve (filename, content_type, size_bytes) → PUT → create with upload_id", async () => {
+    const up = await reserve(alice, {
+      filename: "invoice.pdf",
+      content_type: "application/pdf",
+      size_bytes: PDF.length,
+    });
     expect(up.upload_id).toMatch(/^upl-[0-9a-z]{26}$/);
     expect(up.expires_in).toBe(600);
     expect(up.upload_url).toMatch(
@@ -52,6 +56,7 @@ describe("uploads: happy path", () => {
       client_id: "alice",
       filename: "invoice.pdf",
       content_type: "application/pdf",
+      size_bytes: PDF.length,
       expires_at: new Date(h.clock.now().getTime() + 600_000).toISOString(),
       size: 0,
     });
@@ -64,6 +69,8 @@ describe("uploads: happy path", () => {
     const r = await createWith(up.upload_id);
     expect(r.status).toBe(202);
     expect(((await h.store.get(r.body.id)) as Detection).spec.source).toEqual({ uploadId: up.upload_id });
+    // the reservation now names the detection it started
+    expect((await meta(up.upload_id)).detection).toBe(r.body.id);
   });
 
   it("the body is optional and a Content-Disposition filename names the document", async () => {
@@ -183,6 +190,135 @@ describe("uploads: errors", () => {
     const up = await reserve();
     await h.deps.objects.deletePrefix(h.deps.bucket, keys.uploadPrefix(up.upload_id));
     expect((await put(up.upload_url, PDF)).status).toBe(404);
+  });
+});
+
+describe("uploads: declared size and the one-detection rule", () => {
+  it("a PUT larger than size_bytes is 413, a smaller one 422; neither leaves bytes behind", async () => {
+    const up = await reserve(alice, { size_bytes: PDF.length });
+    const larger = await put(up.upload_url, Buffer.concat([PDF, Buffer.from("x")]));
+    expect(larger.status).toBe(413);
+    expect(larger.body.detail).toBe(
+      `The document is larger than the ${PDF.length} bytes declared (size_bytes) for this upload.`,
+    );
+    const smaller = await put(up.upload_url, PDF.subarray(0, 10));
+    expect(smaller.status).toBe(422);
+    expect(smaller.body.detail).toEqual([
+      {
+        loc: ["body"],
+        msg: `The document has 10 bytes but the upload declared size_bytes ${PDF.length}; send the whole file.`,
+        type: "upload_size_mismatch",
+      },
+    ]);
+    expect(await h.deps.objects.stat(h.deps.bucket, keys.upload(up.upload_id))).toBeUndefined();
+    expect((await meta(up.upload_id)).size).toBe(0);
+    // streamed without a Content-Length, the size is checked as the bytes arrive and at the end
+    for (const [chunks, status] of [
+      [[PDF, Buffer.from("xy")], 413],
+      [[PDF.subarray(0, 5)], 422],
+    ] as const) {
+      const u = new URL(up.upload_url);
+      const res = await h.app.request(`${u.pathname}${u.search}`, {
+        method: "PUT",
+        body: new ReadableStream<Uint8Array>({
+          start(ctrl) {
+            for (const c of chunks) ctrl.enqueue(new Uint8Array(c));
+            ctrl.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+      expect(res.status).toBe(status);
+      expect(await h.deps.objects.stat(h.deps.bucket, keys.upload(up.upload_id))).toBeUndefined();
+    }
+    expect((await put(up.upload_url, PDF)).status).toBe(200);
+    expect((await createWith(up.upload_id)).status).toBe(202);
+  });
+
+  it("size_bytes above the deployment's maximum is 422 at body.size_bytes; other bad sizes too", async () => {
+    const r = await call(h, "POST", "/v1/uploads", { token: alice, body: { size_bytes: 1025 } });
+    expect(r.status).toBe(422);
+    expect(r.body.detail[0]).toMatchObject({
+      loc: ["body", "size_bytes"],
+      type: "less_than_equal",
+      ctx: { le: 1024 },
+    });
+    for (const bad of [0, -1, 1.5, "12"]) {
+      const b = await call(h, "POST", "/v1/uploads", { token: alice, body: { size_bytes: bad } });
+      expect(b.status).toBe(422);
+      expect(b.body.detail[0].loc).toEqual(["body", "size_bytes"]);
+    }
+  });
+
+  it("a PUT after the upload started a detection is 409 and changes nothing", async () => {
+    const up = await reserve();
+    await put(up.upload_url, PDF);
+    const created = await createWith(up.upload_id);
+    expect(created.status).toBe(202);
+    const again = await put(up.upload_url, Buffer.from("%PDF-1.4 other bytes %%EOF"));
+    expect(again.status).toBe(409);
+    expect(again.body.detail).toBe(
+      `This upload already started detection ${created.body.id} and cannot be changed; create a new upload with POST /v1/uploads for another document.`,
+    );
+    expect(await h.deps.objects.get(h.deps.bucket, keys.upload(up.upload_id))).toEqual(PDF);
+  });
+
+  it("an upload starts one detection only: a second create is 422 upload_used, also after a DELETE", async () => {
+    const up = await reserve();
+    await put(up.upload_url, PDF);
+    const first = await createWith(up.upload_id);
+    expect(first.status).toBe(202);
+    const second = await createWith(up.upload_id);
+    expect(second.status).toBe(422);
+    expect(second.body.detail[0]).toMatchObject({
+      loc: ["body", "upload_id"],
+      type: "upload_used",
+      msg: expect.stringContaining(first.body.id),
+    });
+    // deleted but not yet finalized: still used
+    expect((await call(h, "DELETE", `/v1/detection/${first.body.id}`, { token: alice })).status).toBe(200);
+    expect((await createWith(up.upload_id)).body.detail[0].type).toBe("upload_used");
+    // the finalizer removes the upload's files with the detection's: then the upload is unknown
+    await h.deps.objects.deletePrefix(h.deps.bucket, keys.uploadPrefix(up.upload_id));
+    const d = (await h.store.get(first.body.id))!;
+    await h.store.update({ ...d, metadata: { ...d.metadata, finalizers: [] } });
+    const after = await createWith(up.upload_id);
+    expect(after.status).toBe(422);
+    expect(after.body.detail[0]).toMatchObject({ loc: ["body", "upload_id"], type: "upload_not_found" });
+    expect((await h.store.list()).items).toHaveLength(0);
+  });
+
+  it("concurrent creates with one upload: exactly one is accepted", async () => {
+    const up = await reserve();
+    await put(up.upload_url, PDF);
+    const answers = await Promise.all([1, 2, 3, 4].map(() => createWith(up.upload_id)));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 422, 422, 422]);
+    expect((await h.store.list()).items).toHaveLength(1);
+  });
+
+  it("a create that fails after the claim releases it (the upload can be used again)", async () => {
+    const up = await reserve();
+    await put(up.upload_url, PDF);
+    const create = h.store.create.bind(h.store);
+    h.store.create = async () => {
+      throw new Error("store write failed");
+    };
+    expect((await createWith(up.upload_id)).status).toBe(500);
+    h.store.create = create;
+    expect((await meta(up.upload_id)).detection).toBeUndefined();
+    expect((await createWith(up.upload_id)).status).toBe(202);
+  });
+
+  it("a claim whose detection never came into being does not block the upload", async () => {
+    const up = await reserve();
+    await put(up.upload_url, PDF);
+    const m = await meta(up.upload_id);
+    await h.deps.objects.put(
+      h.deps.bucket,
+      keys.uploadMeta(up.upload_id),
+      JSON.stringify({ ...m, detection: "det-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
+    );
+    expect((await createWith(up.upload_id)).status).toBe(202);
   });
 });
 

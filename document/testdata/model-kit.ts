@@ -7,13 +7,19 @@ import { buildDocumentModel } from "../pdf-model.js";
 /** Builds the DocumentModel a check sees, from bytes, as the runner would after prepare. */
 export async function modelOf(
   bytes: Uint8Array,
-  opts: { filename?: string | null; docType?: DocType; region?: string } = {},
+  opts: {
+    filename?: string | null;
+    docType?: DocType;
+    region?: string;
+    declaredContentType?: string | null;
+  } = {},
 ): Promise<DocumentModel> {
   const contentType = await contentTypeOf(bytes);
   return buildDocumentModel({
     bytes,
     contentType,
     filename: opts.filename === undefined ? "document.pdf" : opts.filename,
+    declaredContentType: opts.declaredContentType ?? null,
     declaredDocType: opts.docType ?? "bank_statement",
     region: opts.region ?? "GB",
   });

@@ -1,0 +1,546 @@
+/**
+ * The OpenAPI document as generated clients, OAuth libraries and Swagger UI read it: Redocly's recommended
+ * ruleset passes (run offline, proven by a network recorder), every operation has an operationId and the
+ * right security, patterns are portable, the contract's required/pattern/oneOf are expressed, and every
+ * status each operation really answers is documented with an example that matches the real answer.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
+import { StoreError } from "../core/ports.js";
+import { SCOPES } from "../core/scopes.js";
+import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
+import { call, createHarness, type Harness } from "./testdata/app-kit.js";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const REDOCLY = path.join(ROOT, "node_modules/@redocly/cli/bin/cli.js");
+const RECORDER = path.join(import.meta.dirname, "testdata/record-network.mjs");
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON read freely
+type Doc = any;
+let h: Harness;
+let doc: Doc;
+beforeAll(async () => {
+  h = await createHarness({
+    config: { maxDocumentBytes: 4096 },
+    jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND),
+    clients: [
+      { client_id: "alice", client_secret: "alice-secret", scopes: [SCOPES.all], sample_allowance: 1 },
+      { client_id: "reader", client_secret: "reader-secret", scopes: [SCOPES.get] },
+      {
+        client_id: "batcher",
+        client_secret: "batcher-secret",
+        scopes: [SCOPES.all],
+        buckets: ["loan-inbox", "loan-reports"],
+      },
+    ],
+  });
+  doc = (await call(h, "GET", "/openapi.json")).body;
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const METHODS = ["get", "put", "post", "delete", "patch"];
+function operations(d: Doc): { path: string; method: string; op: Doc }[] {
+  return Object.entries(d.paths as Record<string, Doc>).flatMap(([p, item]) =>
+    METHODS.filter((m) => item[m]).map((m) => ({ path: p, method: m, op: item[m] })),
+  );
+}
+
+describe("Redocly lint (recommended ruleset, redocly.yaml)", () => {
+  it("reports 0 errors and 0 warnings, without touching the network", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "docverify-openapi-"));
+    try {
+      const file = path.join(dir, "openapi.json");
+      writeFileSync(file, JSON.stringify(doc));
+      const r = spawnSync(
+        process.execPath,
+        ["--import", RECORDER, REDOCLY, "lint", "--config", path.join(ROOT, "redocly.yaml"), file],
+        {
+          cwd: dir,
+          encoding: "utf8",
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: dir,
+            REDOCLY_TELEMETRY: "off",
+            REDOCLY_SUPPRESS_UPDATE_NOTICE: "true",
+            NO_COLOR: "1",
+          },
+          timeout: 120_000,
+        },
+      );
+      const out = `${r.stdout}\n${r.stderr}`;
+      expect(out).toContain("network recorder active");
+      expect(out).not.toContain("NETWORK ATTEMPT");
+      expect(out, out).toMatch(/Your API description is valid/);
+      expect(out, out).not.toMatch(/\d+ warnings?/);
+      expect(r.status, out).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("operations and security", () => {
+  it("every operation has a unique operationId", () => {
+    const ids = operations(doc).map((o) => o.op.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual(
+      [
+        "createDetection",
+        "createJob",
+        "createToken",
+        "createUpload",
+        "deleteDetection",
+        "getDetection",
+        "getHealth",
+        "getJob",
+        "getReadiness",
+        "listDetections",
+        "uploadDocument",
+      ].sort(),
+    );
+  });
+
+  it("has an OAuth2 client-credentials scheme with tokenUrl /token and every scope", () => {
+    const oauth = doc.components.securitySchemes.OAuth2;
+    expect(oauth.type).toBe("oauth2");
+    expect(oauth.flows.clientCredentials.tokenUrl).toBe("/token");
+    expect(Object.keys(oauth.flows.clientCredentials.scopes).sort()).toEqual(Object.values(SCOPES).sort());
+  });
+
+  it("public operations say security: []; every other one names its scope", () => {
+    const expected: Record<string, string[] | "public"> = {
+      createToken: "public",
+      uploadDocument: "public",
+      getHealth: "public",
+      getReadiness: "public",
+      createDetection: [SCOPES.create, SCOPES.createSample],
+      listDetections: [SCOPES.get],
+      getDetection: [SCOPES.get],
+      deleteDetection: [SCOPES.delete],
+      createUpload: [SCOPES.create],
+      createJob: [SCOPES.jobsCreate],
+      getJob: [SCOPES.jobsGet],
+    };
+    for (const { op } of operations(doc)) {
+      const want = expected[op.operationId];
+      if (want === "public") expect(op.security, op.operationId).toEqual([]);
+      else {
+        expect(op.security, op.operationId).toEqual([
+          ...want!.map((s) => ({ OAuth2: [s] })),
+          { bearerAuth: [] },
+        ]);
+      }
+    }
+  });
+
+  it("every operation but the two probes documents a 4xx answer (redocly.yaml turns that rule off)", () => {
+    for (const { op } of operations(doc)) {
+      const has4xx = Object.keys(op.responses).some((s) => /^4/.test(s));
+      expect(has4xx, op.operationId).toBe(!["getHealth", "getReadiness"].includes(op.operationId));
+    }
+  });
+});
+
+describe("schemas as the contract says", () => {
+  /** Every `pattern` in the document, with where it is. */
+  function patterns(v: unknown, at = "#"): { at: string; pattern: string }[] {
+    if (Array.isArray(v)) return v.flatMap((x, i) => patterns(x, `${at}/${i}`));
+    if (v === null || typeof v !== "object") return [];
+    return Object.entries(v).flatMap(([k, x]) =>
+      k === "pattern" && typeof x === "string" ? [{ at, pattern: x }] : patterns(x, `${at}/${k}`),
+    );
+  }
+
+  it("patterns are plain regular expressions: no JS delimiters or flags, valid in unicode mode too", () => {
+    const all = patterns(doc);
+    expect(all.length).toBeGreaterThanOrEqual(5);
+    for (const { at, pattern } of all) {
+      expect(pattern, at).not.toMatch(/^\/|\/[dgimsuyv]*$/);
+      expect(() => new RegExp(pattern), at).not.toThrow();
+      // unicode mode refuses the lax escapes other dialects do not have
+      expect(() => new RegExp(pattern, "u"), at).not.toThrow();
+      // no lookbehind, named groups or backreferences (not in RE2/Go, many validators)
+      expect(pattern, at).not.toMatch(/\(\?<|\(\?P|\\k<|\\[1-9]/);
+    }
+  });
+
+  it("the job_id pattern accepts a real job id in either case", () => {
+    const p = new RegExp(doc.paths["/jobs/{job_id}"].get.parameters[0].schema.pattern);
+    expect(p.test("3f0b8a52-5a7e-4c1e-9d55-2b1f6c0e7a91")).toBe(true);
+    expect(p.test("3F0B8A52-5A7E-4C1E-9D55-2B1F6C0E7A91")).toBe(true);
+    expect(p.test("3f0b8a52")).toBe(false);
+  });
+
+  it("create: exactly one of source_url or upload_id (oneOf), doc_type and region required, region pattern", () => {
+    const create = doc.components.schemas.CreateDetectionRequest;
+    expect(create.oneOf.map((o: Doc) => o.required)).toEqual([["source_url"], ["upload_id"]]);
+    expect(create.required.sort()).toEqual(["doc_type", "region"]);
+    expect(create.additionalProperties).toBe(false);
+    expect(create.properties.region.pattern).toBe("^[A-Za-z]{2}$");
+    expect(create.properties.upload_id.pattern).toBe("^upl-[0-9a-hjkmnp-tv-z]{26}$");
+  });
+
+  it("token: grant_type required (client_credentials), the form media type, TokenError codes", () => {
+    const form = doc.paths["/token"].post.requestBody.content["application/x-www-form-urlencoded"].schema;
+    const schema = form.$ref ? doc.components.schemas[form.$ref.split("/").pop()] : form;
+    expect(schema.required).toEqual(["grant_type"]);
+    expect(schema.properties.grant_type.enum).toEqual(["client_credentials"]);
+  });
+
+  it("uploads: filename, content_type and size_bytes, all optional", () => {
+    const up = doc.components.schemas.CreateUploadRequest;
+    expect(Object.keys(up.properties).sort()).toEqual(["content_type", "filename", "size_bytes"]);
+    expect(up.required).toBeUndefined();
+    expect(up.properties.size_bytes).toMatchObject({ type: "integer", minimum: 1 });
+  });
+
+  it("no 403, 404 or 429 example says 'Missing bearer token'", () => {
+    for (const { op } of operations(doc)) {
+      for (const [status, res] of Object.entries(op.responses as Record<string, Doc>)) {
+        if (status === "401") continue;
+        const text = JSON.stringify(res.content ?? {});
+        expect(text, `${op.operationId} ${status}`).not.toContain("Missing bearer token");
+      }
+    }
+  });
+});
+
+describe("every status an operation answers is documented, with a matching example", () => {
+  /** Ids, UUIDs and numbers differ from the examples; the sentences must not. */
+  const normalize = (s: string) =>
+    s
+      .replace(/det-[0-9a-z]{26}/g, "det-ID")
+      .replace(/upl-[0-9a-z]{26}/g, "upl-ID")
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "UUID")
+      .replace(/\d+/g, "N");
+
+  const seen: string[] = [];
+  /** Asserts that answer `r` of `method path` is documented and matches a documented example. */
+  function documented(method: string, p: string, r: { status: number; body: Doc }): void {
+    const op = doc.paths[p]?.[method];
+    expect(op, `${method} ${p}`).toBeDefined();
+    const res = op.responses[String(r.status)];
+    const where = `${op.operationId} ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
+    expect(res, where).toBeDefined();
+    seen.push(`${op.operationId} ${r.status}`);
+    const media = res.content?.["application/json"];
+    expect(media, where).toBeDefined();
+    if (Array.isArray(r.body.detail)) {
+      // HTTPValidationError: the shape, and an example of the same kind
+      for (const issue of r.body.detail) {
+        expect(
+          Array.isArray(issue.loc) && typeof issue.msg === "string" && typeof issue.type === "string",
+        ).toBe(true);
+      }
+      expect(media.example?.detail?.length, where).toBeGreaterThan(0);
+      return;
+    }
+    if (r.status < 300 || typeof r.body.detail !== "string") return;
+    const examples = media.examples
+      ? Object.values(media.examples as Record<string, { value: Doc }>).map((e) => e.value)
+      : [media.example];
+    const actual = normalize(JSON.stringify(r.body));
+    expect(
+      examples.map((e) => normalize(JSON.stringify(e))),
+      where,
+    ).toContain(actual);
+  }
+
+  const PDF = Buffer.from("%PDF-1.7\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n");
+  const form = (fields: Record<string, string>) => ({
+    raw: new URLSearchParams(fields).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
+  const putTo = async (url: string, body: Buffer | string) => {
+    const u = new URL(url);
+    const res = await h.app.request(`${u.pathname}${u.search}`, { method: "PUT", body });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it("POST /token", async () => {
+    const ok = { grant_type: "client_credentials", client_id: "alice", client_secret: "alice-secret" };
+    documented("post", "/token", await call(h, "POST", "/token", form(ok)));
+    documented("post", "/token", await call(h, "POST", "/token", form({ ...ok, grant_type: "password" })));
+    documented(
+      "post",
+      "/token",
+      await call(
+        h,
+        "POST",
+        "/token",
+        form({ ...ok, client_id: "reader", client_secret: "reader-secret", scope: SCOPES.jobsGet }),
+      ),
+    );
+    documented("post", "/token", await call(h, "POST", "/token", { body: ok }));
+    documented("post", "/token", await call(h, "POST", "/token", form({ ...ok, client_secret: "wrong" })));
+    documented("post", "/token", await call(h, "POST", "/token", form({ ...ok, scope: "x".repeat(20_000) })));
+  });
+
+  it("detections", async () => {
+    const alice = await h.token("alice");
+    const reader = await h.token("reader");
+    const createOnly = await h.token("alice", SCOPES.create);
+    const body = { source_url: "https://example.com/a.pdf", doc_type: "invoice", region: "GB" };
+    const created = await call(h, "POST", "/v1/detection", { token: alice, body });
+    documented("post", "/v1/detection", created);
+    const id = created.body.id;
+    documented("post", "/v1/detection", await call(h, "POST", "/v1/detection", { body }));
+    documented("post", "/v1/detection", await call(h, "POST", "/v1/detection", { token: "nonsense", body }));
+    documented("post", "/v1/detection", await call(h, "POST", "/v1/detection", { token: reader, body }));
+    documented(
+      "post",
+      "/v1/detection",
+      await call(h, "POST", "/v1/detection", {
+        token: alice,
+        body: { ...body, upload_id: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t" },
+      }),
+    );
+    documented(
+      "post",
+      "/v1/detection",
+      await call(h, "POST", "/v1/detection", { token: alice, body: { ...body, pad: "x".repeat(70_000) } }),
+    );
+    const sample = { token: alice, body, headers: { "x-sample-run": "true" } };
+    documented("post", "/v1/detection", await call(h, "POST", "/v1/detection", sample));
+    documented("post", "/v1/detection", await call(h, "POST", "/v1/detection", sample));
+
+    documented(
+      "get",
+      "/v1/detection/{detection_id}",
+      await call(h, "GET", `/v1/detection/${id}`, { token: alice }),
+    );
+    documented(
+      "get",
+      "/v1/detection/{detection_id}",
+      await call(h, "GET", `/v1/detection/${id}`, { token: createOnly }),
+    );
+    documented(
+      "get",
+      "/v1/detection/{detection_id}",
+      await call(h, "GET", "/v1/detection/DET_01", { token: alice }),
+    );
+    documented(
+      "get",
+      "/v1/detection/{detection_id}",
+      await call(h, "GET", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t", { token: alice }),
+    );
+    documented("get", "/v1/detection", await call(h, "GET", "/v1/detection", { token: alice }));
+    documented("get", "/v1/detection", await call(h, "GET", "/v1/detection?limit=500", { token: alice }));
+    documented("get", "/v1/detection", await call(h, "GET", "/v1/detection", { token: createOnly }));
+    documented(
+      "delete",
+      "/v1/detection/{detection_id}",
+      await call(h, "DELETE", `/v1/detection/${id}`, { token: createOnly }),
+    );
+    documented(
+      "delete",
+      "/v1/detection/{detection_id}",
+      await call(h, "DELETE", `/v1/detection/${id}`, { token: alice }),
+    );
+    documented(
+      "delete",
+      "/v1/detection/{detection_id}",
+      await call(h, "DELETE", `/v1/detection/${id}`, { token: alice }),
+    );
+    documented(
+      "delete",
+      "/v1/detection/{detection_id}",
+      await call(h, "DELETE", "/v1/detection/x_", { token: alice }),
+    );
+
+    // an expired token
+    h.clock.advance(3600_000 + 1000);
+    documented("get", "/v1/detection", await call(h, "GET", "/v1/detection", { token: alice }));
+  });
+
+  it("uploads", async () => {
+    const alice = await h.token("alice");
+    const reader = await h.token("reader");
+    const reserve = (b?: unknown) => call(h, "POST", "/v1/uploads", { token: alice, body: b });
+    const up = await reserve({ filename: "a.pdf", size_bytes: PDF.length });
+    documented("post", "/v1/uploads", up);
+    documented("post", "/v1/uploads", await call(h, "POST", "/v1/uploads", { token: reader }));
+    documented("post", "/v1/uploads", await reserve({ size_bytes: 5000 }));
+    documented("post", "/v1/uploads", await reserve({ filename: "x".repeat(70_000) }));
+
+    const url = up.body.upload_url as string;
+    documented("put", "/uploads/{upload_id}", await putTo(url, Buffer.concat([PDF, PDF])));
+    documented("put", "/uploads/{upload_id}", await putTo(url, PDF.subarray(0, 9)));
+    documented("put", "/uploads/{upload_id}", await putTo(url.replace(/sig=./, "sig=0"), PDF));
+    documented("put", "/uploads/{upload_id}", await putTo(url, PDF));
+    const open = (await reserve()).body.upload_url as string;
+    documented("put", "/uploads/{upload_id}", await putTo(open, Buffer.alloc(5000, 1)));
+    const created = await call(h, "POST", "/v1/detection", {
+      token: alice,
+      body: { upload_id: up.body.upload_id, doc_type: "invoice", region: "GB" },
+    });
+    documented("post", "/v1/detection", created);
+    documented("put", "/uploads/{upload_id}", await putTo(url, PDF));
+    documented(
+      "post",
+      "/v1/detection",
+      await call(h, "POST", "/v1/detection", {
+        token: alice,
+        body: { upload_id: up.body.upload_id, doc_type: "invoice", region: "GB" },
+      }),
+    );
+    const gone = (await reserve()).body;
+    await h.deps.objects.deletePrefix(h.deps.bucket, `uploads/${gone.upload_id}/`);
+    documented("put", "/uploads/{upload_id}", await putTo(gone.upload_url, PDF));
+    h.clock.advance(3600_000 + 1000);
+    documented("put", "/uploads/{upload_id}", await putTo(open, PDF));
+  });
+
+  it("jobs", async () => {
+    const alice = await h.token("alice");
+    const batcher = await h.token("batcher");
+    const reader = await h.token("reader");
+    const body = {
+      connector: { type: "s3", bucket_name: "loan-inbox", prefixes: [""] },
+      output: { type: "s3", bucket_name: "loan-reports", prefix: "" },
+    };
+    const job = await call(h, "POST", "/jobs", { token: batcher, body });
+    documented("post", "/jobs", job);
+    documented("get", "/jobs/{job_id}", await call(h, "GET", `/jobs/${job.body.job_id}`, { token: batcher }));
+    documented("post", "/jobs", await call(h, "POST", "/jobs", { token: alice, body }));
+    documented("post", "/jobs", await call(h, "POST", "/jobs", { token: reader, body }));
+    documented(
+      "post",
+      "/jobs",
+      await call(h, "POST", "/jobs", { token: alice, body: { ...body, output: {} } }),
+    );
+    documented(
+      "post",
+      "/jobs",
+      await call(h, "POST", "/jobs", {
+        token: alice,
+        raw: " ".repeat(70_000),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const jobId = "3f0b8a52-5a7e-4c1e-9d55-2b1f6c0e7a91";
+    documented("get", "/jobs/{job_id}", await call(h, "GET", `/jobs/${jobId}`, { token: alice }));
+    documented("get", "/jobs/{job_id}", await call(h, "GET", `/jobs/${jobId}`, { token: reader }));
+    documented("get", "/jobs/{job_id}", await call(h, "GET", "/jobs/abc", { token: alice }));
+    const noJobs = await createHarness();
+    try {
+      const t = await noJobs.token("alice");
+      documented("get", "/jobs/{job_id}", await call(noJobs, "GET", `/jobs/${jobId}`, { token: t }));
+      documented("post", "/jobs", await call(noJobs, "POST", "/jobs", { token: t, body }));
+    } finally {
+      await noJobs.close();
+    }
+  });
+
+  /** One request of each bearer operation (method, documented path, real path, body). */
+  const BEARER_CALLS: [string, string, string, unknown?][] = [
+    [
+      "POST",
+      "/v1/detection",
+      "/v1/detection",
+      { source_url: "https://example.com/a.pdf", doc_type: "invoice", region: "GB" },
+    ],
+    ["GET", "/v1/detection", "/v1/detection"],
+    ["GET", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
+    ["DELETE", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
+    ["POST", "/v1/uploads", "/v1/uploads"],
+    [
+      "POST",
+      "/jobs",
+      "/jobs",
+      {
+        connector: { type: "s3", bucket_name: "loan-inbox", prefixes: [""] },
+        output: { type: "s3", bucket_name: "loan-reports", prefix: "" },
+      },
+    ],
+    ["GET", "/jobs/{job_id}", "/jobs/3f0b8a52-5a7e-4c1e-9d55-2b1f6c0e7a91"],
+  ];
+
+  it("401 without a token, on every bearer operation", async () => {
+    for (const [method, doc, real, body] of BEARER_CALLS) {
+      documented(method.toLowerCase(), doc, await call(h, method, real, { body }));
+    }
+  });
+
+  it("429 when the per-client rate limit is set and exceeded, on every bearer operation", async () => {
+    const limited = await createHarness({
+      config: { rateLimitPerMinute: 1 },
+      jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND),
+    });
+    try {
+      const t = await limited.token("alice");
+      expect((await call(limited, "GET", "/v1/detection", { token: t })).status).toBe(200);
+      for (const [method, doc, real, body] of BEARER_CALLS) {
+        const r = await call(limited, method, real, { token: t, body });
+        expect(r.status).toBe(429);
+        expect(r.headers.get("retry-after")).toMatch(/^\d+$/);
+        documented(method.toLowerCase(), doc, r);
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("503 when the resource store is unavailable, on every operation that reads it; the probes", async () => {
+    const jobs = new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND);
+    const down = await createHarness({
+      jobs,
+      clients: [
+        { client_id: "b", client_secret: "s", scopes: [SCOPES.all], buckets: ["loan-inbox", "loan-reports"] },
+      ],
+    });
+    try {
+      const t = await down.token("b");
+      const unavailable = async () => {
+        throw new StoreError("Unavailable", "etcd is down");
+      };
+      for (const store of [down.store, jobs] as unknown as Record<
+        "get" | "list" | "create" | "delete",
+        unknown
+      >[]) {
+        store.get = unavailable;
+        store.list = unavailable;
+        store.create = unavailable;
+        store.delete = unavailable;
+      }
+      for (const [method, doc, real, body] of BEARER_CALLS) {
+        const r = await call(down, method, real, { token: t, body });
+        if (doc === "/v1/uploads") {
+          expect(r.status).toBe(201); // reserving an upload reads no resource
+          continue;
+        }
+        expect(r.status, doc).toBe(503);
+        documented(method.toLowerCase(), doc, r);
+      }
+      documented("get", "/healthz", await call(down, "GET", "/healthz"));
+      documented("get", "/readyz", await call(down, "GET", "/readyz"));
+      down.deps.ready = async () => ({ ok: false, reason: "The resource store does not answer." });
+      documented("get", "/readyz", await call(down, "GET", "/readyz"));
+    } finally {
+      await down.close();
+    }
+  });
+
+  afterAll(() => {
+    // the scenarios above reached every operation and more than one status of each
+    const ops = new Set(seen.map((s) => s.split(" ")[0]));
+    expect([...ops].sort()).toEqual(
+      operations(doc)
+        .map((o) => o.op.operationId)
+        .sort(),
+    );
+    // every documented answer was produced by a real request above
+    const documentedAnswers = operations(doc).flatMap((o) =>
+      Object.keys(o.op.responses).map((s) => `${o.op.operationId} ${s}`),
+    );
+    const unexercised = documentedAnswers.filter((a) => !seen.includes(a));
+    expect(unexercised.sort()).toEqual([]);
+  });
+});
