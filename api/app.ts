@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { authMetrics } from "./auth/auth-metrics.js";
 import { authenticate } from "./auth/middleware.js";
 import { rateLimit } from "./auth/rate-limit.js";
+import { createTokenThrottle, DEFAULT_KNOWN_SECONDS } from "./auth/token-throttle.js";
+import { createVerifyGate } from "./auth/verify-gate.js";
 import type { ApiDeps, AppEnv } from "./deps.js";
 import { registerDetectionRoutes } from "./detections/index.js";
 import { errorHandler } from "./error-handler.js";
@@ -58,12 +61,30 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   // Every operation but /token, the signed upload PUT and the system routes needs a bearer token.
   const bearerPaths = ["/v1/*", "/jobs/*"]; // "/jobs/*" matches "/jobs" too
   for (const p of bearerPaths) app.use(p, authenticate);
+  const settings = deps.config.tokenThrottle;
+  const gate = createVerifyGate({ concurrency: settings.verifyConcurrency });
+  const metrics = authMetrics(deps.metrics, () => gate.stats());
+  const onCounterError = () => metrics.counterErrors.inc();
   if (deps.config.rateLimitPerMinute !== undefined) {
-    const limit = rateLimit(deps.config.rateLimitPerMinute, deps.clock);
+    const limit = rateLimit(deps.config.rateLimitPerMinute, deps.counters, deps.log, onCounterError);
     for (const p of bearerPaths) app.use(p, limit);
   }
 
-  registerPostToken(app);
+  registerPostToken(app, {
+    gate,
+    metrics,
+    throttle: createTokenThrottle({
+      counter: deps.counters,
+      settings: {
+        windowSeconds: settings.failureWindowSeconds,
+        maxFailuresPerAddress: settings.maxFailuresPerAddress,
+        maxFailuresPerClient: settings.maxFailuresPerClient,
+        knownSeconds: DEFAULT_KNOWN_SECONDS,
+      },
+      log: deps.log,
+      onCounterError,
+    }),
+  });
   registerDetectionRoutes(app);
   registerUploadRoutes(app);
   registerJobRoutes(app);

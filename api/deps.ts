@@ -5,6 +5,7 @@ import type { DetectionJob } from "../core/detection-job.js";
 import type { Clock, ObjectStore, ResourceStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import type { UsageCounter } from "../core/usage-counter.js";
+import type { WindowCounter } from "../core/window-counter.js";
 import type { ClientRegistry } from "./auth/clients.js";
 import type { TokenService } from "./auth/tokens.js";
 import type { UploadLocks } from "./uploads/reservation.js";
@@ -20,6 +21,8 @@ export interface ApiDeps {
   clients: ClientRegistry;
   tokens: TokenService;
   usage: UsageCounter;
+  /** Short-lived counters shared by every replica: /token throttling and the per-client rate limit. */
+  counters: WindowCounter;
   config: Config;
   log: Logger;
   metrics: Registry;

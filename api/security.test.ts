@@ -212,13 +212,14 @@ describe("rate limit", () => {
       expect((await call(h, "GET", "/v1/detection", { token: t })).status).toBe(200);
   });
 
-  it("429 with Retry-After over the per-client limit, per client, reset each minute", async () => {
+  it("429 with Retry-After over the per-client limit, per client, in a window opened by the first request", async () => {
     const limited = await createHarness({ config: { rateLimitPerMinute: 3 } });
     try {
-      limited.clock.set(new Date("2030-01-01T00:00:15.000Z"));
       const alice = await limited.token("alice");
       const bob = await limited.token("bob");
-      for (let i = 0; i < 3; i++)
+      expect((await call(limited, "GET", "/v1/detection", { token: alice })).status).toBe(200);
+      limited.clock.advance(15_000);
+      for (let i = 0; i < 2; i++)
         expect((await call(limited, "GET", "/v1/detection", { token: alice })).status).toBe(200);
       const over = await call(limited, "GET", "/v1/detection", { token: alice });
       expect(over.status).toBe(429);
@@ -226,8 +227,28 @@ describe("rate limit", () => {
       expect(over.body.detail).toMatch(/3 requests per minute/);
       expect((await call(limited, "GET", "/v1/detection", { token: bob })).status).toBe(200);
       expect((await call(limited, "GET", "/healthz")).status).toBe(200);
-      limited.clock.advance(45_000);
+      limited.clock.advance(44_000);
+      expect((await call(limited, "GET", "/v1/detection", { token: alice })).status).toBe(429);
+      limited.clock.advance(1_000);
       expect((await call(limited, "GET", "/v1/detection", { token: alice })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("fails open when the counters are unavailable", async () => {
+    const limited = await createHarness({ config: { rateLimitPerMinute: 1 } });
+    try {
+      const alice = await limited.token("alice");
+      const broken = new Error("redis is down");
+      limited.deps.counters.hit = async () => {
+        throw broken;
+      };
+      for (let i = 0; i < 3; i++)
+        expect((await call(limited, "GET", "/v1/detection", { token: alice })).status).toBe(200);
+      expect(
+        await limited.deps.metrics.getSingleMetricAsString("docverify_throttle_counter_errors_total"),
+      ).toMatch(/docverify_throttle_counter_errors_total 3/);
     } finally {
       await limited.close();
     }

@@ -1,8 +1,6 @@
-import { readFile } from "node:fs/promises";
 import http from "node:http";
 import pino, { type Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { ClientsFile } from "../core/clients.js";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
@@ -19,6 +17,7 @@ import { createPodRunner } from "../platform/kube/pod-runner.js";
 import { createKubeResourceStore } from "../platform/kube/resource-store.js";
 import { createRedisScheduler } from "../platform/redis/scheduler.js";
 import { createRedisUsageCounter } from "../platform/redis/usage-counter.js";
+import { createRedisWindowCounter } from "../platform/redis/window-counter.js";
 import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
 import {
   leaderIdentity,
@@ -29,7 +28,7 @@ import {
 } from "./cluster-config.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { loadSigningKey } from "./secrets.js";
-import { serveApi, urlFor } from "./serve-api.js";
+import { openClients, serveApi, urlFor } from "./serve-api.js";
 
 /**
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same reconciler and
@@ -273,13 +272,15 @@ export async function runApi(): Promise<number> {
       "DOCVERIFY_CLIENTS_FILE is not set; the api in a cluster reads its clients from that file (the chart mounts it from a Secret).",
     );
   }
-  const clientsFile = ClientsFile.parse(JSON.parse(await readFile(config.clientsFile, "utf8")));
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const clients = await openClients({ file: config.clientsFile }, { log, metrics });
   const signingKey = await loadSigningKey(config);
   const objects = await objectStore(config);
   const { detections, jobs } = stores(kc, namespace);
   const usage = createRedisUsageCounter({ connection: requireRedis(config) });
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
+  // Throttling and rate-limit counters: shared by every api replica.
+  const counters = createRedisWindowCounter({ connection: requireRedis(config) });
 
   // Readiness: the apiserver answers for Detections (a get of a name that never exists is a cheap probe).
   let readyUntil = 0;
@@ -304,13 +305,14 @@ export async function runApi(): Promise<number> {
       objects,
       bucket: config.bucket,
       usage,
+      counters,
       config,
       log: log.child({ part: "http" }),
       metrics,
       ready,
     },
     {
-      clientsFile,
+      clients: clients.clients,
       signingKey,
       log,
       banner: (url) => `docverify api listening on ${url} (namespace ${namespace})`,
@@ -319,7 +321,9 @@ export async function runApi(): Promise<number> {
 
   await onSignal(log, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    clients.close();
     await usage.close();
+    await counters.close();
   });
   return 0;
 }

@@ -1,6 +1,9 @@
 import { serve } from "@hono/node-server";
 import { createApp } from "../api/app.js";
-import { createClientRegistry } from "../api/auth/clients.js";
+import type { Registry } from "prom-client";
+import { clientsReloadMetric } from "../api/auth/auth-metrics.js";
+import { type ClientRegistry, createClientRegistry } from "../api/auth/clients.js";
+import { warnUnknownScopes, watchClientsFile } from "../api/auth/clients-reload.js";
 import { createTokenService } from "../api/auth/tokens.js";
 import type { ApiDeps } from "../api/deps.js";
 import type { ClientsFile } from "../core/clients.js";
@@ -14,18 +17,39 @@ export const urlFor = (host: string, port: number) =>
 export type ApiPorts = Omit<ApiDeps, "clients" | "tokens" | "clock" | "publicUrl">;
 
 /**
+ * The clients registry: DOCVERIFY_CLIENTS_FILE, reloaded when it changes (api/auth/clients-reload.ts),
+ * or a fixed list (standalone's development client). `close` stops watching.
+ */
+export async function openClients(
+  source: { file: string } | { fixed: ClientsFile },
+  opts: { log: Logger; metrics: Registry },
+): Promise<{ clients: ClientRegistry; close(): void }> {
+  if ("fixed" in source) {
+    const clients = createClientRegistry(source.fixed);
+    warnUnknownScopes(clients, opts.log);
+    return { clients, close: () => undefined };
+  }
+  const reloads = clientsReloadMetric(opts.metrics);
+  const clients = await watchClientsFile(source.file, {
+    log: opts.log,
+    onReload: (ok) => reloads.inc({ result: ok ? "ok" : "error" }),
+  });
+  return { clients, close: () => clients.close() };
+}
+
+/**
  * Builds the API from its ports and serves it, in both runtimes: the clients registry and the token service
  * from the clients file and the signing key, upload URLs on DOCVERIFY_PUBLIC_URL or the port actually bound
  * (PORT=0 picks a free one). `banner` is printed on stderr once listening (the e2e harness waits for it).
  */
 export function serveApi(
   ports: ApiPorts,
-  opts: { clientsFile: ClientsFile; signingKey: Uint8Array; log: Logger; banner: (url: string) => string },
+  opts: { clients: ClientRegistry; signingKey: Uint8Array; log: Logger; banner: (url: string) => string },
 ) {
   const { config } = ports;
   const deps: ApiDeps = {
     ...ports,
-    clients: createClientRegistry(opts.clientsFile),
+    clients: opts.clients,
     tokens: createTokenService({
       key: opts.signingKey,
       ttlSeconds: config.tokenTtlSeconds,

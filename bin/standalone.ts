@@ -1,4 +1,4 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import pino from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
@@ -17,11 +17,12 @@ import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
+import { createLocalWindowCounter } from "../platform/local/window-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { objectStoreFor } from "./object-stores.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
-import { serveApi } from "./serve-api.js";
+import { openClients, serveApi } from "./serve-api.js";
 import { envForSteps } from "./step-env.js";
 
 /**
@@ -35,17 +36,21 @@ export async function runStandalone(): Promise<number> {
   const log = pino({ level: config.logLevel, base: { service: "docverify" } });
 
   const signingKey = await loadSigningKey(config, dataDir);
-  let clientsFile: ClientsFile;
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const apiLog = log.child({ component: "api" });
+  let clientsSource: Parameters<typeof openClients>[0];
   if (config.clientsFile) {
-    clientsFile = ClientsFile.parse(JSON.parse(await readFile(config.clientsFile, "utf8")));
+    clientsSource = { file: config.clientsFile };
   } else {
     const dev = await loadOrCreateDevClient(dataDir);
-    clientsFile = ClientsFile.parse({ clients: [dev.client] });
+    clientsSource = { fixed: ClientsFile.parse({ clients: [dev.client] }) };
     const banner = dev.created
       ? `Created a development client (no DOCVERIFY_CLIENTS_FILE given); it is kept in ${dev.file}:\n  client_id:     ${dev.client.client_id}\n  client_secret: ${dev.client.client_secret}\n`
       : `Using the development client ${dev.client.client_id} from ${dev.file} (no DOCVERIFY_CLIENTS_FILE given).\n`;
     process.stderr.write(banner);
   }
+  const clients = await openClients(clientsSource, { log: apiLog, metrics });
 
   const revision = { value: 0 };
   const detections = await openLocalResourceStore<Detection>({
@@ -72,8 +77,8 @@ export async function runStandalone(): Promise<number> {
     pidDir: path.join(dataDir, "workers"),
   });
   const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
+  // Throttling counters live in memory: one standalone process serves every request.
+  const counters = createLocalWindowCounter();
 
   let controllerRef: ReturnType<typeof createDetectionController> | undefined;
   const operatorMetrics = createOperatorMetrics(metrics, {
@@ -141,13 +146,14 @@ export async function runStandalone(): Promise<number> {
       objects,
       bucket: config.bucket,
       usage,
+      counters,
       config,
-      log: log.child({ component: "api" }),
+      log: apiLog,
       metrics,
       ready: async () => ({ ok: true }),
     },
     {
-      clientsFile,
+      clients: clients.clients,
       signingKey,
       log,
       banner: (url) => `docverify standalone listening on ${url} (data in ${dataDir})`,
@@ -161,6 +167,7 @@ export async function runStandalone(): Promise<number> {
       stopping = true;
       log.info({ signal }, "shutting down");
       server.close();
+      clients.close();
       void (async () => {
         await uploadSweeper.stop();
         await jobController.stop();

@@ -28,6 +28,28 @@ const int = (min: number) =>
       }
       return n;
     });
+/** `80,443,8000-8999`: ports and inclusive ranges, each 1-65535. */
+const portList = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return undefined;
+    const out: [number, number][] = [];
+    for (const part of v.split(",").map((p) => p.trim())) {
+      const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(part);
+      const lo = m ? Number(m[1]) : Number.NaN;
+      const hi = m?.[2] !== undefined ? Number(m[2]) : lo;
+      if (!m || lo < 1 || hi > 65535 || lo > hi) {
+        ctx.addIssue({
+          code: "custom",
+          message: `expected ports or ranges 1-65535 separated by commas (e.g. 80,443,8000-8999), got "${part}"`,
+        });
+        return z.NEVER;
+      }
+      out.push([lo, hi]);
+    }
+    return out;
+  });
 const str = z
   .string()
   .optional()
@@ -41,6 +63,7 @@ const EnvSchema = z.object({
   DOCVERIFY_TOKEN_TTL_SECONDS: int(1),
   DOCVERIFY_RETENTION_SECONDS: int(1),
   DOCVERIFY_ALLOW_PRIVATE_SOURCES: bool,
+  DOCVERIFY_ALLOWED_SOURCE_PORTS: portList,
   DOCVERIFY_TRUST_ANCHORS: str,
   DOCVERIFY_AGENT_ENGINE: z.enum(["rules", "llm"]).optional(),
   DOCVERIFY_LLM_URL: str,
@@ -64,6 +87,11 @@ const EnvSchema = z.object({
   DOCVERIFY_CONCURRENCY: int(1),
   DOCVERIFY_WORKERS: int(0),
   DOCVERIFY_RATE_LIMIT_PER_MINUTE: int(1),
+  DOCVERIFY_TOKEN_FAILURE_WINDOW_SECONDS: int(1),
+  DOCVERIFY_TOKEN_MAX_FAILURES_PER_ADDRESS: int(0),
+  DOCVERIFY_TOKEN_MAX_FAILURES_PER_CLIENT: int(0),
+  DOCVERIFY_TOKEN_VERIFY_CONCURRENCY: int(1),
+  DOCVERIFY_TRUSTED_PROXY_HOPS: int(0),
   DOCVERIFY_UPLOAD_TTL_SECONDS: int(1),
   DOCVERIFY_UPLOAD_SWEEP_SECONDS: int(1),
   DOCVERIFY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
@@ -87,6 +115,8 @@ export interface Config {
   tokenTtlSeconds: number;
   retentionSeconds: number;
   allowPrivateSources: boolean;
+  /** Ports a source URL (and every redirect) may name, as inclusive [low, high] ranges. */
+  allowedSourcePorts: readonly (readonly [number, number])[];
   trustAnchorsFile?: string;
   agentEngine: "rules" | "llm";
   llm: {
@@ -114,6 +144,18 @@ export interface Config {
   concurrency: number;
   workers: number;
   rateLimitPerMinute?: number;
+  /** POST /token throttling (api/auth/token-throttle.ts). */
+  tokenThrottle: {
+    failureWindowSeconds: number;
+    /** 0 = failures per address are not limited. */
+    maxFailuresPerAddress: number;
+    /** 0 = failures per client_id are not limited. */
+    maxFailuresPerClient: number;
+    /** Client secrets checked at once (scrypt). */
+    verifyConcurrency: number;
+  };
+  /** Reverse proxies in front of the api that append X-Forwarded-For (0: the TCP peer is the client). */
+  trustedProxyHops: number;
   uploadTtlSeconds: number;
   /** How often the operator deletes expired, unused uploads. */
   uploadSweepSeconds: number;
@@ -154,6 +196,10 @@ export function loadConfig(
     tokenTtlSeconds: e.DOCVERIFY_TOKEN_TTL_SECONDS ?? 3600,
     retentionSeconds: e.DOCVERIFY_RETENTION_SECONDS ?? 30 * 24 * 3600,
     allowPrivateSources: e.DOCVERIFY_ALLOW_PRIVATE_SOURCES ?? false,
+    allowedSourcePorts: e.DOCVERIFY_ALLOWED_SOURCE_PORTS ?? [
+      [80, 80],
+      [443, 443],
+    ],
     trustAnchorsFile: e.DOCVERIFY_TRUST_ANCHORS,
     agentEngine: e.DOCVERIFY_AGENT_ENGINE ?? "rules",
     llm: {
@@ -176,6 +222,13 @@ export function loadConfig(
     concurrency: e.DOCVERIFY_CONCURRENCY ?? 8,
     workers: e.DOCVERIFY_WORKERS ?? 2,
     rateLimitPerMinute: e.DOCVERIFY_RATE_LIMIT_PER_MINUTE,
+    tokenThrottle: {
+      failureWindowSeconds: e.DOCVERIFY_TOKEN_FAILURE_WINDOW_SECONDS ?? 900,
+      maxFailuresPerAddress: e.DOCVERIFY_TOKEN_MAX_FAILURES_PER_ADDRESS ?? 10,
+      maxFailuresPerClient: e.DOCVERIFY_TOKEN_MAX_FAILURES_PER_CLIENT ?? 20,
+      verifyConcurrency: e.DOCVERIFY_TOKEN_VERIFY_CONCURRENCY ?? 2,
+    },
+    trustedProxyHops: e.DOCVERIFY_TRUSTED_PROXY_HOPS ?? 0,
     uploadTtlSeconds: e.DOCVERIFY_UPLOAD_TTL_SECONDS ?? 3600,
     uploadSweepSeconds: e.DOCVERIFY_UPLOAD_SWEEP_SECONDS ?? 300,
     logLevel: e.DOCVERIFY_LOG_LEVEL ?? "info",

@@ -21,6 +21,16 @@ export const CONCRETE_SCOPES: readonly string[] = [
   SCOPES.jobsGet,
 ];
 
+/** Every wildcard scope the service knows: each covers at least one concrete scope. */
+export const WILDCARD_SCOPES: readonly string[] = [SCOPES.all, SCOPES.detectionsAll, SCOPES.jobsAll];
+
+/** A scope the service knows: a concrete scope or one of its wildcards. Anything else grants nothing. */
+export const isKnownScope = (scope: string): boolean =>
+  CONCRETE_SCOPES.includes(scope) || WILDCARD_SCOPES.includes(scope);
+
+/** The scopes of `scopes` the service does not know (e.g. typos in the clients file), in order. */
+export const unknownScopes = (scopes: readonly string[]): string[] => scopes.filter((s) => !isKnownScope(s));
+
 /** True when `held` is `wanted` or a wildcard above it. */
 export function scopeCovers(held: string, wanted: string): boolean {
   if (held === wanted) return true;
@@ -43,22 +53,25 @@ export function missingScopes(held: readonly string[], required: readonly string
  * (ARCHITECTURE.md, Decisions: Auth messages). `requested` undefined or empty = every registered scope.
  * - a requested scope the registration covers is granted as named;
  * - a requested wildcard the registration does not cover grants the registered scopes beneath it.
- * Unknown scopes are not granted. The result has no duplicates and keeps request order.
+ * Unknown scopes (isKnownScope) are never granted, asked for or registered: not even under a wildcard
+ * the client holds. The result has no duplicates and keeps request order.
  */
 export function grantScopes(
   registered: readonly string[],
   requested: readonly string[] | undefined,
 ): string[] {
-  if (!requested || requested.length === 0) return [...new Set(registered)];
+  const known = registered.filter(isKnownScope);
+  if (!requested || requested.length === 0) return [...new Set(known)];
   const out: string[] = [];
   const add = (s: string) => {
     if (!out.includes(s)) out.push(s);
   };
   for (const r of requested) {
-    if (anyCovers(registered, r)) {
+    if (!isKnownScope(r)) continue;
+    if (anyCovers(known, r)) {
       add(r);
     } else if (r.endsWith(":*")) {
-      for (const reg of registered) if (scopeCovers(r, reg)) add(reg);
+      for (const reg of known) if (scopeCovers(r, reg)) add(reg);
     }
   }
   return out;

@@ -80,12 +80,7 @@ export interface ClientRegistry {
   ids(): string[];
 }
 
-/**
- * Builds the registry from the clients file's JSON (core/clients.ts): plain `client_secret`s are hashed
- * in memory at load and then forgotten; `client_secret_hash` PHC strings are used as they are.
- * `cost` is the scrypt cost for plain secrets (and the decoy hash used for unknown clients).
- */
-export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost } = {}): ClientRegistry {
+function parseClientsFile(input: unknown): ClientsFile {
   const parsed = ClientsFile.safeParse(input);
   if (!parsed.success) {
     const lines = parsed.error.issues.map(
@@ -93,10 +88,14 @@ export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost }
     );
     throw new ClientsFileError(`The clients file is not valid: ${lines.join("; ")}`);
   }
-  const cost = opts.cost ?? DEFAULT_SCRYPT_COST;
+  return parsed.data;
+}
+
+/** The registry over clients whose stored hashes are known (`hashes[i]` is the PHC string of `clients[i]`). */
+function registryOf(clients: ClientsFile["clients"], hashes: string[], decoyPhc: string): ClientRegistry {
   const byId = new Map<string, { reg: ClientRegistration; hash: ParsedHash }>();
-  for (const c of parsed.data.clients) {
-    const stored = c.client_secret_hash ?? hashSecretSync(c.client_secret!, cost);
+  clients.forEach((c, i) => {
+    const stored = hashes[i]!;
     const hash = parseSecretHash(stored);
     if (!hash) {
       throw new ClientsFileError(
@@ -105,9 +104,8 @@ export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost }
     }
     const { client_secret: _plain, ...reg } = c;
     byId.set(c.client_id, { reg: ClientRegistration.parse({ ...reg, client_secret_hash: stored }), hash });
-  }
-  const decoy = parseSecretHash(hashSecretSync(randomBytes(16).toString("hex"), cost))!;
-
+  });
+  const decoy = parseSecretHash(decoyPhc)!;
   return {
     async verify(clientId, secret) {
       const entry = byId.get(clientId);
@@ -122,18 +120,55 @@ export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost }
   };
 }
 
-/** Reads DOCVERIFY_CLIENTS_FILE and builds the registry. */
-export async function loadClientRegistry(
-  file: string,
+/**
+ * Builds the registry from the clients file's JSON (core/clients.ts): plain `client_secret`s are hashed
+ * in memory at load and then forgotten; `client_secret_hash` PHC strings are used as they are.
+ * `cost` is the scrypt cost for plain secrets (and the decoy hash used for unknown clients).
+ * Synchronous (start-up); buildClientRegistry hashes off the event loop (reloads while serving).
+ */
+export function createClientRegistry(input: unknown, opts: { cost?: ScryptCost } = {}): ClientRegistry {
+  const file = parseClientsFile(input);
+  const cost = opts.cost ?? DEFAULT_SCRYPT_COST;
+  const hashes = file.clients.map((c) => c.client_secret_hash ?? hashSecretSync(c.client_secret!, cost));
+  return registryOf(file.clients, hashes, hashSecretSync(randomBytes(16).toString("hex"), cost));
+}
+
+/** createClientRegistry with the hashing on the thread pool, one secret at a time (never blocks serving). */
+export async function buildClientRegistry(
+  input: unknown,
   opts: { cost?: ScryptCost } = {},
 ): Promise<ClientRegistry> {
-  let json: unknown;
+  const file = parseClientsFile(input);
+  const cost = opts.cost ?? DEFAULT_SCRYPT_COST;
+  const hashes: string[] = [];
+  for (const c of file.clients)
+    hashes.push(c.client_secret_hash ?? (await hashSecret(c.client_secret!, cost)));
+  return registryOf(file.clients, hashes, await hashSecret(randomBytes(16).toString("hex"), cost));
+}
+
+/** Parses the clients file's text, naming the file when it cannot. */
+export function parseClientsJson(file: string, text: string): unknown {
   try {
-    json = JSON.parse(await readFile(file, "utf8"));
+    return JSON.parse(text);
   } catch (err) {
     throw new ClientsFileError(`Could not read the clients file ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }
-  return createClientRegistry(json, opts);
+}
+
+/** Reads DOCVERIFY_CLIENTS_FILE and builds the registry. */
+export async function loadClientRegistry(
+  file: string,
+  opts: { cost?: ScryptCost } = {},
+): Promise<ClientRegistry> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new ClientsFileError(`Could not read the clients file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return buildClientRegistry(parseClientsJson(file, text), opts);
 }

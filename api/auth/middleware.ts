@@ -1,15 +1,25 @@
 import type { MiddlewareHandler } from "hono";
-import { missingScopes } from "../../core/scopes.js";
+import { grantScopes, missingScopes } from "../../core/scopes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError, unauthorized } from "../errors.js";
 import { MESSAGES } from "./tokens.js";
 
-/** Bearer authentication for /v1: sets `principal`, or 401 with the spec's messages. */
+/**
+ * Bearer authentication for /v1: sets `principal`, or 401 with the spec's messages.
+ * The token is judged against the clients registry as it is now (it is reloaded when the file changes),
+ * after the token service's cache, so a cached token is judged too: a client no longer configured is
+ * refused (401 `Invalid bearer token`), and a client whose registration shrank keeps only the token's
+ * scopes its registration still grants (as POST /token would grant them today).
+ */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
   const m = header ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
   if (!m) throw unauthorized(MESSAGES.missing);
-  c.set("principal", await c.var.deps.tokens.verify(m[1]!));
+  const principal = await c.var.deps.tokens.verify(m[1]!);
+  const registration = c.var.deps.clients.get(principal.clientId);
+  if (!registration) throw unauthorized(MESSAGES.invalid);
+  const scopes = principal.scopes.length > 0 ? grantScopes(registration.scopes, principal.scopes) : [];
+  c.set("principal", { clientId: principal.clientId, scopes });
   await next();
 };
 

@@ -1,28 +1,43 @@
 import type { MiddlewareHandler } from "hono";
-import type { Clock } from "../../core/ports.js";
+import type { Logger } from "../../core/step-context.js";
+import type { WindowCounter } from "../../core/window-counter.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 
+const WINDOW_MS = 60_000;
+
 /**
- * Per-client fixed-window rate limit: at most `perMinute` requests per client_id in each clock minute.
- * Runs after authentication (it keys on the token's client). In memory: each API replica counts its own.
+ * Per-client fixed-window rate limit: at most `perMinute` requests per client_id in each window of one
+ * minute, which opens at the client's first request after the previous one closed. Runs after
+ * authentication (it keys on the token's client). Counted on the WindowCounter port, so in the cluster
+ * every api replica shares one count (Redis). When the counter backend fails, requests pass (fail open:
+ * the limit protects capacity, it is not needed to serve) and the failure is logged at most every 30 s.
  */
-export function rateLimit(perMinute: number, clock: Clock): MiddlewareHandler<AppEnv> {
-  const windows = new Map<string, { start: number; count: number }>();
+export function rateLimit(
+  perMinute: number,
+  counter: WindowCounter,
+  log: Logger,
+  onCounterError?: () => void,
+): MiddlewareHandler<AppEnv> {
+  let lastLogged = 0;
   return async (c, next) => {
-    const now = clock.now().getTime();
-    const start = now - (now % 60_000);
-    const clientId = c.var.principal.clientId;
-    let w = windows.get(clientId);
-    if (!w || w.start !== start) {
-      if (windows.size > 10_000) {
-        for (const [id, old] of windows) if (old.start !== start) windows.delete(id);
+    let window: { count: number; resetInMs: number };
+    try {
+      window = await counter.hit(`rate:${c.var.principal.clientId}`, WINDOW_MS);
+    } catch (err) {
+      onCounterError?.();
+      if (Date.now() - lastLogged > 30_000) {
+        lastLogged = Date.now();
+        log.error(
+          { err },
+          "the rate-limit counters are unavailable; requests are not rate-limited meanwhile",
+        );
       }
-      w = { start, count: 0 };
-      windows.set(clientId, w);
+      await next();
+      return;
     }
-    if (w.count >= perMinute) {
-      const retryAfter = Math.max(1, Math.ceil((start + 60_000 - now) / 1000));
+    if (window.count > perMinute) {
+      const retryAfter = Math.max(1, Math.ceil(window.resetInMs / 1000));
       throw new ApiError(
         429,
         "rate_limited",
@@ -30,7 +45,6 @@ export function rateLimit(perMinute: number, clock: Clock): MiddlewareHandler<Ap
         { headers: { "Retry-After": String(retryAfter) } },
       );
     }
-    w.count++;
     await next();
   };
 }

@@ -13,6 +13,7 @@ import type { Clock, ObjectStore } from "../../core/ports.js";
 import { MemoryResourceStore } from "../../platform/local/memory-resource-store.js";
 import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
+import { createLocalWindowCounter } from "../../platform/local/window-counter.js";
 import { createApp } from "../app.js";
 import { createClientRegistry } from "../auth/clients.js";
 import { createTokenService } from "../auth/tokens.js";
@@ -94,6 +95,7 @@ export async function createHarness(
     clients: createClientRegistry({ clients: clientList }, { cost: TEST_SCRYPT_COST }),
     tokens: createTokenService({ key: TEST_KEY, ttlSeconds: config.tokenTtlSeconds, clock }),
     usage: createLocalUsageCounter(path.join(dir, "usage")),
+    counters: createLocalWindowCounter({ clock }),
     config,
     log: pino({ level: "silent" }),
     metrics: new Registry(),

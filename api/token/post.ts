@@ -1,6 +1,10 @@
 import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { grantScopes, parseScopeParam } from "../../core/scopes.js";
+import { grantScopes, isKnownScope, parseScopeParam } from "../../core/scopes.js";
+import type { AuthMetrics } from "../auth/auth-metrics.js";
+import { addressKey, peerAddress } from "../auth/client-address.js";
+import type { TokenThrottle } from "../auth/token-throttle.js";
+import { GateBusyError, type VerifyGate } from "../auth/verify-gate.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { errorJson, jsonResponse, PUBLIC } from "../schema.js";
@@ -10,8 +14,29 @@ import { TokenError, TokenRequest, TokenResponse } from "./schema.js";
 const MAX_FORM_BYTES = 16 * 1024;
 const FORM = "application/x-www-form-urlencoded";
 
-const oauthError = (status: 400 | 401, code: string, detail: string, headers?: Record<string, string>) =>
-  new ApiError(status, code, detail, { oauth: true, headers });
+const oauthError = (
+  status: 400 | 401 | 429,
+  code: string,
+  detail: string,
+  headers?: Record<string, string>,
+) => new ApiError(status, code, detail, { oauth: true, headers });
+
+/**
+ * 429 for a throttled token request. RFC 6749 defines no code for it; `temporarily_unavailable` (its
+ * "try again later") is the closest. The message never says which limit applied, so it does not tell
+ * whether a client_id exists.
+ */
+const throttled = (retryAfterSeconds: number, detail: string) =>
+  oauthError(429, "temporarily_unavailable", `${detail} Retry after ${retryAfterSeconds} seconds.`, {
+    "Retry-After": String(retryAfterSeconds),
+  });
+
+/** What POST /token needs besides the ports: throttling state shared by the app's requests. */
+export interface TokenGuard {
+  throttle: TokenThrottle;
+  gate: VerifyGate;
+  metrics: AuthMetrics;
+}
 
 /** The body must be form-encoded (RFC 6749 §4.4.2); anything else is a 400 that says so. */
 const requireForm: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -55,6 +80,11 @@ export const postTokenRoute = createRoute({
     413: errorJson(`The form is larger than ${MAX_FORM_BYTES / 1024} KiB`, [
       `The request body is larger than the limit of ${MAX_FORM_BYTES} bytes.`,
     ]),
+    429: tokenError(
+      "temporarily_unavailable: too many failed authentications from this address or against this client " +
+        "(the request was held up to 1 s; see Retry-After), or too many at once",
+      { temporarily_unavailable: "Too many failed client authentications. Retry after 4 seconds." },
+    ),
   },
 });
 
@@ -98,7 +128,7 @@ function basicCredentials(
   return { id: decodeCredential(decoded.slice(0, i)), secret: decodeCredential(decoded.slice(i + 1)) };
 }
 
-export function registerPostToken(app: OpenAPIHono<AppEnv>): void {
+export function registerPostToken(app: OpenAPIHono<AppEnv>, guard: TokenGuard): void {
   app.openapi(
     postTokenRoute,
     async (c) => {
@@ -133,7 +163,27 @@ export function registerPostToken(app: OpenAPIHono<AppEnv>): void {
           challenge,
         );
       }
-      const client = await deps.clients.verify(id, secret);
+      const address = addressKey(peerAddress(c, deps.config.trustedProxyHops));
+      const verdict = await guard.throttle.check(id, address);
+      if (!verdict.allowed) {
+        guard.metrics.throttled.inc({ reason: verdict.reason });
+        throw throttled(verdict.retryAfterSeconds, "Too many failed client authentications.");
+      }
+      let client: Awaited<ReturnType<typeof deps.clients.verify>>;
+      try {
+        client = await guard.gate.run({ source: address, priority: verdict.known }, () =>
+          deps.clients.verify(id, secret),
+        );
+      } catch (err) {
+        if (!(err instanceof GateBusyError)) throw err;
+        guard.metrics.throttled.inc({ reason: "busy" });
+        throw throttled(1, "Too many client authentications at once.");
+      }
+      if (client) await guard.throttle.recordSuccess(id, address);
+      else {
+        guard.metrics.failures.inc();
+        await guard.throttle.recordFailure(id, address);
+      }
       if (!client) {
         throw oauthError(
           401,
@@ -149,7 +199,7 @@ export function registerPostToken(app: OpenAPIHono<AppEnv>): void {
           400,
           "invalid_scope",
           requested
-            ? `None of the requested scopes is granted to this client; it is registered for: ${client.scopes.join(", ") || "no scopes"}.`
+            ? `None of the requested scopes is granted to this client; it is registered for: ${client.scopes.filter(isKnownScope).join(", ") || "no scopes"}.`
             : "This client is registered for no scopes; ask the operator to add scopes to its registration.",
         );
       }
