@@ -4,7 +4,12 @@ import { createLocalWindowCounter } from "./window-counter.js";
 
 function manualClock() {
   let t = Date.parse("2030-01-02T03:04:05.000Z");
-  return { now: () => new Date(t), advance: (ms: number) => void (t += ms) };
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 describeWindowCounterContract("local", async () => {
