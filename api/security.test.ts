@@ -1,6 +1,10 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Detection } from "../core/detection.js";
-import { call, createHarness, type Harness } from "./testdata/app-kit.js";
+import { watchClientsFile } from "./auth/clients-reload.js";
+import { call, createHarness, type Harness, TEST_CLIENTS, TEST_SCRYPT_COST } from "./testdata/app-kit.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -55,6 +59,71 @@ describe("bearer authentication", () => {
     const r = await call(h, "GET", "/v1/detection", { token: t });
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ detail: "Token has expired" });
+  });
+});
+
+describe("tokens of clients changed in the clients file", () => {
+  async function reloading() {
+    const file = path.join(h.dir, "clients.json");
+    await writeFile(file, JSON.stringify({ clients: TEST_CLIENTS }));
+    const clients = await watchClientsFile(file, {
+      log: pino({ level: "silent" }),
+      cost: TEST_SCRYPT_COST,
+      watch: false,
+      pollMs: 3_600_000,
+    });
+    h.deps.clients = clients;
+    const rewrite = async (list: object[]) => {
+      await writeFile(file, JSON.stringify({ clients: list }));
+      expect(await clients.reload()).toBe(true);
+    };
+    return { clients, rewrite };
+  }
+
+  it("401 Invalid bearer token for a client no longer configured, though its token was verified and cached", async () => {
+    const { clients, rewrite } = await reloading();
+    try {
+      const bob = await h.token("bob");
+      const alice = await h.token("alice");
+      expect((await call(h, "GET", "/v1/detection", { token: bob })).status).toBe(200);
+      expect(h.deps.tokens.cachedTokens()).toBeGreaterThan(0);
+      await rewrite(TEST_CLIENTS.filter((c) => c.client_id !== "bob"));
+      for (const [method, url] of [
+        ["GET", "/v1/detection"],
+        ["POST", "/v1/detection"],
+        ["GET", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
+        ["POST", "/v1/uploads"],
+      ] as const) {
+        const r = await call(h, method, url, { token: bob, body: method === "POST" ? body : undefined });
+        expect(r.status, `${method} ${url}`).toBe(401);
+        expect(r.body).toEqual({ detail: "Invalid bearer token" });
+      }
+      expect((await call(h, "GET", "/v1/detection", { token: alice })).status).toBe(200);
+      // Configured again (e.g. a removal undone): its unexpired tokens work again.
+      await rewrite(TEST_CLIENTS);
+      expect((await call(h, "GET", "/v1/detection", { token: bob })).status).toBe(200);
+    } finally {
+      clients.close();
+    }
+  });
+
+  it("a registration narrowed in the file narrows the scopes of tokens issued before", async () => {
+    const { clients, rewrite } = await reloading();
+    try {
+      const alice = await h.token("alice"); // DocumentVerification:*
+      expect((await call(h, "POST", "/v1/detection", { token: alice, body })).status).toBe(202);
+      await rewrite(
+        TEST_CLIENTS.map((c) =>
+          c.client_id === "alice" ? { ...c, scopes: ["DocumentVerification:detections:get"] } : c,
+        ),
+      );
+      const r = await call(h, "POST", "/v1/detection", { token: alice, body });
+      expect(r.status).toBe(403);
+      expect(r.body.detail).toBe("Missing required scopes: DocumentVerification:detections:create");
+      expect((await call(h, "GET", "/v1/detection", { token: alice })).status).toBe(200);
+    } finally {
+      clients.close();
+    }
   });
 });
 

@@ -24,6 +24,8 @@ export interface ClientsFileWatchOptions {
   cost?: ScryptCost;
   /** How often the file is read as a fallback to fs.watch, in ms (default 5000). */
   pollMs?: number;
+  /** Watch the folder (default true); false leaves only the periodic read (tests of that fallback). */
+  watch?: boolean;
   /** Called after each reload that read a changed file: ok = the new clients are in use. */
   onReload?: (ok: boolean) => void;
 }
@@ -135,17 +137,20 @@ export async function watchClientsFile(
 
   let watcher: FSWatcher | undefined;
   let debounce: NodeJS.Timeout | undefined;
-  try {
-    watcher = watch(path.dirname(path.resolve(file)), { persistent: false }, () => {
-      clearTimeout(debounce);
-      debounce = setTimeout(() => void reload(), 50);
-    });
-    watcher.on("error", (err) => {
-      log.warn({ err, file }, "watching the clients file failed; it is still read every few seconds");
-      watcher?.close();
-    });
-  } catch (err) {
-    log.warn({ err, file }, "cannot watch the clients file; it is read every few seconds instead");
+  const onChange = () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(() => void reload(), 50);
+  };
+  if (opts.watch !== false) {
+    try {
+      watcher = watch(path.dirname(path.resolve(file)), { persistent: false }, onChange);
+      watcher.on("error", (err) => {
+        log.warn({ err, file }, "watching the clients file failed; it is still read every few seconds");
+        watcher?.close();
+      });
+    } catch (err) {
+      log.warn({ err, file }, "cannot watch the clients file; it is read every few seconds instead");
+    }
   }
   const poll = setInterval(() => void reload(), opts.pollMs ?? 5_000);
   poll.unref();

@@ -10,6 +10,7 @@ import { Registry } from "prom-client";
 import { type Config, loadConfig } from "../../core/config.js";
 import type { Detection } from "../../core/detection.js";
 import type { Clock, ObjectStore } from "../../core/ports.js";
+import type { WindowCounter } from "../../core/window-counter.js";
 import { MemoryResourceStore } from "../../platform/local/memory-resource-store.js";
 import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
@@ -78,6 +79,8 @@ export async function createHarness(
     objects?: ObjectStore;
     clock?: ManualClock;
     jobs?: ApiDeps["jobs"];
+    /** Shared counters (e.g. Redis, as several replicas share); default: in memory on the harness clock. */
+    counters?: WindowCounter;
   } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-api-"));
@@ -95,7 +98,7 @@ export async function createHarness(
     clients: createClientRegistry({ clients: clientList }, { cost: TEST_SCRYPT_COST }),
     tokens: createTokenService({ key: TEST_KEY, ttlSeconds: config.tokenTtlSeconds, clock }),
     usage: createLocalUsageCounter(path.join(dir, "usage")),
-    counters: createLocalWindowCounter({ clock }),
+    counters: opts.counters ?? createLocalWindowCounter({ clock }),
     config,
     log: pino({ level: "silent" }),
     metrics: new Registry(),

@@ -185,3 +185,127 @@ describe("POST /token: errors", () => {
     expect(res.headers.get("allow")).toBe("POST");
   });
 });
+
+describe("POST /token: unknown scopes", () => {
+  const ask = (client_id: string, client_secret: string, scope: string) =>
+    token({ grant_type: "client_credentials", client_id, client_secret, scope });
+
+  it("drops unknown scope names, also under a wildcard the client holds", async () => {
+    const r = await ask(
+      "alice",
+      "alice-secret",
+      "DocumentVerification:detections:get DocumentVerification:admin DocumentVerification:detections:purge",
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.scope).toBe("DocumentVerification:detections:get");
+    expect(decodeJwt(r.body.access_token as string).scope).toBe("DocumentVerification:detections:get");
+    // Unknown wildcards beneath one the client holds grant nothing either.
+    const wild = await ask(
+      "alice",
+      "alice-secret",
+      "DocumentVerification:admin:* DocumentVerification:jobs:*",
+    );
+    expect(wild.body.scope).toBe("DocumentVerification:jobs:*");
+  });
+
+  it("400 invalid_scope when only unknown scopes are asked for", async () => {
+    for (const scope of ["DocumentVerification:admin", "DocumentVerification:admin:*", "openid profile"]) {
+      const r = await ask("alice", "alice-secret", scope);
+      expect(r.status, scope).toBe(400);
+      expect(r.body.error).toBe("invalid_scope");
+    }
+  });
+
+  it("never grants an unknown scope the clients file registers", async () => {
+    const typo = await createHarness({
+      clients: [
+        {
+          client_id: "typo",
+          client_secret: "typo-secret",
+          scopes: ["DocumentVerification:detections:get", "DocumentVerification:detections:craete"],
+        },
+      ],
+    });
+    try {
+      const r = await typo.app.request("/token", {
+        method: "POST",
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: "typo",
+          client_secret: "typo-secret",
+        }),
+      });
+      expect(((await r.json()) as { scope: string }).scope).toBe("DocumentVerification:detections:get");
+    } finally {
+      await typo.close();
+    }
+  });
+});
+
+describe("POST /token: throttling of failed authentication", () => {
+  /** A token request as if from `address` (the Node request @hono/node-server passes as env.incoming). */
+  async function from(address: string, client_id: string, client_secret: string) {
+    const res = await h.app.request(
+      "/token",
+      {
+        method: "POST",
+        body: new URLSearchParams({ grant_type: "client_credentials", client_id, client_secret }),
+      },
+      { incoming: { socket: { remoteAddress: address } } },
+    );
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+  }
+
+  it("429 with Retry-After for an address after 10 failures, doubling; the secret is not even checked", async () => {
+    for (let i = 0; i < 10; i++) expect((await from("198.51.100.7", `guess-${i}`, "x")).status).toBe(401);
+    const blocked = await from("198.51.100.7", "bob", "bob-secret");
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers.get("retry-after")).toBe("1");
+    expect(blocked.body).toEqual({
+      error: "temporarily_unavailable",
+      detail: "Too many failed client authentications. Retry after 1 seconds.",
+    });
+    // Another address is served.
+    expect((await from("198.51.100.8", "bob", "bob-secret")).status).toBe(200);
+    h.clock.advance(1_000);
+    expect((await from("198.51.100.7", "guess", "x")).status).toBe(401);
+    const again = await from("198.51.100.7", "bob", "bob-secret");
+    expect(again.headers.get("retry-after")).toBe("2");
+    h.clock.advance(2_000);
+    expect((await from("198.51.100.7", "bob", "bob-secret")).status).toBe(200);
+    expect(await h.deps.metrics.getSingleMetricAsString("docverify_token_throttled_total")).toMatch(
+      /reason="address"\} 2/,
+    );
+  });
+
+  it("a client that authenticated before keeps getting tokens while its id and its address are attacked", async () => {
+    expect((await from("192.0.2.10", "alice", "alice-secret")).status).toBe(200);
+    // Guesses at alice's secret from 20 addresses block alice's id for every address she never used ...
+    for (let i = 0; i < 20; i++) expect((await from(`203.0.113.${i}`, "alice", "nope")).status).toBe(401);
+    expect((await from("203.0.113.200", "alice", "alice-secret")).status).toBe(429);
+    // ... and guesses at other ids from her own address block that address for everyone else.
+    for (let i = 0; i < 10; i++) await from("192.0.2.10", `guess-${i}`, "x");
+    expect((await from("192.0.2.10", "bob", "bob-secret")).status).toBe(429);
+    // Alice, from where she authenticated before, is still served.
+    expect((await from("192.0.2.10", "alice", "alice-secret")).status).toBe(200);
+  });
+
+  it("an IPv6 attacker is counted by its /64, not by each address", async () => {
+    for (let i = 0; i < 10; i++)
+      expect((await from(`2001:db8:7:7::${i + 1}`, `g${i}`, "x")).status).toBe(401);
+    expect((await from("2001:db8:7:7:ffff::1", "reader", "reader-secret")).status).toBe(429);
+    expect((await from("2001:db8:7:8::1", "reader", "reader-secret")).status).toBe(200);
+  });
+
+  it("a malformed request (no secret) is not counted as a guess", async () => {
+    for (let i = 0; i < 15; i++) {
+      const res = await h.app.request(
+        "/token",
+        { method: "POST", body: new URLSearchParams({ grant_type: "client_credentials", client_id: "bob" }) },
+        { incoming: { socket: { remoteAddress: "198.51.100.9" } } },
+      );
+      expect(res.status).toBe(401);
+    }
+    expect((await from("198.51.100.9", "bob", "bob-secret")).status).toBe(200);
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { createVerifyGate, GateBusyError } from "./verify-gate.js";
+
+/** A task the test finishes by hand; `started` resolves once the gate lets it run. */
+function task(log: string[], name: string) {
+  let finish!: () => void;
+  let markStarted!: () => void;
+  const started = new Promise<void>((r) => {
+    markStarted = r;
+  });
+  const fn = () =>
+    new Promise<string>((resolve) => {
+      log.push(name);
+      markStarted();
+      finish = () => resolve(name);
+    });
+  return { fn, started, finish: () => finish() };
+}
+
+/** Lets every queued microtask and promise callback run. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe("verification gate", () => {
+  it("runs at most `concurrency` checks at once; the next starts when one ends", async () => {
+    const gate = createVerifyGate({ concurrency: 2 });
+    const log: string[] = [];
+    const tasks = ["a", "b", "c"].map((n) => task(log, n));
+    const runs = tasks.map((t, i) => gate.run({ source: `s${i}`, priority: false }, t.fn));
+    await settle();
+    expect(log).toEqual(["a", "b"]);
+    expect(gate.stats()).toEqual({ running: 2, queued: 1 });
+    tasks[0]!.finish();
+    await tasks[2]!.started;
+    expect(log).toEqual(["a", "b", "c"]);
+    tasks[1]!.finish();
+    tasks[2]!.finish();
+    expect(await Promise.all(runs)).toEqual(["a", "b", "c"]);
+    expect(gate.stats()).toEqual({ running: 0, queued: 0 });
+  });
+
+  it("serves the priority lane first, then the sources round-robin", async () => {
+    const gate = createVerifyGate({ concurrency: 1 });
+    const log: string[] = [];
+    const first = task(log, "first");
+    const runs: Promise<string>[] = [gate.run({ source: "x", priority: false }, first.fn)];
+    await first.started;
+    // One busy source queues five, a second source one, then a known caller arrives last.
+    const queued = [
+      ...["a1", "a2", "a3", "a4", "a5"].map((n) => ({ n, source: "a", priority: false })),
+      { n: "b1", source: "b", priority: false },
+      { n: "known", source: "c", priority: true },
+    ];
+    for (const { n, source, priority } of queued) {
+      runs.push(
+        gate.run({ source, priority }, async () => {
+          log.push(n);
+          return n;
+        }),
+      );
+    }
+    first.finish();
+    await Promise.all(runs);
+    expect(log).toEqual(["first", "known", "a1", "b1", "a2", "a3", "a4", "a5"]);
+  });
+
+  it("refuses a source's check past maxPerSource, and a normal caller past maxQueued", async () => {
+    const gate = createVerifyGate({ concurrency: 1, maxPerSource: 2, maxQueued: 2 });
+    const log: string[] = [];
+    const blocker = task(log, "a");
+    const quick = (n: string) => async () => {
+      log.push(n);
+      return n;
+    };
+    const runs = [
+      gate.run({ source: "one", priority: false }, blocker.fn),
+      gate.run({ source: "one", priority: false }, quick("b")),
+    ];
+    await blocker.started;
+    await expect(gate.run({ source: "one", priority: true }, quick("x"))).rejects.toBeInstanceOf(
+      GateBusyError,
+    );
+    runs.push(gate.run({ source: "two", priority: false }, quick("c")));
+    await expect(gate.run({ source: "three", priority: false }, quick("x"))).rejects.toThrow(/waiting/);
+    // The priority lane is not bounded by maxQueued (only by maxPerSource).
+    runs.push(gate.run({ source: "four", priority: true }, quick("d")));
+    expect(gate.stats()).toEqual({ running: 1, queued: 3 });
+    blocker.finish();
+    expect(await Promise.all(runs)).toEqual(["a", "b", "c", "d"]);
+    expect(log).toEqual(["a", "d", "b", "c"]);
+    expect(gate.stats()).toEqual({ running: 0, queued: 0 });
+  });
+
+  it("frees the slot when a check throws", async () => {
+    const gate = createVerifyGate({ concurrency: 1, maxPerSource: 1 });
+    await expect(
+      gate.run({ source: "s", priority: false }, async () => {
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    expect(await gate.run({ source: "s", priority: false }, async () => "ok")).toBe("ok");
+    expect(gate.stats()).toEqual({ running: 0, queued: 0 });
+  });
+});
