@@ -3,6 +3,7 @@
  * /token throttling count across both.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Config } from "../../core/config.js";
 import {
   type RedisServer,
   redisServerAvailable,
@@ -27,7 +28,7 @@ describe.skipIf(!availability.ok)(
     });
 
     /** Two replicas on one Redis key space (`prefix` keeps tests apart). */
-    async function replicas(prefix: string, config: Parameters<typeof createHarness>[0]["config"] = {}) {
+    async function replicas(prefix: string, config: Partial<Config> = {}) {
       const out: Harness[] = [];
       for (let i = 0; i < 2; i++) {
         const counters = createRedisWindowCounter({ connection: redis.url, prefix });
