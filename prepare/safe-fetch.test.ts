@@ -1,10 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classifyAddress, isPublicAddress } from "./address-policy.js";
+import { classifyAddress, effectivePort, isPublicAddress } from "./address-policy.js";
 import { type SafeFetchOptions, SourceError, safeFetch } from "./safe-fetch.js";
 import { closedPort, startTestHttpServer, type TestHttpServer } from "./testdata/http-server.js";
 
-const allow: SafeFetchOptions = { allowPrivate: true, timeoutMs: 5_000, maxBytes: 1_000 };
-const deny: SafeFetchOptions = { allowPrivate: false, timeoutMs: 5_000, maxBytes: 1_000 };
+/** Every port: these tests fetch from a loopback server on a random port (the port policy has its own tests). */
+const ANY_PORT = [[1, 65535]] as const;
+const allow: SafeFetchOptions = {
+  allowPrivate: true,
+  timeoutMs: 5_000,
+  maxBytes: 1_000,
+  allowedPorts: ANY_PORT,
+};
+const deny: SafeFetchOptions = {
+  allowPrivate: false,
+  timeoutMs: 5_000,
+  maxBytes: 1_000,
+  allowedPorts: ANY_PORT,
+};
 
 async function failureOf(p: Promise<unknown>): Promise<SourceError> {
   try {
@@ -36,16 +48,65 @@ describe("address policy", () => {
     ["::ffff:127.0.0.1", "loopback"],
     ["::ffff:169.254.169.254", "linkLocal"],
     ["[::ffff:10.0.0.1]", "private"],
-    ["64:ff9b::7f00:1", "rfc6052"],
     ["not-an-ip", "invalid"],
+    // IPv4-compatible (::/96): the URL parser writes [::127.0.0.1] as [::7f00:1]; both are refused.
+    ["::127.0.0.1", "ipv4Compatible"],
+    ["::7f00:1", "ipv4Compatible"],
+    ["[::7f00:1]", "ipv4Compatible"],
+    ["::8.8.8.8", "ipv4Compatible"],
+    ["::a9fe:a9fe", "ipv4Compatible"],
+    // Other forms that embed an IPv4 address, refused whatever they carry (public or not).
+    ["64:ff9b::7f00:1", "nat64"],
+    ["64:ff9b::808:808", "nat64"],
+    ["64:ff9b:1::a00:1", "nat64"],
+    ["2002:7f00:1::1", "6to4"],
+    ["2002:808:808::1", "6to4"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "teredo"],
+    ["::ffff:0:7f00:1", "siit"],
+    ["2001:db8:1::5efe:7f00:1", "documentation"],
+    ["2a00:1450:4001::200:5efe:a00:1", "isatap"],
+    ["2a00:1450:4001::5efe:808:808", "isatap"],
+    // Special-purpose ranges inside 2000::/3.
+    ["2001:db8::1", "documentation"],
+    ["3fff::1", "documentation"],
+    ["2001:2::1", "ietfProtocolAssignment"],
+    ["2001:20::1", "ietfProtocolAssignment"],
+    ["5f00::1", "segmentRouting"],
+    // Outside 2000::/3.
+    ["100::1", "discard"],
+    ["fec0::1", "siteLocal"],
+    ["4000::1", "notGlobalUnicast"],
+    ["e000::1", "notGlobalUnicast"],
+    ["1::1", "notGlobalUnicast"],
   ])("refuses %s (%s)", (ip, range) => {
     const v = classifyAddress(ip);
     expect(v.range).toBe(range);
     expect(v.public).toBe(false);
   });
 
-  it.each(["8.8.8.8", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("accepts %s", (ip) => {
+  it.each([
+    "8.8.8.8",
+    "93.184.216.34",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "2620:4f:8000::1",
+    "3ffe::1",
+    "::ffff:8.8.8.8",
+    "[::ffff:808:808]",
+  ])("accepts %s", (ip) => {
     expect(isPublicAddress(ip)).toBe(true);
+  });
+
+  it("judges an IPv4-mapped address by the IPv4 address it carries", () => {
+    expect(classifyAddress("::ffff:8.8.8.8")).toEqual({ public: true, range: "unicast", address: "8.8.8.8" });
+    expect(classifyAddress("::ffff:a9fe:a9fe")).toMatchObject({ public: false, address: "169.254.169.254" });
+  });
+
+  it("knows the default port of each scheme", () => {
+    expect(effectivePort(new URL("http://example.com/a"))).toBe(80);
+    expect(effectivePort(new URL("https://example.com/a"))).toBe(443);
+    expect(effectivePort(new URL("https://example.com:443/a"))).toBe(443);
+    expect(effectivePort(new URL("http://example.com:8080/a"))).toBe(8080);
   });
 });
 
@@ -75,6 +136,10 @@ describe("safeFetch", () => {
       },
       "/to-other-loopback": (_req, res) => {
         res.writeHead(307, { location: `http://127.0.0.2:${server.port}/doc` });
+        res.end();
+      },
+      "/to-redis-port": (_req, res) => {
+        res.writeHead(302, { location: "http://127.0.0.1:6379/" });
         res.end();
       },
       "/to-file": (_req, res) => {
@@ -147,6 +212,10 @@ describe("safeFetch", () => {
       `http://[::1]:${server.port}/doc`,
       `http://[::ffff:127.0.0.1]:${server.port}/doc`,
       `http://[::ffff:7f00:1]:${server.port}/doc`,
+      `http://[::127.0.0.1]:${server.port}/doc`,
+      `http://[::7f00:1]:${server.port}/doc`,
+      `http://[64:ff9b::7f00:1]:${server.port}/doc`,
+      `http://[2002:7f00:1::1]:${server.port}/doc`,
       "http://169.254.169.254/latest/meta-data/",
       "http://100.64.0.1/",
       "http://0.0.0.0/",
@@ -168,6 +237,34 @@ describe("safeFetch", () => {
     const other = await failureOf(safeFetch(server.url("/to-other-loopback"), opts));
     expect(other.code).toBe("source_forbidden");
     expect(other.message).toMatch(/127\.0\.0\.2/);
+  });
+
+  it("fetches only from allowed ports, on every redirect too", async () => {
+    const ports = { ...allow, allowedPorts: [[server.port, server.port]] as const };
+    expect((await safeFetch(server.url("/hop1"), ports)).status).toBe(200);
+    const other = await closedPort();
+    const refused = await failureOf(safeFetch(`http://127.0.0.1:${other}/doc`, ports));
+    expect(refused.code).toBe("source_forbidden");
+    expect(refused.message).toMatch(
+      new RegExp(`uses port ${other}; this deployment fetches only from ports ${server.port}`),
+    );
+    // The defaults: 80 and 443 only, so an explicit :8080 or a redirect to :6379 is refused before connecting.
+    const web = {
+      ...deny,
+      allowedPorts: [
+        [80, 80],
+        [443, 443],
+      ] as const,
+    };
+    expect((await failureOf(safeFetch("http://93.184.216.34:8080/a.pdf", web))).code).toBe(
+      "source_forbidden",
+    );
+    expect(
+      (await failureOf(safeFetch(server.url("/doc"), { ...allow, allowedPorts: web.allowedPorts }))).message,
+    ).toMatch(/fetches only from ports 80, 443/);
+    const toRedis = await failureOf(safeFetch(server.url("/to-redis-port"), ports));
+    expect(toRedis.code).toBe("source_forbidden");
+    expect(toRedis.message).toMatch(/uses port 6379/);
   });
 
   it("never follows a non-http(s) scheme", async () => {

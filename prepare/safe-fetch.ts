@@ -1,7 +1,14 @@
 import dns from "node:dns";
 import net from "node:net";
 import { Agent, buildConnector, request } from "undici";
-import { classifyAddress, describeRange } from "./address-policy.js";
+import {
+  classifyAddress,
+  describePorts,
+  describeRange,
+  effectivePort,
+  type PortRanges,
+  portAllowed,
+} from "./address-policy.js";
 
 /**
  * An SSRF-guarded HTTP(S) GET for the prepare step, on undici 7.
@@ -11,7 +18,8 @@ import { classifyAddress, describeRange } from "./address-policy.js";
  * DNS returns (the same addresses the socket then connects to, so DNS rebinding cannot slip past), and IP
  * literals, which never reach `lookup`, are checked before connecting. Numeric host forms such as
  * `http://2130706433/` or `http://0x7f.1/` are normalised to dotted IPv4 by the WHATWG URL parser first.
- * Redirects are followed here (at most `maxRedirects`, http/https only). Size and time are capped.
+ * Redirects are followed here (at most `maxRedirects`, http/https only, each to an allowed port). Size and
+ * time are capped.
  * Every failure is a SourceError carrying the failure code the detection fails with.
  */
 
@@ -39,6 +47,11 @@ export class SourceError extends Error {
 export interface SafeFetchOptions {
   /** Allow loopback/private/link-local/... destinations (DOCVERIFY_ALLOW_PRIVATE_SOURCES). */
   allowPrivate: boolean;
+  /**
+   * Ports the source URL and every redirect may name (DOCVERIFY_ALLOWED_SOURCE_PORTS, default 80 and 443),
+   * whatever the address: a public host's SMTP, Redis or admin port is no document source.
+   */
+  allowedPorts: PortRanges;
   /** Whole download deadline: connect, headers and body of every hop. */
   timeoutMs: number;
   /** Largest body accepted; reading stops as soon as it is exceeded. */
@@ -140,7 +153,7 @@ function ipLiteral(url: URL): string | undefined {
   return net.isIP(host) ? host : undefined;
 }
 
-function parseSourceUrl(raw: string, base?: URL): URL {
+function parseSourceUrl(raw: string, allowedPorts: PortRanges, base?: URL): URL {
   let url: URL;
   try {
     url = new URL(raw, base);
@@ -158,6 +171,13 @@ function parseSourceUrl(raw: string, base?: URL): URL {
     throw new SourceError(
       "source_forbidden",
       "The source URL carries a user name or password, which is not allowed.",
+    );
+  }
+  const port = effectivePort(url);
+  if (!portAllowed(port, allowedPorts)) {
+    throw new SourceError(
+      "source_forbidden",
+      `The source URL ${url.href} uses port ${port}; this deployment fetches only from ports ${describePorts(allowedPorts)} (DOCVERIFY_ALLOWED_SOURCE_PORTS).`,
     );
   }
   return url;
@@ -255,7 +275,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise
   const guard = addressGuard(opts.allowPrivate, opts.allowAddresses);
   const agent = createGuardedAgent(guard, Math.min(opts.timeoutMs, opts.connectTimeoutMs ?? 10_000));
   const redirects: string[] = [];
-  let url = parseSourceUrl(rawUrl);
+  let url = parseSourceUrl(rawUrl, opts.allowedPorts);
   try {
     for (;;) {
       const literal = ipLiteral(url);
@@ -275,7 +295,7 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise
           );
         }
         redirects.push(url.href);
-        url = parseSourceUrl(res.location, url);
+        url = parseSourceUrl(res.location, opts.allowedPorts, url);
         continue;
       }
       return { status: res.status, headers: res.headers, body: res.body, finalUrl: url.href, redirects };

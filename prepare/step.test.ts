@@ -46,7 +46,12 @@ beforeAll(async () => {
       res.end();
     },
   });
-  ctx = await createTestStepContext({ allowPrivateSources: true, downloadTimeoutSeconds: 5 });
+  // The loopback server listens on a random port: allowed here as DOCVERIFY_ALLOWED_SOURCE_PORTS would.
+  ctx = await createTestStepContext({
+    allowPrivateSources: true,
+    downloadTimeoutSeconds: 5,
+    allowedSourcePorts: [[server.port, server.port]],
+  });
   strictCtx = await createTestStepContext({ allowPrivateSources: false });
 });
 
@@ -155,15 +160,30 @@ describe("runPrepareStep from a URL", () => {
   it("fails source_unreachable for an unresolvable host and a closed port", async () => {
     const dns = await runPrepareStep(
       stepInput("prepare", { source: { url: "http://nonexistent.invalid/x.pdf" } }),
-      ctx,
+      { ...ctx, config: { ...ctx.config, allowedSourcePorts: [[80, 80]] } },
     );
     expect(dns.failure?.code).toBe("source_unreachable");
     const port = await closedPort();
     const closed = await runPrepareStep(
       stepInput("prepare", { source: { url: `http://127.0.0.1:${port}/x.pdf` } }),
-      ctx,
+      { ...ctx, config: { ...ctx.config, allowedSourcePorts: [[port, port]] } },
     );
     expect(closed.failure?.code).toBe("source_unreachable");
+  });
+
+  it("fails source_forbidden for a port outside DOCVERIFY_ALLOWED_SOURCE_PORTS (default 80 and 443)", async () => {
+    const defaults = {
+      ...ctx,
+      config: {
+        ...ctx.config,
+        allowedSourcePorts: [
+          [80, 80],
+          [443, 443],
+        ] as const,
+      },
+    };
+    const result = await runPrepareStep(stepInput("prepare", { source: { url: server.url("/") } }), defaults);
+    expect(result.failure?.code).toBe("source_forbidden");
   });
 
   it("fails source_forbidden for private destinations unless allowed", async () => {

@@ -45,6 +45,7 @@ function isMissing(err: unknown): boolean {
 async function fromUrl(url: string, ctx: StepContext): Promise<Fetched> {
   const res = await safeFetch(url, {
     allowPrivate: ctx.config.allowPrivateSources,
+    allowedPorts: ctx.config.allowedSourcePorts,
     timeoutMs: ctx.config.downloadTimeoutSeconds * 1000,
     maxBytes: ctx.config.maxDocumentBytes,
   });
