@@ -51,7 +51,11 @@ async function main() {
   const pdf = await makeDocument({ seed: 42, docType: "bank_statement", region: "GB", pages: 3 });
   const files = await startFileServer({ "/statement.pdf": { body: pdf } });
   const svc = await startService({
-    env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true", DOCVERIFY_LOG_LEVEL: "error" },
+    env: {
+      DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true",
+      DOCVERIFY_ALLOWED_SOURCE_PORTS: String(files.port),
+      DOCVERIFY_LOG_LEVEL: "error",
+    },
   });
   const body = { source_url: files.url("/statement.pdf"), doc_type: "bank_statement", region: "GB" };
   const rows: [string, string][] = [];

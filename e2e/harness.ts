@@ -226,6 +226,8 @@ export async function startFileServer(
   const port = (server.address() as AddressInfo).port;
   return {
     url: (p: string) => `http://127.0.0.1:${port}${p}`,
+    /** The random port it listens on: tests allow it with DOCVERIFY_ALLOWED_SOURCE_PORTS. */
+    port,
     files,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

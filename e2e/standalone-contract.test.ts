@@ -9,8 +9,11 @@ beforeAll(async () => {
   files = await startFileServer({
     "/invoice.pdf": { body: await makeDocument({ seed: 11, docType: "invoice", region: "DE" }) },
   });
-  // The SSRF guard is on (the default): the file server on 127.0.0.1 is a private address.
-  svc = await startService({ env: { DOCVERIFY_RETENTION_SECONDS: "3" } });
+  // The SSRF guard is on (the default): the file server on 127.0.0.1 is a private address. Its port is
+  // allowed, so what refuses it is the address guard.
+  svc = await startService({
+    env: { DOCVERIFY_RETENTION_SECONDS: "3", DOCVERIFY_ALLOWED_SOURCE_PORTS: `80,443,${files.port}` },
+  });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -24,6 +27,10 @@ describe("SSRF guard", () => {
     ["metadata address", () => "http://169.254.169.254/latest/meta-data/"],
     ["IPv4-mapped IPv6 loopback", () => "http://[::ffff:127.0.0.1]/x.pdf"],
     ["private range", () => "http://10.0.0.1/x.pdf"],
+    ["IPv4-compatible IPv6 loopback", () => `http://[::127.0.0.1]:${files.port}/invoice.pdf`],
+    ["NAT64 loopback", () => `http://[64:ff9b::7f00:1]:${files.port}/invoice.pdf`],
+    ["6to4 loopback", () => `http://[2002:7f00:1::1]:${files.port}/invoice.pdf`],
+    ["public address on a port outside the allow-list", () => "http://93.184.216.34:8080/x.pdf"],
   ])("refuses a %s source with 202 then FAILED source_forbidden", async (_name, url) => {
     const c = await svc.create(CLIENTS.full, { source_url: url(), doc_type: "invoice", region: "DE" });
     expect(c.status).toBe(202);

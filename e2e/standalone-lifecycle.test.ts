@@ -38,7 +38,9 @@ beforeAll(async () => {
     "/noise.bin": { body: makeRandomBytes(3, 4096), type: "application/octet-stream" },
     "/gone.pdf": { body: "gone", status: 410, type: "text/plain" },
   });
-  svc = await startService({ env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true" } });
+  svc = await startService({
+    env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true", DOCVERIFY_ALLOWED_SOURCE_PORTS: String(files.port) },
+  });
 });
 afterAll(async () => {
   await svc?.stop();

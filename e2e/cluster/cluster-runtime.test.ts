@@ -229,6 +229,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       REDIS_URL: redis.url,
       KUBE_NAMESPACE: NS,
       DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true",
+      DOCVERIFY_ALLOWED_SOURCE_PORTS: String((docServer.address() as AddressInfo).port),
       DOCVERIFY_LOG_LEVEL: "info",
       HOST: "127.0.0.1",
       PORT: "0",
