@@ -61,6 +61,8 @@ export const CLIENTS: Record<"full" | "other" | "readonly" | "sampler" | "batch"
 export interface ServiceOptions {
   env?: Record<string, string>;
   dataDir?: string;
+  /** Another build's `dist/bin/docverify.js` (benchmarks comparing before and after); default ENTRY. */
+  entry?: string;
 }
 
 export class Service {
@@ -72,12 +74,13 @@ export class Service {
     readonly dataDir: string,
     readonly clientsFile: string,
     private readonly env: Record<string, string>,
+    private readonly entry: string = ENTRY,
   ) {}
 
   async start(): Promise<void> {
     this.log = "";
-    const proc = spawn(process.execPath, [ENTRY, "standalone"], {
-      cwd: ROOT,
+    const proc = spawn(process.execPath, [this.entry, "standalone"], {
+      cwd: path.resolve(path.dirname(this.entry), "../.."),
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? os.tmpdir(),
@@ -205,7 +208,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<Service> 
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), "docverify-e2e-")));
   const clientsFile = path.join(dataDir, "..", `${path.basename(dataDir)}-clients.json`);
   await writeFile(clientsFile, JSON.stringify({ clients: Object.values(CLIENTS) }));
-  const svc = new Service(dataDir, clientsFile, opts.env ?? {});
+  const svc = new Service(dataDir, clientsFile, opts.env ?? {}, opts.entry);
   await svc.start();
   return svc;
 }

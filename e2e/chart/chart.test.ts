@@ -243,8 +243,16 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
         ]),
       );
       expect(internet.find((b) => b.cidr === "::/0")?.except).toEqual(
-        expect.arrayContaining(["fc00::/7", "fe80::/10", "::1/128"]),
+        expect.arrayContaining(["fc00::/7", "fe80::/10", "::/96", "64:ff9b::/96", "2001::/32", "2002::/16"]),
       );
+      // Only the allowed source ports (default 80 and 443).
+      const internetRule = prepare.find((r: { to?: { ipBlock?: unknown }[] }) =>
+        (r.to ?? []).some((t) => t.ipBlock),
+      );
+      expect(internetRule.ports).toEqual([
+        { protocol: "TCP", port: 80 },
+        { protocol: "TCP", port: 443 },
+      ]);
 
       const agent = egressOf(pods.agent.metadata?.labels ?? {});
       const llm = values.agent?.engine === "llm";
@@ -418,6 +426,49 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       for (const to of prepare?.spec.egress[0].to ?? []) expect(to.ipBlock.except).toBeUndefined();
       const config = objects.find((o) => o.kind === "ConfigMap");
       expect(config?.data.DOCVERIFY_ALLOW_PRIVATE_SOURCES).toBe("true");
+    });
+
+    it("passes config.allowedSourcePorts to the guard and the prepare Pods' NetworkPolicy", async () => {
+      const objects = await render({
+        set: ["evaluation=true", "config.allowedSourcePorts={80,443,8443,8000-8099}"],
+      });
+      const config = objects.find((o) => o.kind === "ConfigMap");
+      expect(config?.data.DOCVERIFY_ALLOWED_SOURCE_PORTS).toBe("80,443,8443,8000-8099");
+      const prepare = objects.find(
+        (o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("step-prepare"),
+      );
+      expect(prepare?.spec.egress[0].ports).toEqual([
+        { protocol: "TCP", port: 80 },
+        { protocol: "TCP", port: 443 },
+        { protocol: "TCP", port: 8443 },
+        { protocol: "TCP", port: 8000, endPort: 8099 },
+      ]);
+      const base = ["template", "x", CHART_DIR, "--set", "evaluation=true"];
+      expect(await helmFails([...base, "--set", "config.allowedSourcePorts={70000}"])).toMatch(
+        /allowedSourcePorts/,
+      );
+      expect(await helmFails([...base, "--set", "config.allowedSourcePorts={http}"])).toMatch(
+        /allowedSourcePorts/,
+      );
+    });
+
+    it("passes the token throttling settings and the trusted proxy hops to the api", async () => {
+      const objects = await render({
+        set: [
+          "evaluation=true",
+          "config.tokenThrottle.maxFailuresPerAddress=5",
+          "config.tokenThrottle.verifyConcurrency=4",
+          "config.trustedProxyHops=1",
+        ],
+      });
+      const config = objects.find((o) => o.kind === "ConfigMap")?.data ?? {};
+      expect(config).toMatchObject({
+        DOCVERIFY_TOKEN_FAILURE_WINDOW_SECONDS: "900",
+        DOCVERIFY_TOKEN_MAX_FAILURES_PER_ADDRESS: "5",
+        DOCVERIFY_TOKEN_MAX_FAILURES_PER_CLIENT: "20",
+        DOCVERIFY_TOKEN_VERIFY_CONCURRENCY: "4",
+        DOCVERIFY_TRUSTED_PROXY_HOPS: "1",
+      });
     });
 
     it("keeps every name within 63 characters for a long release name", async () => {

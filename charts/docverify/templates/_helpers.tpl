@@ -293,3 +293,27 @@ LLM key, which the operator hands on to the agent Pods. Call with (dict "root" $
       port: {{ . }}
     {{- end }}
 {{- end }}
+
+{{/* config.allowedSourcePorts as DOCVERIFY_ALLOWED_SOURCE_PORTS: "80,443,8000-8999". */}}
+{{- define "docverify.sourcePorts" -}}
+{{- $out := list }}
+{{- range .Values.config.allowedSourcePorts }}
+{{- if kindIs "string" . }}{{ $out = append $out . }}{{ else }}{{ $out = append $out (int64 . | toString) }}{{ end }}
+{{- end }}
+{{- join "," $out }}
+{{- end }}
+
+{{/* config.allowedSourcePorts as NetworkPolicy ports (TCP; a "low-high" range becomes port + endPort). */}}
+{{- define "docverify.sourcePortsEgress" -}}
+{{- range .Values.config.allowedSourcePorts }}
+{{- if kindIs "string" . }}
+{{- $range := splitList "-" . }}
+- protocol: TCP
+  port: {{ index $range 0 | int64 }}
+  endPort: {{ index $range 1 | int64 }}
+{{- else }}
+- protocol: TCP
+  port: {{ int64 . }}
+{{- end }}
+{{- end }}
+{{- end }}
