@@ -39,7 +39,7 @@ describe("verification gate", () => {
   });
 
   it("serves the priority lane first, then the sources round-robin", async () => {
-    const gate = createVerifyGate({ concurrency: 1 });
+    const gate = createVerifyGate({ concurrency: 1, reserved: 0 });
     const log: string[] = [];
     const first = task(log, "first");
     const runs: Promise<string>[] = [gate.run({ source: "x", priority: false }, first.fn)];
@@ -81,13 +81,37 @@ describe("verification gate", () => {
     );
     runs.push(gate.run({ source: "two", priority: false }, quick("c")));
     await expect(gate.run({ source: "three", priority: false }, quick("x"))).rejects.toThrow(/waiting/);
-    // The priority lane is not bounded by maxQueued (only by maxPerSource).
+    // The priority lane is not bounded by maxQueued (only by maxPerSource), and has a slot of its own.
     runs.push(gate.run({ source: "four", priority: true }, quick("d")));
-    expect(gate.stats()).toEqual({ running: 1, queued: 3 });
+    expect(gate.stats()).toEqual({ running: 2, queued: 2 });
     blocker.finish();
     expect(await Promise.all(runs)).toEqual(["a", "b", "c", "d"]);
     expect(log).toEqual(["a", "d", "b", "c"]);
     expect(gate.stats()).toEqual({ running: 0, queued: 0 });
+  });
+
+  it("keeps `reserved` slots for the priority lane: a known caller never waits for strangers", async () => {
+    const gate = createVerifyGate({ concurrency: 1, reserved: 1 });
+    const log: string[] = [];
+    const stranger = task(log, "stranger");
+    const known = task(log, "known");
+    const known2 = task(log, "known2");
+    const runs = [
+      gate.run({ source: "s", priority: false }, stranger.fn),
+      gate.run({ source: "t", priority: false }, async () => "queued"),
+      gate.run({ source: "k", priority: true }, known.fn),
+      gate.run({ source: "k2", priority: true }, known2.fn),
+    ];
+    await known.started;
+    expect(log).toEqual(["stranger", "known"]);
+    expect(gate.stats()).toEqual({ running: 2, queued: 2 });
+    // The stranger's slot frees: the waiting known caller goes first, then (with a normal slot) the stranger.
+    stranger.finish();
+    await known2.started;
+    expect(gate.stats()).toEqual({ running: 2, queued: 1 });
+    known.finish();
+    known2.finish();
+    expect(await Promise.all(runs)).toEqual(["stranger", "queued", "known", "known2"]);
   });
 
   it("frees the slot when a check throws", async () => {

@@ -1,7 +1,9 @@
 /**
  * Bounded concurrency for client-secret verification. scrypt costs ~50-100 ms of a CPU and 32 MiB per
  * check, so the number running at once is capped (`concurrency`); the rest wait in two lanes:
- * - the priority lane: callers that authenticated from the same address recently (a known pair), FIFO;
+ * - the priority lane: callers that authenticated from the same address recently (a known pair), FIFO,
+ *   with `reserved` extra slots of their own (default 1): a known client never waits for a stranger's
+ *   check to end, it only shares the CPU with it;
  * - the normal lane: everyone else, served round-robin by source address, so a source with many
  *   connections gets no more turns than a source with one.
  * A source may have at most `maxPerSource` checks queued or running, and the normal lane at most
@@ -14,6 +16,8 @@ export class GateBusyError extends Error {
 
 export interface VerifyGateOptions {
   concurrency: number;
+  /** Slots beyond `concurrency` only the priority lane may use (default 1). */
+  reserved?: number;
   /** Most checks one source may have queued or running (default 8). */
   maxPerSource?: number;
   /** Most checks waiting in the normal lane (default 256). */
@@ -35,6 +39,8 @@ export function createVerifyGate(opts: VerifyGateOptions): VerifyGate {
   const concurrency = Math.max(1, opts.concurrency);
   const maxPerSource = Math.max(1, opts.maxPerSource ?? 8);
   const maxQueued = Math.max(0, opts.maxQueued ?? 256);
+  const reserved = Math.max(0, opts.reserved ?? 1);
+  const canStart = (priority: boolean) => running < concurrency + (priority ? reserved : 0);
   let running = 0;
   let queuedNormal = 0;
   const priority: Waiter[] = [];
@@ -42,9 +48,10 @@ export function createVerifyGate(opts: VerifyGateOptions): VerifyGate {
   const normal = new Map<string, Waiter[]>();
   const pending = new Map<string, number>();
 
+  /** The next waiter that may start now, taken off its lane. */
   function next(): Waiter | undefined {
-    const p = priority.shift();
-    if (p) return p;
+    if (priority.length > 0 && canStart(true)) return priority.shift();
+    if (!canStart(false)) return undefined;
     for (const [source, queue] of normal) {
       const w = queue.shift();
       normal.delete(source);
@@ -60,8 +67,7 @@ export function createVerifyGate(opts: VerifyGateOptions): VerifyGate {
     if (left <= 0) pending.delete(source);
     else pending.set(source, left);
     running--;
-    const w = next();
-    if (w) {
+    for (let w = next(); w; w = next()) {
       running++;
       w.start();
     }
@@ -73,7 +79,8 @@ export function createVerifyGate(opts: VerifyGateOptions): VerifyGate {
       if (mine >= maxPerSource) {
         throw new GateBusyError(`More than ${maxPerSource} authentications at once from one address.`);
       }
-      if (running >= concurrency) {
+      const laneEmpty = caller.priority ? priority.length === 0 : queuedNormal === 0;
+      if (!(canStart(caller.priority) && laneEmpty)) {
         if (!caller.priority && queuedNormal >= maxQueued) {
           throw new GateBusyError("Too many authentications are waiting.");
         }
