@@ -39,7 +39,7 @@ beforeAll(async () => {
     "/gone.pdf": { body: "gone", status: 410, type: "text/plain" },
   });
   svc = await startService({
-    env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true", DOCVERIFY_ALLOWED_SOURCE_PORTS: String(files.port) },
+    env: { DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true", DOCVERIFY_ALLOWED_SOURCE_PORTS: `80,${files.port}` },
   });
 });
 afterAll(async () => {

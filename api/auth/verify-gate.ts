@@ -18,9 +18,9 @@ export interface VerifyGateOptions {
   concurrency: number;
   /** Slots beyond `concurrency` only the priority lane may use (default 1). */
   reserved?: number;
-  /** Most checks one source may have queued or running (default 8). */
+  /** Most checks one source may have queued or running (default 64). */
   maxPerSource?: number;
-  /** Most checks waiting in the normal lane (default 256). */
+  /** Most checks waiting in the normal lane (default 1024). */
   maxQueued?: number;
 }
 
@@ -37,8 +37,8 @@ interface Waiter {
 
 export function createVerifyGate(opts: VerifyGateOptions): VerifyGate {
   const concurrency = Math.max(1, opts.concurrency);
-  const maxPerSource = Math.max(1, opts.maxPerSource ?? 8);
-  const maxQueued = Math.max(0, opts.maxQueued ?? 256);
+  const maxPerSource = Math.max(1, opts.maxPerSource ?? 64);
+  const maxQueued = Math.max(0, opts.maxQueued ?? 1024);
   const reserved = Math.max(0, opts.reserved ?? 1);
   const canStart = (priority: boolean) => running < concurrency + (priority ? reserved : 0);
   let running = 0;
