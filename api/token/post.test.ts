@@ -263,7 +263,7 @@ describe("POST /token: throttling of failed authentication", () => {
     expect(blocked.headers.get("retry-after")).toBe("1");
     expect(blocked.body).toEqual({
       error: "temporarily_unavailable",
-      detail: "Too many failed client authentications. Retry after 1 seconds.",
+      detail: "Too many failed client authentications. Retry after 1 second.",
     });
     // Another address is served.
     expect((await from("198.51.100.8", "bob", "bob-secret")).status).toBe(200);

@@ -27,9 +27,12 @@ const oauthError = (
  * whether a client_id exists.
  */
 const throttled = (retryAfterSeconds: number, detail: string) =>
-  oauthError(429, "temporarily_unavailable", `${detail} Retry after ${retryAfterSeconds} seconds.`, {
-    "Retry-After": String(retryAfterSeconds),
-  });
+  oauthError(
+    429,
+    "temporarily_unavailable",
+    `${detail} Retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? "" : "s"}.`,
+    { "Retry-After": String(retryAfterSeconds) },
+  );
 
 /** What POST /token needs besides the ports: throttling state shared by the app's requests. */
 export interface TokenGuard {
