@@ -31,6 +31,8 @@ export interface ApiDeps {
   ready: () => Promise<{ ok: boolean; reason?: string }>;
   /** Base URL clients reach the service at, for signed upload URLs (e.g. http://127.0.0.1:8080). */
   publicUrl: string;
+  /** Waits `ms` (holding throttled answers); default a timer. Tests pass one that records instead. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The authenticated caller of a /v1 request. */

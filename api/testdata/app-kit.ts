@@ -65,6 +65,8 @@ export interface Harness {
   store: MemoryResourceStore<Detection>;
   clock: ManualClock;
   dir: string;
+  /** Every hold of a throttled answer, in ms (the harness does not wait). */
+  sleeps: number[];
   /** A bearer token from POST /token for a TEST_CLIENTS client. */
   token(clientId: string, scope?: string): Promise<string>;
   close(): Promise<void>;
@@ -90,6 +92,7 @@ export async function createHarness(
   const config: Config = { ...loadConfig({}), ...opts.config };
   await objects.ensureBucket(config.bucket);
   const clientList = opts.clients ?? TEST_CLIENTS;
+  const sleeps: number[] = [];
   const deps: ApiDeps = {
     detections: store,
     ...(opts.jobs ? { jobs: opts.jobs } : {}),
@@ -105,6 +108,10 @@ export async function createHarness(
     clock,
     ready: async () => ({ ok: true }),
     publicUrl: opts.publicUrl ?? "http://127.0.0.1:8080",
+    // Throttled answers are held for real in the service; here the hold is recorded, not waited for.
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
   };
   const app = createApp(deps);
   const secrets = new Map(
@@ -116,6 +123,7 @@ export async function createHarness(
   return {
     app,
     deps,
+    sleeps,
     store,
     clock,
     dir,

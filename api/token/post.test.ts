@@ -265,12 +265,16 @@ describe("POST /token: throttling of failed authentication", () => {
       error: "temporarily_unavailable",
       detail: "Too many failed client authentications. Retry after 1 second.",
     });
+    // The answer was held for its Retry-After (at most 1 s), so an attacker ignoring it is slowed down.
+    expect(h.sleeps).toEqual([1000]);
     // Another address is served.
     expect((await from("198.51.100.8", "bob", "bob-secret")).status).toBe(200);
     h.clock.advance(1_000);
     expect((await from("198.51.100.7", "guess", "x")).status).toBe(401);
     const again = await from("198.51.100.7", "bob", "bob-secret");
-    expect(again.headers.get("retry-after")).toBe("2");
+    // Blocked for 2 s: held 1 s, then told to come back after the second left.
+    expect(again.headers.get("retry-after")).toBe("1");
+    expect(h.sleeps).toEqual([1000, 1000]);
     h.clock.advance(2_000);
     expect((await from("198.51.100.7", "bob", "bob-secret")).status).toBe(200);
     expect(await h.deps.metrics.getSingleMetricAsString("docverify_token_throttled_total")).toMatch(

@@ -34,6 +34,15 @@ const throttled = (retryAfterSeconds: number, detail: string) =>
     { "Retry-After": String(retryAfterSeconds) },
   );
 
+/**
+ * A blocked request is answered only after this long (or its Retry-After, if shorter): an attacker that
+ * ignores Retry-After then gets one answer per second and connection instead of thousands, and the hold
+ * costs a timer, not CPU. Known clients are never blocked, so never held.
+ */
+export const THROTTLE_HOLD_MS = 1000;
+
+const sleepTimer = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 /** What POST /token needs besides the ports: throttling state shared by the app's requests. */
 export interface TokenGuard {
   throttle: TokenThrottle;
@@ -170,7 +179,10 @@ export function registerPostToken(app: OpenAPIHono<AppEnv>, guard: TokenGuard): 
       const verdict = await guard.throttle.check(id, address);
       if (!verdict.allowed) {
         guard.metrics.throttled.inc({ reason: verdict.reason });
-        throw throttled(verdict.retryAfterSeconds, "Too many failed client authentications.");
+        const hold = Math.min(verdict.retryAfterSeconds * 1000, THROTTLE_HOLD_MS);
+        await (deps.sleep ?? sleepTimer)(hold);
+        const left = Math.max(1, verdict.retryAfterSeconds - Math.floor(hold / 1000));
+        throw throttled(left, "Too many failed client authentications.");
       }
       let client: Awaited<ReturnType<typeof deps.clients.verify>>;
       try {
