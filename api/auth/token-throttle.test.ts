@@ -39,7 +39,7 @@ describe("token throttle", () => {
   it("blocks an address after its failures, for exponentially longer each time", async () => {
     const { throttle, clock } = make();
     await fail(throttle, 9, "mallory", "10.0.0.9");
-    expect(await throttle.check("anyone", "10.0.0.9")).toEqual({ allowed: true, known: false });
+    expect(await throttle.check("anyone", "10.0.0.9")).toEqual({ allowed: true, lane: "suspect" });
     await fail(throttle, 1, "guess-1", "10.0.0.9");
     expect(await throttle.check("anyone", "10.0.0.9")).toEqual({
       allowed: false,
@@ -67,7 +67,7 @@ describe("token throttle", () => {
     await throttle.recordSuccess("acme", "192.0.2.1");
     for (let i = 0; i < 20; i++) await throttle.recordFailure("acme", `198.51.100.${i}`);
     expect(await throttle.check("acme", "203.0.113.7")).toMatchObject({ allowed: false, reason: "client" });
-    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, known: true });
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "known" });
     expect((await throttle.check("other", "203.0.113.7")).allowed).toBe(true);
   });
 
@@ -80,7 +80,7 @@ describe("token throttle", () => {
       allowed: false,
       reason: "address",
     });
-    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, known: true });
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "known" });
     // Guesses at acme itself from that address block the pair, known or not.
     for (let i = 0; i < 5; i++) await throttle.recordFailure("acme", "192.0.2.1");
     expect(await throttle.check("acme", "192.0.2.1")).toMatchObject({ allowed: false, reason: "pair" });
@@ -105,16 +105,27 @@ describe("token throttle", () => {
     clock.advance(60_000);
     await throttle.recordSuccess("acme", "192.0.2.1"); // past half its life: refreshed
     clock.advance(60_000);
-    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, known: true });
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "known" });
     clock.advance(41_000);
     await fail(throttle, 1, "acme", "198.51.100.2"); // the 21st failure in the window: acme blocked again
     expect(await throttle.check("acme", "192.0.2.1")).toMatchObject({ allowed: false, reason: "client" });
   });
 
+  it("puts a known pair first, then addresses without failures, then addresses that failed", async () => {
+    const { throttle } = make();
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "clean" });
+    await throttle.recordFailure("typo", "192.0.2.1");
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "suspect" });
+    await throttle.recordSuccess("acme", "192.0.2.1");
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "known" });
+    expect(await throttle.check("other", "192.0.2.1")).toEqual({ allowed: true, lane: "suspect" });
+    expect(await throttle.check("other", "192.0.2.2")).toEqual({ allowed: true, lane: "clean" });
+  });
+
   it("0 turns a limit off", async () => {
     const { throttle } = make({ maxFailuresPerAddress: 0, maxFailuresPerClient: 0 });
     await fail(throttle, 100, "acme", "192.0.2.1");
-    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, known: false });
+    expect(await throttle.check("acme", "192.0.2.1")).toEqual({ allowed: true, lane: "clean" });
   });
 
   it("fails open when the counters fail", async () => {
@@ -138,7 +149,7 @@ describe("token throttle", () => {
     });
     await throttle.recordFailure("a", "1.2.3.4");
     await throttle.recordSuccess("a", "1.2.3.4");
-    expect(await throttle.check("a", "1.2.3.4")).toEqual({ allowed: true, known: false });
+    expect(await throttle.check("a", "1.2.3.4")).toEqual({ allowed: true, lane: "clean" });
     expect(errors).toHaveLength(3);
   });
 });

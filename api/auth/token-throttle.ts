@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../../core/step-context.js";
 import type { WindowCount, WindowCounter } from "../../core/window-counter.js";
+import type { GateLane } from "./verify-gate.js";
 
 /**
  * Throttling of failed client authentication at POST /token (docs/decisions.md, "Throttling"), on the
@@ -28,8 +29,12 @@ export interface TokenThrottleSettings {
 
 export const DEFAULT_KNOWN_SECONDS = 7 * 24 * 3600;
 
+/**
+ * `lane` orders the secret checks (verify-gate.ts): `known` for a known pair, `suspect` when the address
+ * failed in the current window, else `clean`.
+ */
 export type ThrottleVerdict =
-  | { allowed: true; known: boolean }
+  | { allowed: true; lane: GateLane }
   | { allowed: false; retryAfterSeconds: number; reason: "address" | "client" | "pair" };
 
 export interface TokenThrottle {
@@ -91,23 +96,21 @@ export function createTokenThrottle(deps: {
     async check(clientId, address) {
       const k = keys(clientId, address);
       try {
-        const [known, pair, addr, client] = await Promise.all([
+        const [known, pair, addr, client, failures] = await Promise.all([
           counter.peek(k.known),
           counter.peek(k.block.pair),
           counter.peek(k.block.address),
           counter.peek(k.block.client),
+          counter.peek(k.fail.address),
         ]);
         if (pair.count > 0) return { allowed: false, retryAfterSeconds: seconds(pair), reason: "pair" };
-        const isKnown = known.count > 0;
-        if (!isKnown) {
-          if (addr.count > 0) return { allowed: false, retryAfterSeconds: seconds(addr), reason: "address" };
-          if (client.count > 0)
-            return { allowed: false, retryAfterSeconds: seconds(client), reason: "client" };
-        }
-        return { allowed: true, known: isKnown };
+        if (known.count > 0) return { allowed: true, lane: "known" };
+        if (addr.count > 0) return { allowed: false, retryAfterSeconds: seconds(addr), reason: "address" };
+        if (client.count > 0) return { allowed: false, retryAfterSeconds: seconds(client), reason: "client" };
+        return { allowed: true, lane: failures.count > 0 ? "suspect" : "clean" };
       } catch (err) {
         counterFailed(err);
-        return { allowed: true, known: false };
+        return { allowed: true, lane: "clean" };
       }
     },
 

@@ -186,7 +186,7 @@ export function registerPostToken(app: OpenAPIHono<AppEnv>, guard: TokenGuard): 
       }
       let client: Awaited<ReturnType<typeof deps.clients.verify>>;
       try {
-        client = await guard.gate.run({ source: address, priority: verdict.known }, () =>
+        client = await guard.gate.run({ source: address, lane: verdict.lane }, () =>
           deps.clients.verify(id, secret),
         );
       } catch (err) {
