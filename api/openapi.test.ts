@@ -281,6 +281,22 @@ describe("every status an operation answers is documented, with a matching examp
     documented("post", "/token", await call(h, "POST", "/token", { body: ok }));
     documented("post", "/token", await call(h, "POST", "/token", form({ ...ok, client_secret: "wrong" })));
     documented("post", "/token", await call(h, "POST", "/token", form({ ...ok, scope: "x".repeat(20_000) })));
+    // 429: an address that failed 10 times is blocked (a harness of its own: the block would hold for h).
+    const throttled = await createHarness();
+    try {
+      for (let i = 0; i < 10; i++) {
+        const r = await call(
+          throttled,
+          "POST",
+          "/token",
+          form({ ...ok, client_id: `guess-${i}`, client_secret: "x" }),
+        );
+        expect(r.status).toBe(401);
+      }
+      documented("post", "/token", await call(throttled, "POST", "/token", form(ok)));
+    } finally {
+      await throttled.close();
+    }
   });
 
   it("detections", async () => {

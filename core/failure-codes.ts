@@ -3,7 +3,7 @@ export const FAILURE_MESSAGES = {
   source_unreachable:
     "The document could not be downloaded because its host could not be reached; check that source_url is correct and publicly reachable.",
   source_forbidden:
-    "The document's address resolves to a private, loopback, link-local or metadata network, which this deployment does not fetch from.",
+    "The document's address is one this deployment does not fetch from: a private, loopback, link-local or metadata network, or a port it does not allow (80 and 443 unless configured otherwise).",
   source_http_error:
     "The document's server answered with an HTTP error status instead of the document; check that source_url points at the file and is accessible.",
   source_too_large: "The document is larger than this deployment's maximum document size.",

@@ -95,7 +95,7 @@ export const postTokenRoute = createRoute({
     429: tokenError(
       "temporarily_unavailable: too many failed authentications from this address or against this client " +
         "(the request was held up to 1 s; see Retry-After), or too many at once",
-      { temporarily_unavailable: "Too many failed client authentications. Retry after 4 seconds." },
+      { temporarily_unavailable: "Too many failed client authentications. Retry after 1 second." },
     ),
   },
 });

@@ -33,8 +33,15 @@ export const TokenError = z
   .object({
     detail: z.string().openapi({ description: "One sentence (the contract's message where it names one)" }),
     error: z.string().openapi({
-      description: "RFC 6749 error code",
-      enum: ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"],
+      description:
+        "RFC 6749 error code; `temporarily_unavailable` (429, with Retry-After) when failed authentications are throttled",
+      enum: [
+        "invalid_request",
+        "invalid_client",
+        "unsupported_grant_type",
+        "invalid_scope",
+        "temporarily_unavailable",
+      ],
     }),
   })
   .openapi("TokenError");
