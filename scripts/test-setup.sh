@@ -8,6 +8,7 @@
 #   - the real-producer fixtures (fixtures/real-producer/, `npm run eval -- --set real-producer`): documents
 #     rendered by LibreOffice Writer/Calc (PDF export) and headless Chromium (print to PDF), re-distilled by
 #     Ghostscript, and tampered with MuPDF's mutool, qpdf and LibreOffice Draw (PDF import + re-export);
+#     faketime (libfaketime) lets a producer run on the day the document was issued;
 #   - the fonts real documents use, so the renderers fall back the way they do on a real desktop: DejaVu,
 #     Liberation (metric-compatible Arial/Times/Courier), Noto Color Emoji and Symbola (☎ ✆ ✉ arrows, bullets);
 #   - two PDF manuals Debian ships (/usr/share/doc/libtasn1-doc/libtasn1.pdf and
@@ -25,6 +26,7 @@ packages=(
   redis-server poppler-utils qpdf unzip
   libreoffice-writer libreoffice-calc libreoffice-draw chromium mupdf-tools ghostscript
   fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
+  faketime
   libtasn1-doc shared-mime-info
 )
 missing=()
