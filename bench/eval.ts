@@ -196,9 +196,10 @@ async function main(): Promise<void> {
     all.push(...docs);
     const secs = ((performance.now() - started) / 1000).toFixed(0);
     const note = [loaded.note, loaded.skipped, `${secs} s`].filter(Boolean).join("; ");
-    reports.push(formatSet(set, docs, { verbose: args.verbose, note }));
-    if (args.verbose) for (const line of misclassified(docs)) reports.push(line);
-    process.stdout.write(`${reports.at(-1)}\n\n`);
+    const report = formatSet(set, docs, { verbose: args.verbose, note });
+    reports.push(report);
+    const wrong = args.verbose ? misclassified(docs) : [];
+    process.stdout.write(`${[report, ...wrong].join("\n")}\n\n`);
   }
   const budget = formatBudget(budgetLines(all));
   process.stdout.write(`${budget}\n`);
