@@ -121,6 +121,9 @@ export interface Metrics {
     meanScore: number;
     excluded: number;
     exempt: boolean;
+    /** Every tampered copy of the kind, whatever its original scored (for reference only). */
+    nAll: number;
+    detectedAll: number;
   }[];
   docTypeAccuracy: number;
   msPerDocMean: number;
@@ -320,6 +323,8 @@ export function computeMetrics(all: readonly DocOutcome[], threshold = THRESHOLD
         meanScore: mean(of.map(scoreOf)),
         excluded: all.length - of.length,
         exempt: all.some((d) => d.exempt),
+        nAll: all.length,
+        detectedAll: all.filter((d) => scoreOf(d) >= threshold).length,
       };
     }),
     // Over documents whose true type is known (a declared `other` says nothing to compare with).
@@ -350,7 +355,7 @@ export function formatMetrics(m: Metrics, title: string): string {
     ["check step per document, mean", `${Math.round(m.checkMsMean)} ms`],
     ...m.perKind.map((k): [string, string] => [
       `${k.exempt ? "exempt, " : ""}detected: ${k.kind}`,
-      `${pct(k.rate)} (${k.detected}/${k.n}, mean score ${Number.isNaN(k.meanScore) ? "-" : Math.round(k.meanScore)})${k.excluded ? `, ${k.excluded} more on flagged originals not counted` : ""}`,
+      `${pct(k.rate)} (${k.detected}/${k.n}, mean score ${Number.isNaN(k.meanScore) ? "-" : Math.round(k.meanScore)})${k.excluded ? `; ${k.excluded} on originals ≥ ${THRESHOLD} not counted (all copies: ${k.detectedAll}/${k.nAll})` : ""}`,
     ]),
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
