@@ -34,7 +34,6 @@ export const DOC_TYPE_ALIASES = {
   pay_stub: "payslip",
   salary_slip: "payslip",
   earnings_statement: "payslip",
-  statement: "bank_statement",
   account_statement: "bank_statement",
   utility: "utility_bill",
   electricity_bill: "utility_bill",
