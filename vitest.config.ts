@@ -7,7 +7,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: [
-            "{core,api,operator,prepare,document,checks,agent,platform,bin,fixtures,scripts}/**/*.test.ts",
+            "{core,api,operator,prepare,document,checks,agent,platform,bin,fixtures,scripts,bench}/**/*.test.ts",
           ],
           testTimeout: 30_000,
         },

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { DOC_TYPES } from "../core/verdict.js";
+import { buildDocument } from "../fixtures/real-producer/content.js";
+import { allText, RP_DOC_TYPES } from "../fixtures/real-producer/model.js";
 import { classifyDocument, documentWords } from "./classify.js";
+import { SCORING } from "./score.js";
+import { documentText, type KnownType, LANGS } from "./testdata/multilingual-text.js";
 
 const BANK_STATEMENT_EN = `--- page 1 ---
 Northbridge Bank plc
@@ -229,5 +234,35 @@ describe("classifyDocument", () => {
 
   it("strips page markers but keeps the words", () => {
     expect(documentWords("--- page 1 ---\nHello\n--- page 2 ---\nWorld")).toBe("Hello\n\nWorld");
+  });
+});
+
+describe("classifyDocument in six languages", () => {
+  const TYPES = DOC_TYPES.filter((t): t is KnownType => t !== "other");
+  const cases = TYPES.flatMap((type) => LANGS.map((lang) => [type, lang] as const));
+
+  it.each(cases)("recognises a %s in %s (seeded text, three seeds)", (type, lang) => {
+    for (const seed of [11, 2025, 90_001]) {
+      const result = classifyDocument(documentText(seed, type, lang));
+      expect({ seed, docType: result.docType }).toEqual({ seed, docType: type });
+      expect(result.confidence).toBeGreaterThanOrEqual(SCORING.mismatchMinConfidence);
+    }
+  });
+
+  it.each(["US", "GB", "DE", "FR"] as const)(
+    "recognises the real-producer fixtures' statements, payslips, invoices and bills of %s",
+    (region) => {
+      for (const type of RP_DOC_TYPES) {
+        const result = classifyDocument(allText(buildDocument(4242, type, region)));
+        expect(result.docType).toBe(type);
+        expect(result.confidence).toBeGreaterThanOrEqual(SCORING.mismatchMinConfidence);
+      }
+    },
+  );
+
+  it("reads nº as no (NFKC) in features as in the text", () => {
+    expect(classifyDocument("Nº de factura 2025-114 · Base imponible 100,00 · IVA 21 %").docType).toBe(
+      "invoice",
+    );
   });
 });

@@ -10,6 +10,8 @@ export interface ReasoningInput {
   documentTypeMatch: boolean;
   /** True when the declared type was neither confirmed nor contradicted by the text. */
   typeUnconfirmed: boolean;
+  /** True when the classifier was confident of its type (a declared `other` is then named by it). */
+  typeRecognised?: boolean;
   breakdown: ScoreBreakdown;
   checks: CheckResult[];
   discovered: string[];
@@ -87,10 +89,15 @@ function typeParagraph(input: ReasoningInput): string {
     .join(", ");
   const basis = found ? ` (found ${found}; classifier confidence ${c.confidence.toFixed(2)})` : "";
   if (declaredDocType === "other") {
-    if (c.docType === "other") {
-      return input.hasText
-        ? "No document type was declared, and the text does not identify what kind of document this is."
-        : "No document type was declared, and the document has no extractable text to identify it by.";
+    if (!input.hasText)
+      return "No document type was declared, and the document has no extractable text to identify it by.";
+    if (c.docType === "other")
+      return "No document type was declared, and the text does not identify what kind of document this is.";
+    if (input.typeRecognised === false) {
+      return (
+        `No document type was declared, and the text points only weakly to ${withArticle(c.plainWords)}${basis}, ` +
+        "so the type could not be confirmed."
+      );
     }
     return `No document type was declared; the text reads like ${withArticle(c.plainWords)}${basis}.`;
   }
@@ -112,7 +119,7 @@ function typeParagraph(input: ReasoningInput): string {
     c.docType === "other"
       ? "the text does not clearly identify any known document type"
       : `the text points only weakly to ${withArticle(c.plainWords)}${basis}`;
-  return `The document was declared as ${declared}; ${weak}, so the declared type could be neither confirmed nor ruled out.`;
+  return `The document was declared as ${declared}; ${weak}, so the declared type could not be confirmed (nor ruled out).`;
 }
 
 function findingsParagraphs(input: ReasoningInput): string[] {

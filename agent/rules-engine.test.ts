@@ -3,7 +3,8 @@ import type { CheckResult } from "../core/check-result.js";
 import { Verdict } from "../core/verdict.js";
 import { classifyDocument } from "./classify.js";
 import type { AgentInput } from "./engine.js";
-import { createRulesEngine, decideDocType } from "./rules-engine.js";
+import { analyzeWithRules, createRulesEngine, decideDocType } from "./rules-engine.js";
+import { SCORING } from "./score.js";
 
 const BANK_STATEMENT = `--- page 1 ---
 Northbridge Bank plc — Bank Statement
@@ -201,8 +202,53 @@ describe("decideDocType", () => {
     });
     expect(decideDocType("other", classifyDocument(""))).toMatchObject({
       documentTypeMatch: true,
-      actualDocType: "unidentified document",
+      actualDocType: "other",
     });
+  });
+  // "Statement date" (2) + "account number" (1): a bank statement at confidence 0.39.
+  const WEAK_STATEMENT = "Statement date: 01/02/2025\nAccount number 1234";
+  it("does not name a guessed type for a declared other below the confidence threshold", () => {
+    const weak = classifyDocument(WEAK_STATEMENT);
+    expect(weak.docType).toBe("bank_statement");
+    expect(weak.confidence).toBeLessThan(SCORING.mismatchMinConfidence);
+    expect(decideDocType("other", weak)).toMatchObject({
+      documentTypeMatch: true,
+      actualDocType: "other",
+      recognised: false,
+      unconfirmed: false,
+    });
+  });
+  it("names the type from the confidence threshold on, and not below it", () => {
+    const c = classifyDocument(ELECTRICITY_BILL);
+    const at = { ...c, confidence: SCORING.mismatchMinConfidence };
+    const below = { ...c, confidence: SCORING.mismatchMinConfidence - 0.01 };
+    expect(decideDocType("payslip", at)).toMatchObject({
+      documentTypeMatch: false,
+      actualDocType: "electricity bill",
+    });
+    expect(decideDocType("payslip", below)).toMatchObject({
+      documentTypeMatch: true,
+      actualDocType: "payslip",
+    });
+    expect(decideDocType("other", at).actualDocType).toBe("electricity bill");
+    expect(decideDocType("other", below).actualDocType).toBe("other");
+  });
+  it("says in the reasoning that a weakly indicated type could not be confirmed", () => {
+    const declaredOther = analyzeWithRules({
+      ...input({ checks: [passCheck] }),
+      declaredDocType: "other",
+      text: WEAK_STATEMENT,
+    });
+    expect(declaredOther.verdict).toMatchObject({ documentTypeMatch: true, actualDocType: "other" });
+    expect(declaredOther.verdict.reasoning).toContain("so the type could not be confirmed");
+    const declaredInvoice = analyzeWithRules({
+      ...input({ checks: [passCheck] }),
+      declaredDocType: "invoice",
+      text: WEAK_STATEMENT,
+    });
+    expect(declaredInvoice.verdict).toMatchObject({ documentTypeMatch: true, actualDocType: "invoice" });
+    expect(declaredInvoice.verdict.reasoning).toContain("could not be confirmed");
+    expect(declaredInvoice.verdict.reasoning).not.toContain("does not appear to be the type");
   });
   it("does not call a weak classification a mismatch", () => {
     const weak = classifyDocument("Please find the receipt attached.");

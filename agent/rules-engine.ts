@@ -16,26 +16,31 @@ export { SCORING, type ScoringConstants } from "./score.js";
 export interface DocTypeDecision extends TypeAssessment {
   documentTypeMatch: boolean;
   actualDocType: string;
+  /** True when the classifier recognised a type with at least SCORING.mismatchMinConfidence. */
+  recognised: boolean;
 }
 
 /**
- * Declared vs classified type (ARCHITECTURE.md, "Decisions: actual_doc_type"):
- * - declared `other` claims nothing: a match, and actual_doc_type names what was found in plain words;
- * - a confident classification of a different type: no match, actual_doc_type in plain words;
+ * Declared vs classified type (ARCHITECTURE.md, "Decisions: actual_doc_type"; docs/decisions.md, "Declared
+ * type"). The classifier's type counts only when it is recognised: confidence ≥ SCORING.mismatchMinConfidence
+ * (0.5). Below that the text is treated as not identifying any type.
+ * - declared `other` claims nothing: a match; actual_doc_type names a recognised type in plain words, and
+ *   repeats `other` when none was recognised;
+ * - a recognised type different from the declared one: no match, actual_doc_type in plain words;
  * - otherwise a match, and actual_doc_type repeats the declared value (unconfirmed when the text did not
- *   clearly show the declared type).
+ *   show the declared type: the reasoning says it could not be confirmed).
  */
 export function decideDocType(
   declared: DocType,
   c: Classification,
   k: ScoringConstants = SCORING,
 ): DocTypeDecision {
-  const base = { confidence: c.confidence, mismatch: false, unconfirmed: false };
-  if (declared === "other") return { ...base, documentTypeMatch: true, actualDocType: c.plainWords };
+  const recognised = c.docType !== "other" && c.confidence >= k.mismatchMinConfidence;
+  const base = { confidence: c.confidence, mismatch: false, unconfirmed: false, recognised };
+  if (declared === "other")
+    return { ...base, documentTypeMatch: true, actualDocType: recognised ? c.plainWords : declared };
   if (c.docType === declared) return { ...base, documentTypeMatch: true, actualDocType: declared };
-  if (c.docType !== "other" && c.confidence >= k.mismatchMinConfidence) {
-    return { ...base, mismatch: true, documentTypeMatch: false, actualDocType: c.plainWords };
-  }
+  if (recognised) return { ...base, mismatch: true, documentTypeMatch: false, actualDocType: c.plainWords };
   return { ...base, unconfirmed: true, documentTypeMatch: true, actualDocType: declared };
 }
 
@@ -67,6 +72,7 @@ export function analyzeWithRules(input: AgentInput, constants: ScoringConstants 
     classification,
     documentTypeMatch: type.documentTypeMatch,
     typeUnconfirmed: type.unconfirmed,
+    typeRecognised: type.recognised,
     breakdown,
     checks: input.checks,
     discovered: input.discovered,

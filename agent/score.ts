@@ -27,7 +27,11 @@ export const SCORING = {
   defaultFlagSeverity: 5,
   /** A type mismatch counts as evidence with p = mismatchProbability × classifier confidence. */
   mismatchProbability: 0.6,
-  /** Minimum classifier confidence before a mismatch counts. */
+  /**
+   * Classifier confidence from which its type counts as recognised: below it a different type is no mismatch
+   * (document_type_match stays true, actual_doc_type repeats the declared type, the reasoning says the type
+   * could not be confirmed), and a declared `other` is not given a guessed name. docs/decisions.md.
+   */
   mismatchMinConfidence: 0.5,
   /** Points of uncertainty per check that errored, and their cap. */
   errorPoints: 3,

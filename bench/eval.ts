@@ -1,23 +1,50 @@
 /**
- * `npm run eval`: the quality figures of the checks and the agent on the repo's labelled set
- * (fixtures/corpus.ts), printed as a table; asserts nothing.
+ * `npm run eval`: the quality figures of the checks and the agent, per labelled set, printed as tables;
+ * asserts nothing. Each set is reported on its own (bench/eval-sets.ts, bench/eval-report.ts):
+ *   synthetic       the repo's seeded corpus (fixtures/corpus.ts)
+ *   realworld-dev   68 genuine PDFs from ../shared/realworld-dev (manifest.json)
+ *   real-producer   documents made by LibreOffice, Chromium and Ghostscript, tampered with MuPDF, qpdf,
+ *                   LibreOffice Draw and Ghostscript (fixtures/real-producer/; generated once, then cached)
+ *   debian-manuals  PDF manuals Debian ships (libtasn1-doc, shared-mime-info)
  *
- *   npm run eval                                   rules engine, the held-out set (seed 9001)
- *   npm run eval -- --seed 1001                    the calibration set
- *   npm run eval -- --genuine 1 --tampered 2       a smaller set (per cell / per kind)
- *   npm run eval -- --no-images                    without image documents (no OCR; much faster)
+ *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
+ *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
+ *   npm run eval -- --real-producer-subset test    the small real-producer subset the unit tests use
+ *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
+ *   npm run eval -- --seed 1001                    the synthetic calibration set
+ *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
+ *   npm run eval -- --no-images                    synthetic without image documents (no OCR; much faster)
  *   npm run eval -- --engine llm --llm-url http://127.0.0.1:8199/v1 [--llm-model NAME]
  *   npm run eval -- --json out.json                also write every document's outcome as JSON
- *   npm run eval -- --verbose                      a progress line per document and the misclassified list
+ *   npm run eval -- --verbose                      progress per document, every false positive and miss
  *
- * The figures: ROC AUC of the score, precision/recall/F1 and the false-positive rate at score 50,
- * detection rate per tamper kind, doc-type accuracy of the classifier, time per document, and the check
- * step's time on a 10-page statement (median of 5 runs).
+ * Per set: ROC AUC, precision/recall/F1 and the false-positive rate at score 50, detection per tamper kind
+ * (only tampered copies of originals that score below 50 count), the genuine score distribution and the
+ * false positives with what flagged them, FPR per producer family, detection by whether the edit kept the
+ * arithmetic, and the table check/code → documents (genuine vs tampered). Then the per-check false-positive
+ * budget on all real genuine documents, and the check step's time on a 10-page statement.
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
-import { corpusPlan } from "../fixtures/corpus.js";
-import { computeMetrics, evaluate, formatMetrics, misclassified } from "./eval-harness.js";
+import path from "node:path";
+import {
+  type DocOutcome,
+  EVAL_SETS,
+  type EvalSet,
+  evaluate,
+  linkOriginals,
+  misclassified,
+} from "./eval-harness.js";
+import { budgetLines, formatBudget, formatSet } from "./eval-report.js";
+import {
+  debianManualsSet,
+  type LoadedSet,
+  REPO_ROOT,
+  realProducerEvalSet,
+  realworldDevSet,
+  SHARED_DIR,
+  syntheticSet,
+} from "./eval-sets.js";
 import { tenPageCheckStepMs } from "./ten-page.js";
 
 export const HOLDOUT_SEED = 9001;
@@ -33,6 +60,9 @@ interface Args {
   llmModel?: string;
   json?: string;
   verbose: boolean;
+  sets: EvalSet[];
+  realProducerSubset: "full" | "test";
+  shared: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -43,6 +73,9 @@ function parseArgs(argv: string[]): Args {
     images: true,
     engine: "rules",
     verbose: false,
+    sets: [],
+    realProducerSubset: "full",
+    shared: SHARED_DIR,
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -82,6 +115,23 @@ function parseArgs(argv: string[]): Args {
       case "--verbose":
         args.verbose = true;
         break;
+      case "--set":
+        for (const name of value(i++, a).split(",")) {
+          if (name === "all") args.sets.push(...EVAL_SETS);
+          else if ((EVAL_SETS as readonly string[]).includes(name)) args.sets.push(name as EvalSet);
+          else throw new Error(`--set must be one of ${EVAL_SETS.join(", ")} or all, not ${name}`);
+        }
+        break;
+      case "--real-producer-subset": {
+        const v = value(i++, a);
+        if (v !== "full" && v !== "test")
+          throw new Error(`--real-producer-subset must be full or test, not ${v}`);
+        args.realProducerSubset = v;
+        break;
+      }
+      case "--shared":
+        args.shared = path.resolve(value(i++, a));
+        break;
       default:
         throw new Error(`unknown argument ${a}; see the comment at the top of bench/eval.ts`);
     }
@@ -98,33 +148,71 @@ function parseArgs(argv: string[]): Args {
   return args;
 }
 
+async function load(set: EvalSet, args: Args, progress: (l: string) => void): Promise<LoadedSet> {
+  switch (set) {
+    case "synthetic":
+      return syntheticSet({
+        seed: args.seed,
+        genuine: args.genuine,
+        tampered: args.tampered,
+        images: args.images,
+      });
+    case "realworld-dev":
+      return realworldDevSet(args.shared);
+    case "real-producer":
+      return realProducerEvalSet(args.realProducerSubset, args.verbose ? progress : undefined);
+    case "debian-manuals":
+      return debianManualsSet();
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const items = corpusPlan({
-    seed: args.seed,
-    genuinePerCell: args.genuine,
-    tamperedPerKind: args.tampered,
-    images: args.images,
-  });
+  const sets = args.sets.length ? [...new Set(args.sets)] : [...EVAL_SETS];
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
   process.stderr.write(
-    `eval: ${items.length} documents (seed ${args.seed}), engine ${args.engine}, ${os.cpus().length} CPUs, Node ${process.version}\n`,
+    `eval: sets ${sets.join(", ")}; engine ${args.engine}; synthetic seed ${args.seed}; ${os.cpus().length} CPUs, Node ${process.version}; repo ${REPO_ROOT}\n`,
   );
-  const docs = await evaluate(items, {
-    engine: args.engine,
-    llmUrl: args.llmUrl,
-    llmModel: args.llmModel,
-    progress: args.verbose ? (line) => process.stderr.write(`${line}\n`) : undefined,
-  });
-  const metrics = computeMetrics(docs);
-  const tenPage = await tenPageCheckStepMs();
-  process.stdout.write(
-    `${formatMetrics(metrics, `docverify eval: seed ${args.seed}, engine ${args.engine}`)}\ncheck step on a 10-page bank statement: ${tenPage} ms (median of 5)\n`,
-  );
-  if (args.verbose) for (const line of misclassified(docs)) process.stdout.write(`${line}\n`);
+  const all: DocOutcome[] = [];
+  const reports: string[] = [];
+  for (const set of sets) {
+    const started = performance.now();
+    const loaded = await load(set, args, progress);
+    if (loaded.items.length === 0) {
+      reports.push(`== set ${set}: SKIPPED — ${loaded.skipped ?? "no documents"}`);
+      continue;
+    }
+    process.stderr.write(
+      `eval: ${set}: ${loaded.items.length} documents${loaded.note ? ` (${loaded.note})` : ""}\n`,
+    );
+    const docs = linkOriginals(
+      await evaluate(loaded.items, {
+        engine: args.engine,
+        llmUrl: args.llmUrl,
+        llmModel: args.llmModel,
+        progress: args.verbose ? progress : undefined,
+      }),
+    );
+    all.push(...docs);
+    const secs = ((performance.now() - started) / 1000).toFixed(0);
+    const note = [loaded.note, loaded.skipped, `${secs} s`].filter(Boolean).join("; ");
+    const report = formatSet(set, docs, { verbose: args.verbose, note });
+    reports.push(report);
+    const wrong = args.verbose ? misclassified(docs) : [];
+    process.stdout.write(`${[report, ...wrong].join("\n")}\n\n`);
+  }
+  const budget = formatBudget(budgetLines(all));
+  process.stdout.write(`${budget}\n`);
+  for (const r of reports.filter((x) => x.includes("SKIPPED"))) process.stdout.write(`${r}\n`);
+  if (sets.includes("synthetic")) {
+    process.stdout.write(
+      `check step on a 10-page bank statement: ${await tenPageCheckStepMs()} ms (median of 5)\n`,
+    );
+  }
   if (args.json) {
     await writeFile(
       args.json,
-      JSON.stringify({ seed: args.seed, engine: args.engine, metrics, docs }, null, 1),
+      JSON.stringify({ seed: args.seed, engine: args.engine, sets, docs: all }, null, 1),
     );
     process.stderr.write(`wrote ${args.json}\n`);
   }

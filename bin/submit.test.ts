@@ -125,6 +125,13 @@ describe("docverify submit against the API", () => {
     await h.close();
   });
 
+  it("accepts a doc_type alias, which the service stores as its canonical type", async () => {
+    const r = await submit([pdf, "--url", url, "--doc-type", "passport", "--no-wait", "--json"]);
+    expect(r.code, r.err).toBe(0);
+    const created = JSON.parse(r.out) as { id: string };
+    expect((await h.store.get(created.id))?.spec.docType).toBe("id_document");
+  });
+
   it("uploads a file declaring its name, type and size, and creates the detection", async () => {
     const r = await submit([
       pdf,

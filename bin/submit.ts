@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { normalizeRegion } from "../core/regions.js";
-import { DOC_TYPES } from "../core/verdict.js";
+import { DOC_TYPE_ALIASES, DOC_TYPE_INPUTS, DOC_TYPES } from "../core/verdict.js";
 
 const HELP = `Usage: docverify submit <file-or-url> [options]
 
@@ -15,6 +15,7 @@ an http(s) URL is sent as source_url. Every option is checked before anything is
 Options:
   --doc-type <type>       declared document type (default: other); one of:
                           ${DOC_TYPES.join(", ")}
+                          (or an alias the service stores as one of these: ${Object.keys(DOC_TYPE_ALIASES).slice(0, 4).join(", ")} …)
   --region <code>         ISO 3166-1 alpha-2 region of the document (default: US)
   --sample                a sample run (X-Sample-Run: true)
   --url <base>            service base URL (default: $DOCVERIFY_URL or http://127.0.0.1:8080)
@@ -107,7 +108,7 @@ async function plan(
     );
   }
   const docType = values["doc-type"] ?? "other";
-  if (!(DOC_TYPES as readonly string[]).includes(docType)) {
+  if (!(DOC_TYPE_INPUTS as readonly string[]).includes(docType)) {
     throw new SubmitError(
       `--doc-type "${docType}" is not a document type; use one of: ${DOC_TYPES.join(", ")}.`,
       2,

@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
 # `npm run test:setup`: installs what the test suites need beyond npm packages.
-# - Debian packages: redis-server (scheduler integration tests), poppler-utils and qpdf (PDF oracles in tests),
-#   mupdf-tools (mutool: a third-party writer of incremental updates in signature.pdf's tests),
-#   unzip (kubectl and helm come in a zip inside an npm package), chromium (the Swagger UI browser test in
-#   e2e/swagger-ui.test.ts, driven by playwright-core from npm).
+# - Debian packages:
+#   - redis-server (scheduler integration tests), poppler-utils and qpdf (PDF oracles in tests), unzip (kubectl
+#     and helm come in a zip inside an npm package), mupdf-tools (mutool: a third-party writer of incremental
+#     updates in signature.pdf's tests), chromium (the Swagger UI browser test in e2e/swagger-ui.test.ts, driven
+#     by playwright-core from npm);
+#   - the real-producer fixtures (fixtures/real-producer/, `npm run eval -- --set real-producer`): documents
+#     rendered by LibreOffice Writer/Calc (PDF export) and headless Chromium (print to PDF), re-distilled by
+#     Ghostscript, and tampered with MuPDF's mutool, qpdf and LibreOffice Draw (PDF import + re-export);
+#     faketime (libfaketime) lets a producer run on the day the document was issued;
+#   - the fonts real documents use, so the renderers fall back the way they do on a real desktop: DejaVu,
+#     Liberation (metric-compatible Arial/Times/Courier), Noto Color Emoji and Symbola (☎ ✆ ✉ arrows, bullets);
+#   - two PDF manuals Debian ships (/usr/share/doc/libtasn1-doc/libtasn1.pdf and
+#     /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf): genuine documents from real toolchains that
+#     `npm run eval` scores as the "debian-manuals" set.
+#   Installed with --no-install-recommends (LibreOffice's recommends alone would add Java and hundreds of MB).
 # - The cluster e2e's test cluster: kube-apiserver and etcd built with Go (scripts/build-test-cluster.sh),
 #   kubectl and helm from npm (scripts/fetch-kube-tools.sh), cached in
 #   ${DOCVERIFY_TEST_CLUSTER_DIR:-$HOME/.cache/docverify/test-cluster}/bin (see e2e/cluster/README.md).
-# Idempotent: installs or builds only what is missing. Needs root (or sudo) for apt-get.
+# Idempotent: installs or builds only what is missing. Needs root (or sudo) for apt-get. apt/dpkg may be locked
+# by another process on a shared machine: apt-get waits for the lock (DPkg::Lock::Timeout) instead of failing.
 set -euo pipefail
 
-packages=(redis-server poppler-utils qpdf mupdf-tools unzip chromium)
+packages=(
+  redis-server poppler-utils qpdf unzip
+  libreoffice-writer libreoffice-calc libreoffice-draw chromium mupdf-tools ghostscript
+  fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
+  faketime
+  libtasn1-doc shared-mime-info
+)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -19,8 +37,11 @@ if ((${#missing[@]})); then
   echo "test:setup: installing ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  started=$SECONDS
+  lock=(-o DPkg::Lock::Timeout=600)
+  $SUDO apt-get "${lock[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}"
+  echo "test:setup: Debian packages installed in $((SECONDS - started)) s"
 else
   echo "test:setup: Debian packages present (${packages[*]})"
 fi

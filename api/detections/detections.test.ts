@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Detection } from "../../core/detection.js";
+import { DOC_TYPE_INPUTS } from "../../core/verdict.js";
 import { CLEANUP_FINALIZER, LABELS, OBJECT_NAME_RE } from "../../core/resource.js";
 import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 
@@ -50,6 +51,36 @@ describe("POST /v1/detection", () => {
     });
   });
 
+  it.each([
+    ["passport", "id_document"],
+    ["id_card", "id_document"],
+    ["driving_licence", "id_document"],
+    ["paystub", "payslip"],
+    ["electricity_bill", "utility_bill"],
+    ["invoice", "invoice"],
+  ])("accepts the doc_type alias %s and stores the canonical %s", async (alias, canonical) => {
+    const r = await create(alice, { ...body, doc_type: alias });
+    expect(r.status).toBe(202);
+    const stored = (await h.store.get(r.body.id)) as Detection;
+    expect(stored.spec.docType).toBe(canonical);
+  });
+
+  it("lists every alias as a value of the doc_type enum in the OpenAPI document", async () => {
+    const doc = (await call(h, "GET", "/openapi.json")).body;
+    const values = doc.components.schemas.CreateDetectionRequest.properties.doc_type.enum as string[];
+    expect(values).toEqual(
+      expect.arrayContaining([
+        "bank_statement",
+        "id_document",
+        "other",
+        "passport",
+        "id_card",
+        "driving_licence",
+      ]),
+    );
+    expect(values).toEqual(DOC_TYPE_INPUTS);
+  });
+
   it("ids grow with time so listing newest-first is by id", async () => {
     const a = await create();
     h.clock.advance(1000);
@@ -78,7 +109,8 @@ describe("POST /v1/detection", () => {
     [{ ...body, source_url: "ftp://docs.example.com/a.pdf" }, ["body", "source_url"], "url_parsing"],
     [{ ...body, source_url: "file:///etc/passwd" }, ["body", "source_url"], "url_parsing"],
     [{ ...body, source_url: "not a url" }, ["body", "source_url"], "url_parsing"],
-    [{ ...body, doc_type: "passport" }, ["body", "doc_type"], "enum"],
+    [{ ...body, doc_type: "novel" }, ["body", "doc_type"], "enum"],
+    [{ ...body, doc_type: "Passport" }, ["body", "doc_type"], "enum"],
     [{ source_url: body.source_url, region: "GB" }, ["body", "doc_type"], "missing"],
     [{ source_url: body.source_url, doc_type: "invoice" }, ["body", "region"], "missing"],
     [{ ...body, region: "XK" }, ["body", "region"], "value_error"],

@@ -3,7 +3,7 @@ import { API_STATUSES } from "../../core/phases.js";
 import { normalizeRegion } from "../../core/regions.js";
 import { OBJECT_NAME_RE } from "../../core/resource.js";
 import { TRUST_LEVELS } from "../../core/check-result.js";
-import { DOC_TYPES } from "../../core/verdict.js";
+import { canonicalDocType, DOC_TYPE_ALIASES, DOC_TYPE_INPUTS } from "../../core/verdict.js";
 import { UPLOAD_ID_RE } from "../uploads/schema.js";
 
 export const AuthoritativeResult = z
@@ -33,6 +33,22 @@ export const VerdictResult = z
   .openapi("VerdictResult");
 
 const nullableString = z.string().nullable();
+
+const ALIAS_LIST = Object.entries(DOC_TYPE_ALIASES)
+  .map(([alias, type]) => `\`${alias}\` → \`${type}\``)
+  .join(", ");
+
+/**
+ * The declared type: a canonical type or an alias of one (id_card, passport, driving_licence → id_document,
+ * …), listed in the enum; the alias is replaced by its canonical type, which is stored and returned.
+ */
+export const DocTypeField = z
+  .enum(DOC_TYPE_INPUTS)
+  .transform(canonicalDocType)
+  .openapi({
+    example: "bank_statement",
+    description: `The declared document type. Aliases are accepted and stored as their canonical type: ${ALIAS_LIST}.`,
+  });
 
 export const DetectionDetail = z
   .object({
@@ -80,7 +96,7 @@ export const CreateDetectionBody = z
       .regex(UPLOAD_ID_RE, "Input should be an upload id returned by POST /v1/uploads (upl-<26 characters>)")
       .optional()
       .openapi({ example: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
-    doc_type: z.enum(DOC_TYPES).openapi({ example: "bank_statement" }),
+    doc_type: DocTypeField,
     region: z
       .string()
       .refine((v) => normalizeRegion(v) !== undefined, {

@@ -78,6 +78,14 @@ describe("POST /jobs: happy path", () => {
       region: "DE",
     });
   });
+
+  it("takes a doc_type alias and stores its canonical type", async () => {
+    await setup();
+    const token = await h.token("batcher");
+    const r = await call(h, "POST", "/jobs", { token, body: { ...BODY, doc_type: "driving_licence" } });
+    expect(r.status).toBe(202);
+    expect((await jobs.get(r.body.job_id))?.spec.docType).toBe("id_document");
+  });
 });
 
 describe("GET /jobs/{job_id}", () => {

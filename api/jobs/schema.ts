@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { normalizeRegion } from "../../core/regions.js";
 import { API_STATUSES } from "../../core/phases.js";
-import { DOC_TYPES } from "../../core/verdict.js";
+import { DocTypeField } from "../detections/schema.js";
 
 /** S3 bucket naming rules (3-63 lowercase letters, digits, '.' and '-', starting and ending alphanumeric). */
 export const BUCKET_NAME_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -63,10 +63,10 @@ export const CreateJobBody = z
       .boolean()
       .default(false)
       .openapi({ description: "true fails the job at once with forced_error (to test error handling)" }),
-    doc_type: z
-      .enum(DOC_TYPES)
-      .optional()
-      .openapi({ description: "Declared type of every document of the job; default `other`" }),
+    doc_type: DocTypeField.optional().openapi({
+      description:
+        "Declared type of every document of the job (aliases as for POST /v1/detection); default `other`",
+    }),
     region: z
       .string()
       .refine((v) => normalizeRegion(v) !== undefined, {

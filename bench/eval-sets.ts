@@ -1,0 +1,165 @@
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { DOC_TYPES, type DocType } from "../core/verdict.js";
+import { corpusPlan } from "../fixtures/corpus.js";
+import { realProducerSet, type SetResult } from "../fixtures/real-producer/set.js";
+import { toolAvailability } from "../fixtures/real-producer/tools.js";
+import type { EvalItem } from "./eval-harness.js";
+
+/**
+ * The labelled sets `npm run eval` scores, each reported on its own:
+ * - synthetic: the repo's seeded corpus (fixtures/corpus.ts), with each tampered item's original scored too;
+ * - realworld-dev: the genuine PDFs of ../shared/realworld-dev (manifest.json; checked against its sha256);
+ * - real-producer: documents made by real producers and tampered with real tools (fixtures/real-producer/);
+ * - debian-manuals: PDF manuals Debian ships (`npm run test:setup` installs their packages).
+ * A set that cannot be loaded here says why (`skipped`) instead of failing the others.
+ */
+
+export interface LoadedSet {
+  items: EvalItem[];
+  skipped?: string;
+  /** One line about how the set was obtained (cache, generation time). */
+  note?: string;
+}
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, "..");
+/** `../shared` beside the clone, as CI has it. */
+export const SHARED_DIR = path.resolve(REPO_ROOT, "../shared");
+
+export function syntheticSet(o: {
+  seed: number;
+  genuine: number;
+  tampered: number;
+  images: boolean;
+}): LoadedSet {
+  const plan = corpusPlan({
+    seed: o.seed,
+    genuinePerCell: o.genuine,
+    tamperedPerKind: o.tampered,
+    images: o.images,
+  });
+  const items: EvalItem[] = [];
+  for (const item of plan) {
+    const { original, ...rest } = item;
+    if (item.label === "tampered" && original) {
+      const originalId = `${item.id}~original`;
+      items.push({ ...rest, set: "synthetic", originalId });
+      items.push({
+        ...rest,
+        id: originalId,
+        set: "synthetic",
+        label: "genuine",
+        tamper: undefined,
+        variant: "original of a tampered item",
+        helper: true,
+        make: original,
+      });
+    } else items.push({ ...rest, set: "synthetic" });
+  }
+  return { items, note: `seed ${o.seed}; each tampered item's original scored as a helper` };
+}
+
+interface ManifestEntry {
+  file: string;
+  source: string;
+  label: string;
+  declared_doc_type: string;
+  region: string;
+  sha256: string;
+}
+
+const asDocType = (v: string): DocType =>
+  (DOC_TYPES as readonly string[]).includes(v) ? (v as DocType) : "other";
+
+/** The genuine real-world PDFs, read from the shared folder (never copied into the repository). */
+export async function realworldDevSet(shared = SHARED_DIR): Promise<LoadedSet> {
+  const dir = path.join(shared, "realworld-dev");
+  const manifest = path.join(dir, "manifest.json");
+  if (!existsSync(manifest))
+    return { items: [], skipped: `no ${manifest} (CI has ../shared beside the clone)` };
+  const { documents } = JSON.parse(await readFile(manifest, "utf8")) as { documents: ManifestEntry[] };
+  const items: EvalItem[] = documents.map((d) => {
+    const file = path.join(dir, d.file);
+    return {
+      id: path.basename(d.file, ".pdf"),
+      set: "realworld-dev",
+      label: d.label === "tampered" ? "tampered" : "genuine",
+      docType: asDocType(d.declared_doc_type),
+      region: d.region,
+      variant: d.source.split(":")[0] ?? "",
+      filename: path.basename(d.file),
+      contentType: "application/pdf",
+      source: d.source,
+      make: async () => {
+        const bytes = await readFile(file);
+        const sha = createHash("sha256").update(bytes).digest("hex");
+        if (sha !== d.sha256)
+          throw new Error(`${d.file}: sha256 ${sha} differs from the manifest's ${d.sha256}`);
+        return new Uint8Array(bytes);
+      },
+    };
+  });
+  return { items };
+}
+
+/** Generates (or reuses from the cache) the real-producer fixtures. */
+export async function realProducerEvalSet(
+  subset: "full" | "test",
+  progress?: (line: string) => void,
+): Promise<LoadedSet & { generation?: SetResult }> {
+  const tools = toolAvailability();
+  if (!tools.ok) return { items: [], skipped: tools.reason };
+  const generation = await realProducerSet({ subset, progress });
+  const items: EvalItem[] = generation.fixtures.map((f) => ({
+    id: f.id,
+    set: "real-producer",
+    label: f.label,
+    tamper: f.tamper?.kind,
+    docType: f.docType,
+    region: f.region,
+    variant: `${f.family}${f.label === "genuine" ? `, TZ ${f.tz}${f.at ? "" : ", real clock"}` : `, ${f.tamper?.target.role} edit, arithmetic ${f.tamper?.arithmetic}`}`,
+    filename: path.basename(f.file),
+    contentType: "application/pdf",
+    family: f.family,
+    originalId: f.tamper?.originalId,
+    exempt: f.tamper?.exempt,
+    arithmetic: f.tamper?.arithmetic,
+    source: f.file,
+    make: async () => new Uint8Array(await readFile(f.file)),
+  }));
+  const failed = generation.failed.length
+    ? `; ${generation.failed.length} could not be made: ${generation.failed.map((x) => `${x.id} (${x.error})`).join("; ")}`
+    : "";
+  return {
+    items,
+    generation,
+    note: `cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
+  };
+}
+
+/** PDF manuals shipped by Debian packages (libtasn1-doc, shared-mime-info). */
+export const DEBIAN_MANUALS = [
+  "/usr/share/doc/libtasn1-doc/libtasn1.pdf",
+  "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf",
+];
+
+export function debianManualsSet(): LoadedSet {
+  const missing = DEBIAN_MANUALS.filter((f) => !existsSync(f));
+  if (missing.length === DEBIAN_MANUALS.length)
+    return { items: [], skipped: `none of ${DEBIAN_MANUALS.join(", ")}; run \`npm run test:setup\`` };
+  const items: EvalItem[] = DEBIAN_MANUALS.filter((f) => existsSync(f)).map((file) => ({
+    id: path.basename(file, ".pdf"),
+    set: "debian-manuals",
+    label: "genuine",
+    docType: "other",
+    region: "US",
+    variant: path.basename(path.dirname(file)),
+    filename: path.basename(file),
+    contentType: "application/pdf",
+    source: file,
+    make: async () => new Uint8Array(await readFile(file)),
+  }));
+  return { items, skipped: missing.length ? `missing ${missing.join(", ")}` : undefined };
+}
