@@ -1,3 +1,4 @@
+import { type BackoffPolicy, backoffMs } from "../core/backoff.js";
 import type { StepName, StepStatus } from "../core/detection.js";
 import type { FailureCode } from "../core/failure-codes.js";
 import type { WorkloadStatus } from "../core/ports.js";
@@ -16,9 +17,12 @@ export function crashFailureCode(step: StepName): FailureCode {
   }
 }
 
-/** Delay before attempt `attempt + 1` after attempt `attempt` failed: 1 s, 2 s, 4 s, ... capped at 30 s. */
+/** Between attempts of a step: 1 s, 2 s, 4 s, ... capped at 30 s. */
+export const STEP_RETRY_BACKOFF: BackoffPolicy = { firstMs: 1_000, maxMs: 30_000 };
+
+/** Delay before attempt `attempt + 1` after attempt `attempt` failed. */
 export function retryDelayMs(attempt: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+  return backoffMs(attempt, STEP_RETRY_BACKOFF);
 }
 
 export type WorkloadObservation =

@@ -1,4 +1,5 @@
 import { type KubeConfig, Watch } from "@kubernetes/client-node";
+import { type BackoffPolicy, backoffMs } from "../../core/backoff.js";
 import { StoreError, type WatchEventType, type WatchHandle } from "../../core/ports.js";
 import { isGoneStatus, toStoreError } from "./kube-errors.js";
 
@@ -17,6 +18,9 @@ export interface WatchStreamHandlers<T> {
   /** The stream ended for good: Gone (list again and watch from the list's version) or another error. */
   onError(err: Error): void;
 }
+
+/** Between attempts to resume a dropped watch: 0.5 s, 1 s, 2 s (then the caller relists). */
+const RESUME_BACKOFF: BackoffPolicy = { firstMs: 500, maxMs: 2_000 };
 
 /**
  * A watch on one collection that survives the apiserver closing the request: it resumes from the last
@@ -96,7 +100,7 @@ export function watchStream<T extends { metadata?: { resourceVersion?: string } 
           // then answers 410); give up after a few failures in a row so the caller can relist.
           if (mapped instanceof StoreError && mapped.reason === "Unavailable" && failuresInARow < 3) {
             failuresInARow++;
-            setTimeout(start, 250 * 2 ** failuresInARow).unref();
+            setTimeout(start, backoffMs(failuresInARow, RESUME_BACKOFF)).unref();
             return;
           }
           fail(mapped);

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 
 import { constants } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { type BackoffPolicy, backoffMs } from "../../core/backoff.js";
 import type { WorkloadRunner, WorkloadSpec, WorkloadStatus } from "../../core/ports.js";
 import { forEachLine, truncateUtf8 } from "./output-lines.js";
 import type { RunStepMessage, StepDoneMessage } from "./worker.js";
@@ -23,8 +24,8 @@ export interface LocalWorkloadRunnerOptions {
 
 /** A step's summary line is cut to this many bytes (a Pod's termination message limit). */
 export const MAX_MESSAGE_BYTES = 4096;
-/** Longest wait before replacing a worker that keeps dying before it is ready. */
-const MAX_RESPAWN_DELAY_MS = 30_000;
+/** Before replacing a worker that keeps dying before it is ready: 0.25 s, 0.5 s, ... capped at 30 s. */
+const RESPAWN_BACKOFF: BackoffPolicy = { firstMs: 250, maxMs: 30_000 };
 
 interface Workload {
   spec: WorkloadSpec;
@@ -342,7 +343,7 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
     }
     // Died before it could take work: replace it, waiting longer each time so a broken command cannot spin.
     respawnFailures++;
-    const delay = Math.min(MAX_RESPAWN_DELAY_MS, 250 * 2 ** (respawnFailures - 1));
+    const delay = backoffMs(respawnFailures, RESPAWN_BACKOFF);
     log.error(
       { err, code, signal, command, retryInMs: delay },
       `A worker process ended before it was ready (${err ? err.message : describeExit(code, signal)}); check the worker command and its log output`,
