@@ -18,7 +18,7 @@ import {
 } from "../core/ports.js";
 import { API_GROUP_VERSION, CLEANUP_FINALIZER, LABELS, labelValue } from "../core/resource.js";
 import type { Logger } from "../core/step-context.js";
-import type { ReconcileResult } from "./detection-reconciler.js";
+import type { ReconcileResult } from "./controller-loop.js";
 import { objectsAfter } from "./job-listing.js";
 import { writeJobReport } from "./job-report.js";
 

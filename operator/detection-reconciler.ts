@@ -26,6 +26,7 @@ import {
 } from "../core/ports.js";
 import { CLEANUP_FINALIZER } from "../core/resource.js";
 import type { Logger } from "../core/step-context.js";
+import type { ReconcileResult } from "./controller-loop.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { crashFailureCode, nextStep, observeWorkload, retryDelayMs, truncate } from "./step-policy.js";
 
@@ -48,12 +49,6 @@ export interface DetectionReconcilerDeps {
   metrics?: OperatorMetrics;
   /** Events for people watching a detection (Kubernetes Events in the cluster, log lines standalone). */
   events?: EventRecorder;
-}
-
-/** What the controller does after a pass: nothing, run again now, or run again after a delay. */
-export interface ReconcileResult {
-  requeue?: boolean;
-  requeueAfterMs?: number;
 }
 
 /** Longest a terminal detection waits before its next look (timers cannot span 30 days). */
