@@ -1,7 +1,7 @@
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, flaggedCodes } from "./check.js";
 
 /**
  * file.type: do the declared document type, the file name's extension and the real (sniffed) content
@@ -220,23 +220,21 @@ function pdfStructureFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
-export const fileTypeCheck: Check = {
+export const fileTypeCheck = defineCheck({
   id: FILE_TYPE_CHECK_ID,
   appliesTo: () => true,
-  async run(doc): Promise<CheckResult> {
-    const findings = [
+  inspect: (doc) => ({
+    findings: [
       ...nameFindings(doc),
       ...declaredContentTypeFindings(doc),
       ...declaredTypeFindings(doc),
       ...pdfStructureFindings(doc),
-    ];
-    const { outcome, severity } = judge(findings);
+    ],
+  }),
+  summary({ outcome, findings }, doc) {
     const content = CONTENT_WORDS[doc.contentType] ?? doc.contentType;
-    const strong = findings.filter((f) => (f.severity ?? 0) >= 2);
-    const summary =
-      outcome === "pass"
-        ? `The file name, the declared type (${DOC_TYPE_WORDS[doc.declaredDocType]}) and the content (${content}) agree${findings.length ? `, with ${findings.length} minor note${findings.length > 1 ? "s" : ""}` : ""}.`
-        : `The file's name or structure disagrees with its content (${content}): ${strong.map((f) => f.code).join(", ")}.`;
-    return { checkId: FILE_TYPE_CHECK_ID, outcome, severity, summary, findings };
+    return outcome === "pass"
+      ? `The file name, the declared type (${DOC_TYPE_WORDS[doc.declaredDocType]}) and the content (${content}) agree${findings.length ? `, with ${findings.length} minor note${findings.length > 1 ? "s" : ""}` : ""}.`
+      : `The file's name or structure disagrees with its content (${content}): ${flaggedCodes(findings).join(", ")}.`;
   },
-};
+});

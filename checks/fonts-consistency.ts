@@ -1,10 +1,10 @@
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import type { DocumentModel } from "../document/model.js";
 import type { Box, TextRun } from "../document/page-layout.js";
 import { type Cell, documentLines, type Line } from "../document/text-lines.js";
 import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
 import { parseDateText } from "../document/values/dates.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
  * fonts.consistency: every text run's font and size. Finds a value (amount, date, account number) set in
@@ -367,29 +367,23 @@ export function fontFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
-export const fontsConsistencyCheck: Check = {
+export const fontsConsistencyCheck = defineCheck({
   id: FONTS_CONSISTENCY_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined,
-  async run(doc): Promise<CheckResult> {
-    const base = { checkId: FONTS_CONSISTENCY_CHECK_ID, severity: 0 };
+  inspect(doc) {
     const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout && p.layout.runs.length > 0);
     if (laidOut.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: doc.pdf
+      return skip(
+        doc.pdf
           ? "The PDF draws no text with fonts (scanned or unreadable pages), so there are no fonts to compare."
           : "fonts.consistency compares the fonts of a PDF's text; this document is an image.",
-        findings: [],
-      };
+      );
     }
-    const findings = fontFindings(doc);
-    const { outcome, severity } = judge(findings);
     const fonts = new Set(laidOut.flatMap((p) => p.layout?.runs.map((r) => r.font) ?? []));
-    const summary =
-      outcome === "pass"
-        ? `The ${fonts.size} font${fonts.size > 1 ? "s" : ""} (${[...fonts].slice(0, 6).join(", ")}) are used consistently: no value is set unlike its column or row and no font is embedded twice on a page.`
-        : `Fonts are inconsistent: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
-    return { ...base, outcome, severity, summary, findings };
+    return { findings: fontFindings(doc), fonts };
   },
-};
+  summary: ({ outcome, findings, fonts }) =>
+    outcome === "pass"
+      ? `The ${fonts.size} font${fonts.size > 1 ? "s" : ""} (${[...fonts].slice(0, 6).join(", ")}) are used consistently: no value is set unlike its column or row and no font is embedded twice on a page.`
+      : `Fonts are inconsistent: ${flaggedCodes(findings, { withPage: true }).join(", ")}.`,
+});

@@ -1,9 +1,9 @@
 import exifr from "exifr";
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import type { DocumentModel } from "../document/model.js";
 import { scanPdfImages } from "../document/pdf-images.js";
 import { differenceHash, hammingDistance, thumbnailDifference } from "../document/raster.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
  * image.metadata: what an image's EXIF and XMP say about how it was made, for image documents (JPEG,
@@ -250,33 +250,26 @@ async function subjects(doc: DocumentModel): Promise<{ list: Subject[]; skipped:
   };
 }
 
-export const imageMetadataCheck: Check = {
+export const imageMetadataCheck = defineCheck({
   id: IMAGE_METADATA_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: IMAGE_METADATA_CHECK_ID, severity: 0 };
+  async inspect(doc, ctx) {
     const { list, skipped } = await subjects(doc);
     if (list.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: "The PDF embeds no photo-sized JPEG images, so there is no image metadata to read.",
-        findings: [],
-      };
+      return skip("The PDF embeds no photo-sized JPEG images, so there is no image metadata to read.");
     }
     const findings: Finding[] = [];
     for (const s of list) {
       if (ctx.signal?.aborted) break;
       findings.push(...(await inspect(s)));
     }
-    const { outcome, severity } = judge(findings);
     const what = doc.pdf
       ? `${list.length} embedded JPEG image(s)${skipped ? ` (${skipped} more not read)` : ""}`
       : "the image";
-    const summary =
-      outcome === "pass"
-        ? `The metadata of ${what} shows no image editing.`
-        : `The metadata of ${what} shows editing: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => f.code))].join(", ")}.`;
-    return { ...base, outcome, severity, summary, findings };
+    return { findings, what };
   },
-};
+  summary: ({ outcome, findings, what }) =>
+    outcome === "pass"
+      ? `The metadata of ${what} shows no image editing.`
+      : `The metadata of ${what} shows editing: ${flaggedCodes(findings).join(", ")}.`,
+});

@@ -1,4 +1,4 @@
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import type { DocumentModel } from "../document/model.js";
 import {
   type Box,
@@ -9,7 +9,7 @@ import {
   type PaintedArea,
   type TextRun,
 } from "../document/page-layout.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
  * layout.overlay: text a reader cannot see, or sees instead of something else. A filled box drawn over
@@ -230,32 +230,25 @@ export function overlayFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
-export const layoutOverlayCheck: Check = {
+export const layoutOverlayCheck = defineCheck({
   id: LAYOUT_OVERLAY_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined,
-  async run(doc): Promise<CheckResult> {
-    const base = { checkId: LAYOUT_OVERLAY_CHECK_ID, severity: 0 };
-    const pages = doc.pdf?.pages ?? [];
-    const laidOut = pages.filter((p) => p.layout);
+  inspect(doc) {
+    const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout);
     if (laidOut.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: doc.pdf
+      return skip(
+        doc.pdf
           ? "No page of the PDF could be read as drawing operations, so hidden or overlaid text cannot be looked for."
           : "layout.overlay reads the drawing of PDF pages; this document is an image.",
-        findings: [],
-      };
+      );
     }
-    const findings = overlayFindings(doc);
-    const { outcome, severity } = judge(findings);
     const runs = laidOut.reduce((n, p) => n + (p.layout?.runs.length ?? 0), 0);
     const truncated = laidOut.filter((p) => p.layout?.truncated).map((p) => p.number);
     const partial = truncated.length ? ` (pages ${truncated.join(", ")} were read only in part)` : "";
-    const summary =
-      outcome === "pass"
-        ? `All ${runs} text runs on ${laidOut.length} page${laidOut.length > 1 ? "s" : ""} are visible and none is hidden under a box or drawn over other text${partial}.`
-        : `Hidden or overlaid text found: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => `${f.code} on page ${f.page}`))].join(", ")}${partial}.`;
-    return { ...base, outcome, severity, summary, findings };
+    return { findings: overlayFindings(doc), pages: laidOut.length, runs, partial };
   },
-};
+  summary: ({ outcome, findings, pages, runs, partial }) =>
+    outcome === "pass"
+      ? `All ${runs} text runs on ${pages} page${pages > 1 ? "s" : ""} are visible and none is hidden under a box or drawn over other text${partial}.`
+      : `Hidden or overlaid text found: ${flaggedCodes(findings, { withPage: true }).join(", ")}${partial}.`,
+});

@@ -1,4 +1,4 @@
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
@@ -6,7 +6,7 @@ import type { RawPdf, StructureProblem } from "../document/pdf-raw/document.js";
 import { rawFeatures } from "../document/pdf-raw/features.js";
 import { type Change, cachedDiff, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
 import type { TextEdit } from "../document/pdf-raw/text-diff.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, skip } from "./check.js";
 
 /**
  * pdf.revisions: walks every revision of the PDF on the raw bytes (our own walker, not a reader that
@@ -271,20 +271,16 @@ export function revisionsReport(raw: RawPdf, signal?: AbortSignal): RevisionsRep
   return { raw, diffs, skipped: first - 1 };
 }
 
-export const pdfRevisionsCheck: Check = {
+export const pdfRevisionsCheck = defineCheck({
   id: PDF_REVISIONS_CHECK_ID,
   appliesTo: (doc) => doc.contentType === "application/pdf",
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: PDF_REVISIONS_CHECK_ID, severity: 0 };
+  inspect(doc, ctx) {
     const raw = rawPdfOf(doc);
     if (!raw.catalog()) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary:
-          "The PDF's own structure (cross-reference sections and document catalog) cannot be read from its bytes, so its revisions cannot be compared.",
-        findings: problemFindings(raw),
-      };
+      return skip(
+        "The PDF's own structure (cross-reference sections and document catalog) cannot be read from its bytes, so its revisions cannot be compared.",
+        problemFindings(raw),
+      );
     }
     const features = rawFeatures(raw);
     const discovered: string[] = [];
@@ -313,13 +309,13 @@ export const pdfRevisionsCheck: Check = {
     }
     const updates = raw.revisions.length - 1;
     if (updates > 0) discovered.push("incremental_updates");
-    const { outcome, severity } = judge(findings);
-    const lin = raw.revisions[0]?.linearized ? " (linearized)" : "";
-    const kinds = [...new Set(report.diffs.flatMap((d) => d.changes.map((c) => c.kind.replace(/_/g, " "))))];
-    const summary =
-      updates === 0
-        ? `The PDF was saved once${lin}; no incremental updates were appended${findings.length ? `, with ${findings.length} structural note${findings.length > 1 ? "s" : ""}` : ""}.`
-        : `The PDF has ${updates} incremental update${updates > 1 ? "s" : ""} after its original save${lin}${kinds.length ? `, changing: ${kinds.join(", ")}` : " that change nothing"}.`;
-    return { ...base, outcome, severity, summary, findings, ...(discovered.length ? { discovered } : {}) };
+    return { findings, discovered, report, updates };
   },
-};
+  summary({ findings, report, updates }) {
+    const lin = report.raw.revisions[0]?.linearized ? " (linearized)" : "";
+    const kinds = [...new Set(report.diffs.flatMap((d) => d.changes.map((c) => c.kind.replace(/_/g, " "))))];
+    return updates === 0
+      ? `The PDF was saved once${lin}; no incremental updates were appended${findings.length ? `, with ${findings.length} structural note${findings.length > 1 ? "s" : ""}` : ""}.`
+      : `The PDF has ${updates} incremental update${updates > 1 ? "s" : ""} after its original save${lin}${kinds.length ? `, changing: ${kinds.join(", ")}` : " that change nothing"}.`;
+  },
+});

@@ -1,4 +1,4 @@
-import type { CheckResult, Finding } from "../core/check-result.js";
+import type { Finding } from "../core/check-result.js";
 import type { DocumentModel } from "../document/model.js";
 import { documentLines, type Line } from "../document/text-lines.js";
 import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
@@ -17,7 +17,7 @@ import {
   monthFirstRegion,
   parseDateText,
 } from "../document/values/dates.js";
-import { type Check, judge } from "./check.js";
+import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
  * text.identifiers: identifiers and dates printed in the text that cannot be right. IBANs failing mod-97
@@ -439,28 +439,19 @@ export function identifierFindings(doc: DocumentModel, now: Date): Finding[] {
   ];
 }
 
-export const textIdentifiersCheck: Check = {
+export const textIdentifiersCheck = defineCheck({
   id: TEXT_IDENTIFIERS_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined || (doc.imagePages?.length ?? 0) > 0,
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: TEXT_IDENTIFIERS_CHECK_ID, severity: 0 };
+  inspect(doc, ctx) {
     const lines = documentLines(doc);
     if (lines.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: "The document has no readable text, so there are no identifiers or dates to verify.",
-        findings: [],
-      };
+      return skip("The document has no readable text, so there are no identifiers or dates to verify.");
     }
-    const findings = identifierFindings(doc, ctx.now);
-    const { outcome, severity } = judge(findings);
     const text = lines.map((l) => l.text).join("\n");
-    const dates = findDates(text, doc.region).length;
-    const summary =
-      outcome === "pass"
-        ? `Identifiers and ${dates} printed date${dates === 1 ? "" : "s"} are consistent: check digits pass, dates are real, in order and in the region's format.`
-        : `Identifiers or dates are wrong: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => f.code))].join(", ")}.`;
-    return { ...base, outcome, severity, summary, findings };
+    return { findings: identifierFindings(doc, ctx.now), dates: findDates(text, doc.region).length };
   },
-};
+  summary: ({ outcome, findings, dates }) =>
+    outcome === "pass"
+      ? `Identifiers and ${dates} printed date${dates === 1 ? "" : "s"} are consistent: check digits pass, dates are real, in order and in the region's format.`
+      : `Identifiers or dates are wrong: ${flaggedCodes(findings).join(", ")}.`,
+});

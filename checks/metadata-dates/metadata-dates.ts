@@ -1,4 +1,4 @@
-import type { CheckResult, Finding } from "../../core/check-result.js";
+import type { Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
 import {
@@ -8,7 +8,7 @@ import {
   parseAnyDate,
   sameMoment,
 } from "../../document/values/pdf-date.js";
-import { type Check, judge } from "../check.js";
+import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { historyDateFindings, printedDateFindings } from "./history-dates.js";
 
 /**
@@ -180,27 +180,16 @@ function describeGap(ms: number): string {
   return `${Math.max(1, Math.round(ms / 60_000))} minutes`;
 }
 
-export const metadataDatesCheck: Check = {
+export const metadataDatesCheck = defineCheck({
   id: METADATA_DATES_CHECK_ID,
   appliesTo: () => true,
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: METADATA_DATES_CHECK_ID, severity: 0 };
-    if (!doc.pdf) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: "metadata.dates reads PDF metadata; image EXIF is read by image.metadata.",
-        findings: [],
-      };
-    }
+  inspect(doc, ctx) {
+    if (!doc.pdf) return skip("metadata.dates reads PDF metadata; image EXIF is read by image.metadata.");
     const fields = readFields(doc);
     if (fields.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary:
-          "The PDF records no creation or modification dates in its Info dictionary or XMP, so there is nothing to compare.",
-        findings: [
+      return skip(
+        "The PDF records no creation or modification dates in its Info dictionary or XMP, so there is nothing to compare.",
+        [
           {
             code: "dates_absent",
             message:
@@ -208,18 +197,19 @@ export const metadataDatesCheck: Check = {
             severity: 1,
           },
         ],
-      };
+      );
     }
-    const findings = [
-      ...dateFindings(doc, ctx.now),
-      ...historyDateFindings(doc, ctx.now),
-      ...printedDateFindings(doc),
-    ];
-    const { outcome, severity } = judge(findings);
-    const summary =
-      outcome === "pass"
-        ? `The PDF's ${fields.length} recorded date${fields.length > 1 ? "s" : ""} (${fields.map((f) => `${f.where} ${f.field}`).join(", ")}) are consistent.`
-        : `The PDF's metadata dates are inconsistent: ${[...new Set(findings.filter((f) => (f.severity ?? 0) >= 2).map((f) => f.code))].join(", ")} (${fields.map(show).join("; ")}).`;
-    return { ...base, outcome, severity, summary, findings };
+    return {
+      findings: [
+        ...dateFindings(doc, ctx.now),
+        ...historyDateFindings(doc, ctx.now),
+        ...printedDateFindings(doc),
+      ],
+      fields,
+    };
   },
-};
+  summary: ({ outcome, findings, fields }) =>
+    outcome === "pass"
+      ? `The PDF's ${fields.length} recorded date${fields.length > 1 ? "s" : ""} (${fields.map((f) => `${f.where} ${f.field}`).join(", ")}) are consistent.`
+      : `The PDF's metadata dates are inconsistent: ${flaggedCodes(findings).join(", ")} (${fields.map(show).join("; ")}).`,
+});

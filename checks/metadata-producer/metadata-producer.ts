@@ -1,9 +1,9 @@
-import type { CheckResult, Finding } from "../../core/check-result.js";
+import type { Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
 import { type HistoryEvent, infoStrings, parseXmpHistory, xmpText } from "../../document/xmp-history.js";
-import { type Check, judge } from "../check.js";
+import { defineCheck } from "../check.js";
 import { classifyProducer, type ProducerCategory, type ProducerEntry } from "./producer-table.js";
 
 /**
@@ -191,27 +191,25 @@ export function producerFindings(doc: DocumentModel): {
   return { findings, named, history };
 }
 
-export const metadataProducerCheck: Check = {
+export const metadataProducerCheck = defineCheck({
   id: METADATA_PRODUCER_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined,
-  async run(doc): Promise<CheckResult> {
-    const { findings, named, history } = producerFindings(doc);
-    const { outcome, severity } = judge(findings);
+  inspect: (doc) => producerFindings(doc),
+  summary({ outcome, findings, named, history }, doc) {
     const names = [...new Set(named.map((n) => n.value))];
-    const summary =
-      outcome === "pass"
-        ? names.length
-          ? `The PDF was made by ${names
-              .slice(0, 3)
-              .map((n) => JSON.stringify(n))
-              .join(
-                ", ",
-              )}, as expected for a ${DOC_TYPE_WORDS[doc.declaredDocType]}${history.length ? ` (XMP history: ${history.length} events)` : ""}.`
-          : "The PDF names no software this check knows; nothing points to editing."
-        : `The PDF's producing software points to editing or conversion: ${findings
-            .filter((f) => (f.severity ?? 0) >= 2)
-            .map((f) => f.code)
-            .join(", ")}.`;
-    return { checkId: METADATA_PRODUCER_CHECK_ID, outcome, severity, summary, findings };
+    return outcome === "pass"
+      ? names.length
+        ? `The PDF was made by ${names
+            .slice(0, 3)
+            .map((n) => JSON.stringify(n))
+            .join(
+              ", ",
+            )}, as expected for a ${DOC_TYPE_WORDS[doc.declaredDocType]}${history.length ? ` (XMP history: ${history.length} events)` : ""}.`
+        : "The PDF names no software this check knows; nothing points to editing."
+      : // Every finding's code, repeated when several programs are named (not flaggedCodes, which lists each once).
+        `The PDF's producing software points to editing or conversion: ${findings
+          .filter((f) => (f.severity ?? 0) >= 2)
+          .map((f) => f.code)
+          .join(", ")}.`;
   },
-};
+});

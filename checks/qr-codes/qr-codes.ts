@@ -1,8 +1,8 @@
-import type { CheckResult, Finding } from "../../core/check-result.js";
+import type { Finding } from "../../core/check-result.js";
 import { fullText, textPages } from "../../document/document-text.js";
 import type { DocumentModel } from "../../document/model.js";
 import { ImageDecodeError } from "../../document/raster.js";
-import { type Check, judge } from "../check.js";
+import { defineCheck, skip, unreadable } from "../check.js";
 import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
 import { parseQrPayload, type QrClaims } from "./qr-payload.js";
 import { type FoundQr, scanQrCodes } from "./qr-scan.js";
@@ -155,48 +155,36 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-export const qrCodesCheck: Check = {
+export const qrCodesCheck = defineCheck({
   id: QR_CODES_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: QR_CODES_CHECK_ID, severity: 0 };
+  async inspect(doc, ctx) {
     let scan: Awaited<ReturnType<typeof scanQrCodes>>;
     try {
       scan = await scanQrCodes(doc, ctx.signal);
     } catch (err) {
       if (err instanceof ImageDecodeError) {
-        return {
-          ...base,
-          outcome: "error",
-          summary: `The image could not be decoded to look for QR codes (${err.message}).`,
-          findings: [],
-        };
+        return unreadable(`The image could not be decoded to look for QR codes (${err.message}).`);
       }
       throw err;
     }
-    const skipped = scan.notInspected.length
+    const notInspected = scan.notInspected.length
       ? ` ${scan.notInspected.length} image(s) or page(s) could not be inspected: ${scan.notInspected.slice(0, 3).join("; ")}.`
       : "";
-    if (scan.codes.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary: `The document carries no readable QR code.${skipped}`,
-        findings: [],
-      };
-    }
+    if (scan.codes.length === 0) return skip(`The document carries no readable QR code.${notInspected}`);
     const printed = printedValues(doc);
     const hasText = textPages(doc).some((p) => p.text.trim() !== "");
     const findings = scan.codes.flatMap((code) =>
       hasText ? qrFindings(doc, code, parseQrPayload(code.payload, doc.region), printed) : [],
     );
-    const { outcome, severity } = judge(findings);
-    const list = scan.codes.map((c) => `page ${c.page}: "${show(c.payload)}"`).join("; ");
-    const summary = !hasText
-      ? `Found ${scan.codes.length} QR code(s) (${list}) but the document has no text to compare them with.${skipped}`
-      : outcome === "pass"
-        ? `Found ${scan.codes.length} QR code(s) (${list}); what they encode agrees with the printed document.${skipped}`
-        : `Found ${scan.codes.length} QR code(s) whose content disagrees with the printed document: ${[...new Set(findings.map((f) => f.code))].join(", ")}.${skipped}`;
-    return { ...base, outcome, severity, summary, findings, discovered: ["qr_present"] };
+    return { findings, discovered: ["qr_present"], codes: scan.codes, hasText, notInspected };
   },
-};
+  summary({ outcome, findings, codes, hasText, notInspected }) {
+    const list = codes.map((c) => `page ${c.page}: "${show(c.payload)}"`).join("; ");
+    return !hasText
+      ? `Found ${codes.length} QR code(s) (${list}) but the document has no text to compare them with.${notInspected}`
+      : outcome === "pass"
+        ? `Found ${codes.length} QR code(s) (${list}); what they encode agrees with the printed document.${notInspected}`
+        : `Found ${codes.length} QR code(s) whose content disagrees with the printed document: ${[...new Set(findings.map((f) => f.code))].join(", ")}.${notInspected}`;
+  },
+});

@@ -1,9 +1,9 @@
-import type { CheckResult, Finding, Trust } from "../../core/check-result.js";
+import type { Finding, Trust } from "../../core/check-result.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
 import { describeChange } from "../../document/pdf-raw/describe-change.js";
 import type { RawPdf } from "../../document/pdf-raw/document.js";
 import { type Change, cachedDiff } from "../../document/pdf-raw/revision-changes.js";
-import { type Check, judge } from "../check.js";
+import { defineCheck, judge, skip } from "../check.js";
 import { type PathResult, validatePath } from "./cert-path.js";
 import { type Cert, displayName, mergeRevocation, parsePemBundle, summarize, uniqueCerts } from "./certs.js";
 import { type CmsVerification, verifyCms } from "./cms-verify.js";
@@ -504,21 +504,16 @@ function decide(list: Assessment[]): { trust: Trust; authoritative: boolean; dir
   };
 }
 
-export const signaturePdfCheck: Check = {
+export const signaturePdfCheck = defineCheck({
   id: SIGNATURE_PDF_CHECK_ID,
   appliesTo: (doc) => doc.contentType === "application/pdf",
-  async run(doc, ctx): Promise<CheckResult> {
-    const base = { checkId: SIGNATURE_PDF_CHECK_ID, severity: 0 };
+  async inspect(doc, ctx) {
     const raw = rawPdfOf(doc);
     const sigs = findSignatures(raw);
     if (sigs.length === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary:
-          "The PDF carries no digital signature, so nothing attests its content; the other checks judge it.",
-        findings: [],
-      };
+      return skip(
+        "The PDF carries no digital signature, so nothing attests its content; the other checks judge it.",
+      );
     }
     const certLevel = sigs
       .filter((s) => s.docMdp !== undefined)
@@ -547,18 +542,19 @@ export const signaturePdfCheck: Check = {
       });
     }
     const decision = decide(assessed);
-    const { outcome, severity } = judge(findings);
-    const summary = `${sigs.length} digital signature${sigs.length > 1 ? "s" : ""} found; trust ${decision.trust}: ${decision.directive.replace(/^\w+: /, "")}`;
     return {
-      ...base,
-      outcome: decision.trust === "corroborated" ? "pass" : outcome,
-      severity: decision.trust === "corroborated" ? 0 : severity,
-      summary,
       findings,
       discovered: ["signature_present"],
       ...(decision.authoritative
         ? { authoritative: { trust: decision.trust, directive: decision.directive } }
         : {}),
+      signatures: sigs.length,
+      decision,
     };
   },
-};
+  // A corroborated signature passes whatever notes its findings carry.
+  judge: ({ findings, decision }) =>
+    decision.trust === "corroborated" ? { outcome: "pass", severity: 0 } : judge(findings),
+  summary: ({ signatures, decision }) =>
+    `${signatures} digital signature${signatures > 1 ? "s" : ""} found; trust ${decision.trust}: ${decision.directive.replace(/^\w+: /, "")}`,
+});

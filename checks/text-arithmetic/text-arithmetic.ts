@@ -1,8 +1,8 @@
-import type { CheckResult, Finding } from "../../core/check-result.js";
+import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
 import { documentLines } from "../../document/text-lines.js";
 import { formatCents, type NumberStyle, numberStyleFor, parseNumber } from "../../document/values/amounts.js";
-import { type Check, judge } from "../check.js";
+import { defineCheck, skip } from "../check.js";
 import { isStatementLabel, LABELS, type Row, type RowAmount, rowsOf } from "./arithmetic-rows.js";
 
 /**
@@ -480,27 +480,22 @@ export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
   };
 }
 
-export const textArithmeticCheck: Check = {
+export const textArithmeticCheck = defineCheck({
   id: TEXT_ARITHMETIC_CHECK_ID,
   appliesTo: (doc) => doc.pdf !== undefined || (doc.imagePages?.length ?? 0) > 0,
-  async run(doc): Promise<CheckResult> {
-    const base = { checkId: TEXT_ARITHMETIC_CHECK_ID, severity: 0 };
+  inspect(doc) {
     const report = arithmeticFindings(doc);
     if (report.checked === 0) {
-      return {
-        ...base,
-        outcome: "skip",
-        summary:
-          "No running balances, line items or labelled totals were found whose arithmetic could be checked.",
-        findings: [],
-      };
+      return skip(
+        "No running balances, line items or labelled totals were found whose arithmetic could be checked.",
+      );
     }
-    const { outcome, severity } = judge(report.findings);
-    const ledger = report.statementRows ? ` including ${report.statementRows} running balances` : "";
-    const summary =
-      outcome === "pass"
-        ? `All ${report.checked} sums checked${ledger} add up.`
-        : `${report.findings.length} of ${report.checked} sums checked do not add up: ${[...new Set(report.findings.map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
-    return { ...base, outcome, severity, summary, findings: report.findings };
+    return report;
   },
-};
+  summary({ outcome, findings, checked, statementRows }) {
+    const ledger = statementRows ? ` including ${statementRows} running balances` : "";
+    return outcome === "pass"
+      ? `All ${checked} sums checked${ledger} add up.`
+      : `${findings.length} of ${checked} sums checked do not add up: ${[...new Set(findings.map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
+  },
+});
