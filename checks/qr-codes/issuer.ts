@@ -1,6 +1,6 @@
 import { textPages } from "../../document/document-text.js";
 import type { DocumentModel } from "../../document/model.js";
-import { parseDomains, registrableDomain } from "./text-values.js";
+import { parseDomains, registrableDomain } from "./domains.js";
 
 /**
  * Who issued the document, as far as its text and metadata say: the organisation named at the top of

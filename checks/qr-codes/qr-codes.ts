@@ -2,11 +2,14 @@ import type { Finding } from "../../core/check-result.js";
 import { fullText, textPages } from "../../document/document-text.js";
 import type { DocumentModel } from "../../document/model.js";
 import { ImageDecodeError } from "../../document/raster.js";
+import { findAmounts } from "../../document/values/amounts.js";
+import { findIbans } from "../../document/values/bank-identifiers.js";
+import { findDates, isoDay, PLAUSIBLE_YEARS } from "../../document/values/dates.js";
 import { defineCheck, skip, unreadable } from "../check.js";
 import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
 import { parseQrPayload, type QrClaims } from "./qr-payload.js";
 import { type FoundQr, scanQrCodes } from "./qr-scan.js";
-import { parseAmounts, parseDates, parseIbans, registrableDomain } from "./text-values.js";
+import { registrableDomain } from "./domains.js";
 
 /**
  * qr.codes: finds QR codes in the document (embedded images, rendered pages, image documents), reports
@@ -75,9 +78,14 @@ interface Printed {
 function printedValues(doc: DocumentModel): Printed {
   const text = fullText(doc);
   return {
-    amounts: new Set(parseAmounts(text)),
-    ibans: new Set(parseIbans(text)),
-    dates: new Set(parseDates(text, doc.region)),
+    // Tolerant readings: a printed value the strict readers pass over would make a false mismatch.
+    amounts: new Set(findAmounts(text, { tolerant: true }).map((a) => a.cents)),
+    ibans: new Set(findIbans(text)),
+    dates: new Set(
+      findDates(text, doc.region, { eitherOrder: true, years: PLAUSIBLE_YEARS }).flatMap((d) =>
+        d.date ? [isoDay(d.date)] : [],
+      ),
+    ),
   };
 }
 

@@ -1,4 +1,9 @@
-import { parseAmount, parseDateValue, parseIbans } from "./text-values.js";
+import { parseAmount } from "../../document/values/amounts.js";
+import { findIbans } from "../../document/values/bank-identifiers.js";
+import { parseDateValue } from "../../document/values/dates.js";
+
+/** A payload's amount value in cents, read tolerantly ("EUR12.50", "12,5", "1234"). */
+const amountOf = (value: string) => parseAmount(value, { tolerant: true })?.cents;
 
 /**
  * What a QR payload claims: a URL (with amount/IBAN/date query parameters), a SEPA credit transfer
@@ -32,7 +37,7 @@ export function parseQrPayload(payload: string, region: string): QrClaims {
       kind: "epc",
       name: lines[5] || undefined,
       iban: (lines[6] ?? "").replace(/\s+/g, "").toUpperCase() || undefined,
-      amount: amountLine ? parseAmount(amountLine) : undefined,
+      amount: amountLine ? amountOf(amountLine) : undefined,
       amountText: amountLine || undefined,
       dates: [],
     };
@@ -43,7 +48,7 @@ export function parseQrPayload(payload: string, region: string): QrClaims {
       kind: "swiss",
       iban: (lines[3] ?? "").replace(/\s+/g, "").toUpperCase() || undefined,
       name: lines[5] || undefined,
-      amount: amountLine ? parseAmount(amountLine) : undefined,
+      amount: amountLine ? amountOf(amountLine) : undefined,
       amountText: amountLine || undefined,
       dates: [],
     };
@@ -62,7 +67,7 @@ export function parseQrPayload(payload: string, region: string): QrClaims {
     : [...text.matchAll(/([A-Za-z_]+)\s*[:=]\s*([^\n;&|]+)/g)].map((m) => [m[1] ?? "", (m[2] ?? "").trim()]);
   for (const [key, value] of pairs) {
     if (AMOUNT_KEYS.test(key) && claims.amount === undefined) {
-      claims.amount = parseAmount(value);
+      claims.amount = amountOf(value);
       claims.amountText = value;
     } else if (IBAN_KEYS.test(key) && claims.iban === undefined) {
       const iban = value.replace(/\s+/g, "").toUpperCase();
@@ -74,6 +79,6 @@ export function parseQrPayload(payload: string, region: string): QrClaims {
       claims.name = value;
     }
   }
-  if (!url && claims.iban === undefined) claims.iban = parseIbans(text.toUpperCase())[0];
+  if (!url && claims.iban === undefined) claims.iban = findIbans(text.toUpperCase())[0];
   return claims;
 }

@@ -155,3 +155,32 @@ describe("formatting and styles", () => {
     expect(numberStyleFor("US")).toBe("dot_decimal");
   });
 });
+
+describe("the tolerant reading", () => {
+  const printed = (text: string) => findAmounts(text, { tolerant: true }).map((a) => a.cents);
+
+  it("finds every two-decimal number in US, GB and DE notation, signs dropped", () => {
+    expect(printed("Total $1,234.56 and -£12.00, (45.10)")).toEqual([123456, 1200, 4510]);
+    expect(printed("Gesamt 1.234,56 € und 0,99 €")).toEqual([123456, 99]);
+    expect(printed("1 234,56 and 1'234.56")).toEqual([123456, 123456]);
+  });
+
+  it("takes numbers the default reading passes over, and still no dates or versions", () => {
+    // Glued to a word or followed by a unit: not an amount the document means, but printed all the same.
+    expect(findAmounts("Ref12.50 and 19.00% and 27.50p/kWh")).toEqual([]);
+    expect(printed("Ref12.50 and 19.00% and 27.50p/kWh")).toEqual([1250, 1900, 2750]);
+    expect(printed("Version 1.2.3 on 14.03.2025 and 1.234.56")).toEqual([]);
+  });
+
+  it("reads one value with any separators, a trailing three-digit group as thousands", () => {
+    const one = (v: string) => parseAmount(v, { tolerant: true })?.cents;
+    expect(one("EUR12729.35")).toBe(1272935);
+    expect(one("1.234,5")).toBe(123450);
+    expect(one("12.345")).toBe(1234500);
+    expect(one("-99")).toBe(9900);
+    expect(one("n/a")).toBeUndefined();
+    // The default reading of the same values: the region's style decides, the sign stays.
+    expect(parseAmount("12.345", { loose: true })?.cents).toBe(1235);
+    expect(parseAmount("-99", { loose: true })?.cents).toBe(-9900);
+  });
+});

@@ -3,6 +3,10 @@
  * currency symbols and codes before or after (€, £, $, EUR, GBP, USD, ...), negatives with a leading
  * minus, in parentheses, with a trailing minus or marked DR (CR marks a credit). Amounts are kept as
  * integer cents so sums compare exactly.
+ *
+ * Two readings, chosen by an option: the default reads what a document means by its figures (the
+ * region's style, a currency mark or two decimals, no units); `tolerant` asks only "is this value
+ * printed anywhere?" (see AmountOptions).
  */
 
 /** Which character a region writes as the decimal separator. */
@@ -163,10 +167,20 @@ function currencyOf(mark: string | undefined): string | undefined {
   return SYMBOLS[m];
 }
 
-interface AmountOptions {
+export interface AmountOptions {
   style?: NumberStyle;
   /** Accept plain numbers without currency or exactly two decimals (default false). */
   loose?: boolean;
+  /**
+   * For comparing a value from elsewhere (a QR code's amount) with the printed text, where missing a
+   * printed amount would cost a false finding and a stray number costs nothing: findAmounts takes every
+   * number with exactly two decimals, in either decimal style, whatever surrounds it (letters, units,
+   * percent signs); parseAmount reads one value with any separators, ignoring everything but digits,
+   * "." and "," ("EUR1234.5", "1.234,5", and "12.345" as 12345: only one or two trailing digits are
+   * decimals). Amounts read so are never negative: the sign does not matter for "is it printed".
+   * `style` and `loose` do not apply.
+   */
+  tolerant?: boolean;
 }
 
 function amountFromMatch(m: RegExpMatchArray, style: NumberStyle, loose: boolean): ParsedAmount | null {
@@ -209,6 +223,7 @@ const NOT_MONEY_AFTER = /^\s?(?:%|p\b|p\/|ct\b|cent|cents\b|kwh|m3|m³|\/|[A-Za-
 
 /** Every money amount in a text: numbers with a currency mark or exactly two decimals. */
 export function findAmounts(text: string, opts: AmountOptions = {}): ParsedAmount[] {
+  if (opts.tolerant) return findAmountsTolerant(text);
   const style = opts.style ?? "dot_decimal";
   const out: ParsedAmount[] = [];
   for (const m of text.matchAll(AMOUNT_RE)) {
@@ -225,12 +240,56 @@ export function findAmounts(text: string, opts: AmountOptions = {}): ParsedAmoun
 
 /** The text read as exactly one amount (surrounding whitespace allowed), or null. */
 export function parseAmount(text: string, opts: AmountOptions = {}): ParsedAmount | null {
+  if (opts.tolerant) return parseAmountTolerant(text);
   const trimmed = text.trim();
   if (!trimmed) return null;
   const found = findAmounts(trimmed, opts);
   if (found.length !== 1) return null;
   const a = found[0] as ParsedAmount;
   return a.start === 0 && a.end === trimmed.length ? a : null;
+}
+
+/** A number with a two-digit decimal part after "." or ",", optional thousands groups of "," "." space or '. */
+const TOLERANT_RE = /(?<![\d.,])(\d{1,3}(?:([.,\u00a0 '])\d{3})*(?:\2\d{3})*|\d+)([.,])(\d{2})(?!\d|[.,]\d)/g;
+
+function findAmountsTolerant(text: string): ParsedAmount[] {
+  const out: ParsedAmount[] = [];
+  for (const m of text.matchAll(TOLERANT_RE)) {
+    const whole = m[1] ?? "";
+    const group = m[2];
+    const dec = m[3] as "." | ",";
+    if (group && group === dec) continue; // "1.234.56" is no amount
+    const cents = Number(whole.replace(/[.,\u00a0 ']/g, "")) * 100 + Number(m[4]);
+    if (!Number.isFinite(cents)) continue;
+    const start = m.index ?? 0;
+    out.push({
+      value: cents / 100,
+      decimals: 2,
+      decimalSeparator: dec,
+      ...(group ? { groupSeparator: group } : {}),
+      cents,
+      raw: m[0],
+      start,
+      end: start + m[0].length,
+    });
+  }
+  return out;
+}
+
+function parseAmountTolerant(text: string): ParsedAmount | null {
+  const v = text.replace(/^[A-Z]{3}/, "").replace(/[^\d.,-]/g, "");
+  if (!/\d/.test(v)) return null;
+  const lastSep = Math.max(v.lastIndexOf("."), v.lastIndexOf(","));
+  let whole = v;
+  let frac = "";
+  if (lastSep >= 0 && v.length - lastSep - 1 <= 2) {
+    whole = v.slice(0, lastSep);
+    frac = v.slice(lastSep + 1);
+  }
+  const cents = Math.abs(Number(whole.replace(/[^\d]/g, "") || "0") * 100 + Number(frac.padEnd(2, "0")));
+  if (!Number.isFinite(cents)) return null;
+  const raw = text.trim();
+  return { value: cents / 100, decimals: frac.length, cents, raw, start: 0, end: raw.length };
 }
 
 /** Cents as a plain amount for messages: "1,234.56" / "1.234,56" (with a minus when negative). */

@@ -4,6 +4,7 @@ import { Rng } from "../../fixtures/random.js";
 import {
   abaProblem,
   cardBrand,
+  findIbans,
   IBAN_LENGTHS,
   ibanCheckDigits,
   ibanProblem,
@@ -12,6 +13,14 @@ import {
 } from "./bank-identifiers.js";
 
 describe("IBAN", () => {
+  it("finds IBANs printed in a text by their shape", () => {
+    expect(findIbans("IBAN: GB29 NWBK 6016 1331 9268 19")).toEqual(["GB29NWBK60161331926819"]);
+    expect(findIbans("DE89370400440532013000 and again DE89 3704 0044 0532 0130 00")).toEqual([
+      "DE89370400440532013000",
+    ]);
+    expect(findIbans("GB29 NWBK")).toEqual([]);
+  });
+
   it("accepts published example IBANs of several countries", () => {
     for (const iban of [
       "GB29 NWBK 6016 1331 9268 19",

@@ -155,3 +155,13 @@ export function cardBrand(digits: string): string | null {
 export function sortCodeProblem(value: string): "format" | null {
   return /^\d{2}-\d{2}-\d{2}$/.test(value.trim()) ? null : "format";
 }
+
+/** IBANs printed in a text (spaces removed), found by their shape; the check digits are not verified here. */
+export function findIbans(text: string): string[] {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/\b([A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)\b/g)) {
+    const iban = (m[1] as string).replace(/\s+/g, "");
+    if (iban.length >= 15 && iban.length <= 34) out.add(iban);
+  }
+  return [...out];
+}

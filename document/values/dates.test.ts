@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { calendarDate, findDates, isoDay, parseDateText } from "./dates.js";
+import { calendarDate, findDates, isoDay, parseDateText, parseDateValue } from "./dates.js";
 
 const days = (text: string, region: string) =>
   findDates(text, region).map((d) => (d.date ? isoDay(d.date) : d.raw));
@@ -43,5 +43,22 @@ describe("findDates", () => {
     expect(calendarDate(2025, 2, 29)).toBeUndefined();
     expect(calendarDate(2025, 4, 31)).toBeUndefined();
     expect(calendarDate(2025, 13, 1)).toBeUndefined();
+  });
+
+  it("reads an impossible numeric date in the other order when asked (eitherOrder)", () => {
+    const either = (text: string, region: string) =>
+      findDates(text, region, { eitherOrder: true }).map((d) => (d.date ? isoDay(d.date) : d.raw));
+    expect(either("03/14/2025", "GB")).toEqual(["2025-03-14"]);
+    expect(either("14/03/2025", "US")).toEqual(["2025-03-14"]);
+    expect(either("03/04/2025", "US")).toEqual(["2025-03-04"]);
+    expect(either("31/02/2025", "GB")).toEqual(["31/02/2025"]);
+  });
+
+  it("reads a machine-written date value", () => {
+    expect(parseDateValue("20250314", "US")).toBe("2025-03-14");
+    expect(parseDateValue("2025-03-01", "GB")).toBe("2025-03-01");
+    expect(parseDateValue(" 01.02.2025", "DE")).toBe("2025-02-01");
+    expect(parseDateValue("13/25/2025", "US")).toBeUndefined();
+    expect(parseDateValue("20251399", "US")).toBeUndefined();
   });
 });

@@ -3,6 +3,9 @@
  * tell impossible dates (31/02/2025), dates that only make sense in another region's order (a GB
  * statement with 03/14/2025) and formats a region does not use. Numeric dates are read in the
  * region's order (US month first, elsewhere day first) and also in the other order, when valid.
+ * For asking whether a date from elsewhere (a QR code) is printed at all, options widen and narrow the
+ * reading: `eitherOrder` reads a numeric date that is impossible in the region's order in the other one,
+ * and `years` keeps numbers such as 7/8/8200 (a part number) from counting as printed dates.
  */
 
 export type DateFormat =
@@ -78,10 +81,23 @@ export const monthFirstRegion = (region: string) => MONTH_FIRST.has(region.toUpp
 
 const year4 = (s: string) => Number(s);
 
+export interface DateOptions {
+  /** A numeric date impossible in the region's order (13/03/2025 in the US) takes the other order. */
+  eitherOrder?: boolean;
+  /** Dates outside these years (inclusive) are found but have no `date`, like impossible ones. */
+  years?: { from: number; to: number };
+}
+
+/** The years a date printed on a current document can plausibly carry. */
+export const PLAUSIBLE_YEARS = { from: 1900, to: 2200 } as const;
+
 /** Every date in the text, in the order they appear. */
-export function findDates(text: string, region: string): ContentDate[] {
+export function findDates(text: string, region: string, opts: DateOptions = {}): ContentDate[] {
   const out: ContentDate[] = [];
   const taken: [number, number][] = [];
+  const years = opts.years;
+  const inYears = (d: Date | undefined) =>
+    d && (!years || (d.getUTCFullYear() >= years.from && d.getUTCFullYear() <= years.to)) ? d : undefined;
   const free = (s: number, e: number) => taken.every(([a, b]) => e <= a || s >= b);
   const add = (d: ContentDate) => {
     if (!free(d.start, d.end)) return;
@@ -90,7 +106,7 @@ export function findDates(text: string, region: string): ContentDate[] {
   };
   for (const m of text.matchAll(/(?<![\d./-])(\d{4})-(\d{2})-(\d{2})(?![\d])/g)) {
     const start = m.index ?? 0;
-    const date = calendarDate(year4(m[1] as string), Number(m[2]), Number(m[3]));
+    const date = inYears(calendarDate(year4(m[1] as string), Number(m[2]), Number(m[3])));
     add({ raw: m[0], start, end: start + m[0].length, format: "iso", ...(date ? { date } : {}) });
   }
   for (const m of text.matchAll(/(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])/g)) {
@@ -99,11 +115,13 @@ export function findDates(text: string, region: string): ContentDate[] {
     const b = Number(m[3]);
     const y = year4(m[4] as string);
     const sep = m[2] as string;
-    const dayFirst = calendarDate(y, b, a);
-    const monthFirst = calendarDate(y, a, b);
+    const dayFirst = inYears(calendarDate(y, b, a));
+    const monthFirst = inYears(calendarDate(y, a, b));
     // Dots and dashes are day-first everywhere; slashes follow the region.
     const useMonthFirst = sep === "/" && monthFirstRegion(region);
-    const date = useMonthFirst ? monthFirst : dayFirst;
+    const date = useMonthFirst
+      ? (monthFirst ?? (opts.eitherOrder ? dayFirst : undefined))
+      : (dayFirst ?? (opts.eitherOrder ? monthFirst : undefined));
     add({
       raw: m[0],
       start,
@@ -118,14 +136,14 @@ export function findDates(text: string, region: string): ContentDate[] {
     const month = MONTHS[(m[2] as string).toLowerCase()];
     if (!month) continue;
     const start = m.index ?? 0;
-    const date = calendarDate(year4(m[3] as string), month, Number(m[1]));
+    const date = inYears(calendarDate(year4(m[3] as string), month, Number(m[1])));
     add({ raw: m[0], start, end: start + m[0].length, format: "long_dmy", ...(date ? { date } : {}) });
   }
   for (const m of text.matchAll(/\b([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4})\b/g)) {
     const month = MONTHS[(m[1] as string).toLowerCase()];
     if (!month) continue;
     const start = m.index ?? 0;
-    const date = calendarDate(year4(m[3] as string), month, Number(m[2]));
+    const date = inYears(calendarDate(year4(m[3] as string), month, Number(m[2])));
     add({ raw: m[0], start, end: start + m[0].length, format: "long_mdy", ...(date ? { date } : {}) });
   }
   return out.sort((x, y) => x.start - y.start);
@@ -140,3 +158,20 @@ export function parseDateText(text: string, region: string): ContentDate | null 
 
 /** YYYY-MM-DD of a UTC date. */
 export const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * One date from a machine-written value ("2025-03-14", "20250314", "14.03.2025"), as YYYY-MM-DD: the
+ * compact form, or else the first real date in the value, numeric ones read in either order; only
+ * plausible years (PLAUSIBLE_YEARS).
+ */
+export function parseDateValue(value: string, region: string): string | undefined {
+  const compact = /^(\d{4})(\d{2})(\d{2})$/.exec(value.trim());
+  if (compact) {
+    const d = calendarDate(Number(compact[1]), Number(compact[2]), Number(compact[3]));
+    return d && d.getUTCFullYear() >= PLAUSIBLE_YEARS.from && d.getUTCFullYear() <= PLAUSIBLE_YEARS.to
+      ? isoDay(d)
+      : undefined;
+  }
+  const found = findDates(value, region, { eitherOrder: true, years: PLAUSIBLE_YEARS }).find((d) => d.date);
+  return found?.date && isoDay(found.date);
+}
