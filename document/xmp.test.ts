@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildXmpPacket } from "../fixtures/xmp.js";
-import { parseXmp } from "./xmp.js";
+import { parseXmp, parseXmpHistory } from "./xmp.js";
 
 describe("parseXmp", () => {
   it("reads element-form properties, lists and language alternatives", () => {
@@ -44,5 +44,21 @@ describe("parseXmp", () => {
       </rdf:Description></rdf:RDF>`;
     expect(parseXmp(xml)).toEqual({});
     expect(parseXmp("<<<not xml at all")).toEqual({});
+  });
+});
+
+describe("parseXmpHistory", () => {
+  it("reads attribute and element forms whatever the prefixes", () => {
+    const xml = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+      <rdf:Description xmlns:mm="http://ns.adobe.com/xap/1.0/mm/" xmlns:ev="http://ns.adobe.com/xap/1.0/sType/ResourceEvent#">
+      <mm:History><rdf:Seq>
+        <rdf:li ev:action="created" ev:softwareAgent="Tool &amp; Co" ev:when="2025-01-01T10:00:00Z"/>
+        <rdf:li rdf:parseType="Resource"><ev:action>saved</ev:action><ev:when>2025-02-01T10:00:00Z</ev:when><ev:softwareAgent>GIMP 2.10</ev:softwareAgent></rdf:li>
+      </rdf:Seq></mm:History></rdf:Description></rdf:RDF></x:xmpmeta>`;
+    expect(parseXmpHistory(xml)).toEqual([
+      { action: "created", softwareAgent: "Tool & Co", when: "2025-01-01T10:00:00Z" },
+      { action: "saved", softwareAgent: "GIMP 2.10", when: "2025-02-01T10:00:00Z" },
+    ]);
+    expect(parseXmpHistory("<x:xmpmeta/>")).toEqual([]);
   });
 });

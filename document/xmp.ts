@@ -1,9 +1,15 @@
+import { rawPdfOf } from "./pdf-raw/cache.js";
+import type { RawPdf } from "./pdf-raw/document.js";
+import { DecodeError } from "./pdf-raw/filters.js";
+import { get, isStream } from "./pdf-raw/objects.js";
+
 /**
- * Reads the simple properties of an XMP packet into a flat map keyed by canonical prefix
- * (`xmp:CreateDate`, `pdf:Producer`, `dc:title`, ...), whatever prefixes the writer declared (old Acrobat
- * wrote `xap:` for the xmp namespace). Both element form (`<xmp:CreateDate>...</xmp:CreateDate>`) and
- * attribute form (`<rdf:Description xmp:CreateDate="..."/>`) are read; rdf:Alt/Seq/Bag values are the
- * list items joined with "; ". Structured values (e.g. xmpMM:History) are left out.
+ * The one XMP reader: a PDF catalog's XMP packet from the file's own bytes (xmpText), its simple
+ * properties as a flat map keyed by canonical prefix (parseXmp: `xmp:CreateDate`, `pdf:Producer`,
+ * `dc:title`, ...) and its edit history (parseXmpHistory: the xmpMM:History sequence of stEvt resource
+ * events). Prefixes are resolved by namespace URI, whatever the writer called them (old Acrobat wrote
+ * `xap:` for the xmp namespace); both element form (`<xmp:CreateDate>...</xmp:CreateDate>`) and attribute
+ * form (`<rdf:Description xmp:CreateDate="..."/>`, `<rdf:li stEvt:action="saved" .../>`) are read.
  */
 
 const CANONICAL_PREFIX: Record<string, string> = {
@@ -18,6 +24,8 @@ const CANONICAL_PREFIX: Record<string, string> = {
   "http://ns.adobe.com/tiff/1.0/": "tiff",
   "http://ns.adobe.com/exif/1.0/": "exif",
 };
+const ST_EVT = "http://ns.adobe.com/xap/1.0/sType/ResourceEvent#";
+const XMP_MM = "http://ns.adobe.com/xap/1.0/mm/";
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
@@ -29,14 +37,27 @@ function decodeXml(s: string): string {
   });
 }
 
+/** The namespace declarations of a packet, in order: [prefix, uri]. */
+function declarations(xml: string): [string, string][] {
+  return [...xml.matchAll(/xmlns:([\w.-]+)\s*=\s*(["'])(.*?)\2/g)].map((m) => [
+    m[1] as string,
+    m[3] as string,
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Simple properties
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The simple properties of an XMP packet; rdf:Alt/Seq/Bag values are the list items joined with "; ".
+ * Structured values (e.g. xmpMM:History, see parseXmpHistory) are left out.
+ */
 export function parseXmp(xml: string): Record<string, string> {
   const out: Record<string, string> = {};
   const cleaned = xml.replace(/<!--[\s\S]*?-->/g, "").replace(/<\?[\s\S]*?\?>/g, "");
   const prefixes = new Map<string, string>();
-  for (const m of cleaned.matchAll(/xmlns:([\w.-]+)\s*=\s*(["'])(.*?)\2/g)) {
-    const uri = m[3] as string;
-    prefixes.set(m[1] as string, CANONICAL_PREFIX[uri] ?? (m[1] as string));
-  }
+  for (const [prefix, uri] of declarations(cleaned)) prefixes.set(prefix, CANONICAL_PREFIX[uri] ?? prefix);
   const key = (prefix: string, local: string) => `${prefixes.get(prefix) ?? prefix}:${local}`;
   const put = (k: string, v: string) => {
     if (!(k in out)) out[k] = v;
@@ -69,4 +90,71 @@ export function parseXmp(xml: string): Record<string, string> {
     }
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edit history
+// ---------------------------------------------------------------------------------------------
+
+export interface HistoryEvent {
+  action?: string;
+  softwareAgent?: string;
+  when?: string;
+  changed?: string;
+  instanceID?: string;
+  parameters?: string;
+}
+
+const FIELDS = ["action", "softwareAgent", "when", "changed", "instanceID", "parameters"] as const;
+
+/** The xmpMM:History events of a packet, at most 1000. */
+export function parseXmpHistory(xml: string): HistoryEvent[] {
+  const declared = declarations(xml);
+  const prefixes = (uri: string) => declared.filter(([, u]) => u === uri).map(([p]) => p);
+  const evt = prefixes(ST_EVT);
+  const mm = prefixes(XMP_MM);
+  if (evt.length === 0 || mm.length === 0) return [];
+  const out: HistoryEvent[] = [];
+  for (const p of mm) {
+    const re = new RegExp(`<${p}:History\\b[^>]*>([\\s\\S]*?)</${p}:History>`, "g");
+    for (const h of xml.matchAll(re)) {
+      const body = h[1] ?? "";
+      for (const li of body.matchAll(/<rdf:li\b([^>]*?)(?:\/>|>([\s\S]*?)<\/rdf:li>)/g)) {
+        const attrs = li[1] ?? "";
+        const inner = li[2] ?? "";
+        const e: HistoryEvent = {};
+        for (const f of FIELDS) {
+          for (const ep of evt) {
+            const a = new RegExp(`${ep}:${f}\\s*=\\s*(["'])([\\s\\S]*?)\\1`).exec(attrs + inner);
+            const el = new RegExp(`<${ep}:${f}>([\\s\\S]*?)</${ep}:${f}>`).exec(inner);
+            const v = a?.[2] ?? el?.[1];
+            if (v !== undefined && e[f] === undefined) e[f] = decodeXml(v).trim();
+          }
+        }
+        if (Object.keys(e).length > 0) out.push(e);
+        if (out.length >= 1000) return out;
+      }
+    }
+  }
+  return out;
+}
+
+/** The catalog's XMP packet as of a revision (decoded), or undefined. */
+export function xmpText(raw: RawPdf, rev = raw.last): string | undefined {
+  const s = raw.resolve(get(raw.catalog(rev), "Metadata"), rev);
+  if (!isStream(s)) return undefined;
+  try {
+    const data = raw.decode(s);
+    return Buffer.from(data.subarray(0, 4 * 1024 * 1024)).toString("utf8");
+  } catch (err) {
+    if (err instanceof DecodeError) return undefined;
+    throw err;
+  }
+}
+
+/** The XMP history of a PDF document (empty for images or when there is none). */
+export function historyOf(doc: { bytes: Uint8Array; contentType: string }): HistoryEvent[] {
+  if (doc.contentType !== "application/pdf") return [];
+  const xml = xmpText(rawPdfOf(doc));
+  return xml ? parseXmpHistory(xml) : [];
 }

@@ -1,29 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { CheckResult } from "../../core/check-result.js";
 import { modelOf } from "../../document/testdata/model-kit.js";
-import { parseXmpHistory } from "../../document/xmp-history.js";
 import { makeDocument } from "../../fixtures/documents.js";
 import { withXmpHistory } from "../../fixtures/revisions.js";
 import { historyDateFindings, printedDateFindings } from "./history-dates.js";
 import { metadataDatesCheck } from "./metadata-dates.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
-
-describe("parseXmpHistory", () => {
-  it("reads attribute and element forms whatever the prefixes", () => {
-    const xml = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
-      <rdf:Description xmlns:mm="http://ns.adobe.com/xap/1.0/mm/" xmlns:ev="http://ns.adobe.com/xap/1.0/sType/ResourceEvent#">
-      <mm:History><rdf:Seq>
-        <rdf:li ev:action="created" ev:softwareAgent="Tool &amp; Co" ev:when="2025-01-01T10:00:00Z"/>
-        <rdf:li rdf:parseType="Resource"><ev:action>saved</ev:action><ev:when>2025-02-01T10:00:00Z</ev:when><ev:softwareAgent>GIMP 2.10</ev:softwareAgent></rdf:li>
-      </rdf:Seq></mm:History></rdf:Description></rdf:RDF></x:xmpmeta>`;
-    expect(parseXmpHistory(xml)).toEqual([
-      { action: "created", softwareAgent: "Tool & Co", when: "2025-01-01T10:00:00Z" },
-      { action: "saved", softwareAgent: "GIMP 2.10", when: "2025-02-01T10:00:00Z" },
-    ]);
-    expect(parseXmpHistory("<x:xmpmeta/>")).toEqual([]);
-  });
-});
 
 describe("metadata.dates: XMP history dates", () => {
   const withHistory = async (when: string) =>

@@ -9,7 +9,7 @@ import {
   parseAnyDate,
   sameMoment,
 } from "../../document/values/pdf-date.js";
-import { historyOf } from "../../document/xmp-history.js";
+import { historyOf } from "../../document/xmp.js";
 
 /**
  * Two more date comparisons for metadata.dates:

@@ -2,7 +2,8 @@ import type { Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS, type DocType } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
-import { type HistoryEvent, infoStrings, parseXmpHistory, xmpText } from "../../document/xmp-history.js";
+import { infoStrings } from "../../document/pdf-raw/info.js";
+import { type HistoryEvent, historyOf } from "../../document/xmp.js";
 import { defineCheck } from "../check.js";
 import { classifyProducer, type ProducerCategory, type ProducerEntry } from "./producer-table.js";
 
@@ -82,8 +83,7 @@ export function producerFindings(doc: DocumentModel): {
   const pdf = doc.pdf;
   if (!pdf) return { findings: [], named: [], history: [] };
   const raw = rawPdfOf(doc);
-  const xml = xmpText(raw);
-  const history = xml ? parseXmpHistory(xml) : [];
+  const history = historyOf(doc);
   const sources: [string, string | undefined][] = [
     ["Info Producer", pdf.info.Producer],
     ["Info Creator", pdf.info.Creator],
