@@ -98,10 +98,12 @@ describe("a step process loads only its own step", () => {
     ]);
   });
 
-  it("the check step does load the PDF parser (so the probe sees what a step loads)", async () => {
+  it("the check step loads pdfjs (so the probe sees what a step loads), and no second PDF library", async () => {
     const loaded = await runStep("check");
     expect(loaded.summary).toContain('"check_failed"');
     expect(all(loaded).some((m) => m.includes("pdfjs-dist"))).toBe(true);
+    // One PDF library besides our own raw parser (document/pdf-raw/): pdf-lib is for fixtures only.
+    expect(all(loaded).filter((m) => m.includes("pdf-lib"))).toEqual([]);
     expect(loaded.esm.some((u) => u.includes("/prepare/"))).toBe(false);
   });
 

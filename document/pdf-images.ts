@@ -1,26 +1,30 @@
 import { inflateSync } from "node:zlib";
-import {
-  PDFArray,
-  PDFDict,
-  PDFDocument,
-  PDFName,
-  PDFNumber,
-  PDFRawStream,
-  PDFRef,
-  type PDFStream,
-  type PDFObject,
-} from "pdf-lib";
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import sharp, { type OutputInfo, type Sharp } from "sharp";
 import type { DocumentModel } from "./model.js";
+import { rawPdfOf } from "./pdf-raw/cache.js";
+import type { PageInfo, RawPdf } from "./pdf-raw/document.js";
+import {
+  get,
+  isDict,
+  isName,
+  isRef,
+  isStream,
+  isString,
+  nameOf,
+  numberOf,
+  type PdfDict,
+  type PdfStream,
+  type PdfValue,
+} from "./pdf-raw/objects.js";
 import { MAX_DECODE_PIXELS, type RgbaImage } from "./raster.js";
 
 /**
  * The images inside a PDF, for the image checks (qr.codes, image.metadata) and OCR: which pages draw
- * which image XObjects (read with pdf-lib from the page resources, nested forms included), their raw
- * JPEG bytes when DCT-encoded (EXIF survives in them), their pixels (decoded here with hard size caps),
- * which pages are image-only (scans), which pages carry dense vector drawing that may be a QR code, and
- * page rendering with pdfjs for when pixels of the whole page are needed.
+ * which image XObjects (read with the raw parser, document/pdf-raw/, from the page resources, nested
+ * forms included), their raw JPEG bytes when DCT-encoded (EXIF survives in them), their pixels (decoded
+ * here with hard size caps), which pages are image-only (scans), which pages carry dense vector drawing
+ * that may be a QR code, and page rendering with pdfjs for when pixels of the whole page are needed.
  *
  * One scan per DocumentModel, shared by every caller (cached on the model object).
  */
@@ -38,9 +42,11 @@ export interface PdfImage {
   /** The encoded stream bytes; a complete JPEG file when filters is exactly ["DCTDecode"]. */
   encoded: Uint8Array;
   /** Internal: what pixel decoding needs. */
-  decodeParms?: PDFDict;
-  colorSpaceObject?: PDFObject;
-  smask?: PDFRawStream;
+  decodeParms?: PdfDict;
+  colorSpaceObject?: PdfValue;
+  smask?: PdfStream;
+  /** The file the image's objects resolve in. */
+  pdf: RawPdf;
 }
 
 export interface PdfPageGraphics {
@@ -78,7 +84,9 @@ const scans = new WeakMap<DocumentModel, Promise<PdfImageScan>>();
 export function scanPdfImages(model: DocumentModel): Promise<PdfImageScan> {
   let scan = scans.get(model);
   if (!scan) {
-    scan = model.pdf ? scanBytes(model.bytes) : Promise.resolve({ images: [], pages: [], problems: [] });
+    scan = Promise.resolve(
+      model.pdf ? scanRaw(rawPdfOf(model), model.bytes) : { images: [], pages: [], problems: [] },
+    );
     scans.set(model, scan);
   }
   return scan;
@@ -91,71 +99,67 @@ export function mayHaveImages(bytes: Uint8Array): boolean {
   );
 }
 
-const nameOf = (o: PDFObject | undefined): string | undefined =>
-  o instanceof PDFName ? o.decodeText() : undefined;
-
-function filtersOf(dict: PDFDict): string[] {
-  const f = dict.lookup(PDFName.of("Filter"));
-  if (f instanceof PDFName) return [f.decodeText()];
-  if (f instanceof PDFArray) return f.asArray().map((x) => nameOf(dict.context.lookup(x)) ?? "?");
+/** The filter names of a stream's dictionary, in order ("?" for an entry that is no name). */
+function filtersOf(pdf: RawPdf, dict: PdfDict): string[] {
+  const f = pdf.resolve(get(dict, "Filter"));
+  if (isName(f)) return [f.name];
+  if (Array.isArray(f)) return f.map((x) => nameOf(pdf.resolve(x)) ?? "?");
   return [];
 }
 
-function numberOf(dict: PDFDict, key: string): number {
-  const v = dict.lookup(PDFName.of(key));
-  return v instanceof PDFNumber ? v.asNumber() : 0;
+/** A number entry of a dictionary, 0 when absent or no number. */
+function numberIn(pdf: RawPdf, dict: PdfDict, key: string): number {
+  return numberOf(pdf.resolve(get(dict, key))) ?? 0;
 }
 
-function colorSpaceName(cs: PDFObject | undefined, dict: PDFDict): string {
-  if (cs instanceof PDFName) return cs.decodeText();
-  if (cs instanceof PDFArray) return nameOf(dict.context.lookup(cs.get(0))) ?? "?";
-  return dict.lookup(PDFName.of("ImageMask")) ? "ImageMask" : "?";
+function colorSpaceName(pdf: RawPdf, cs: PdfValue | undefined, dict: PdfDict): string {
+  if (isName(cs)) return cs.name;
+  if (Array.isArray(cs)) return nameOf(pdf.resolve(cs[0])) ?? "?";
+  return pdf.resolve(get(dict, "ImageMask")) !== undefined ? "ImageMask" : "?";
 }
 
-async function scanBytes(bytes: Uint8Array): Promise<PdfImageScan> {
+/** The page's size from its (inherited) MediaBox; 0 × 0 when it has none that reads as a rectangle. */
+function pageSize(pdf: RawPdf, page: PageInfo): { width: number; height: number } {
+  let node: PdfDict | undefined = page.dict;
+  for (let depth = 0; node && depth < 64; depth++) {
+    const box = pdf.resolve(get(node, "MediaBox"));
+    if (box !== undefined) {
+      const n = Array.isArray(box) ? box.map((v) => numberOf(pdf.resolve(v))) : [];
+      if (n.length !== 4 || n.some((v) => v === undefined)) return { width: 0, height: 0 };
+      const [x0, y0, x1, y1] = n as [number, number, number, number];
+      return { width: x1 - x0, height: y1 - y0 };
+    }
+    node = pdf.dict(get(node, "Parent"));
+  }
+  return { width: 0, height: 0 };
+}
+
+function scanRaw(pdf: RawPdf, bytes: Uint8Array): PdfImageScan {
   const problems: string[] = [];
   const hasImages = mayHaveImages(bytes);
-  let doc: PDFDocument;
-  try {
-    doc = await PDFDocument.load(bytes, {
-      updateMetadata: false,
-      ignoreEncryption: true,
-      throwOnInvalidObject: false,
-      parseSpeed: 1500,
-    });
-  } catch (err) {
-    return { images: [], pages: [], problems: [`the PDF's objects cannot be read (${errText(err)})`] };
-  }
   const images = new Map<string, PdfImage>();
   const pages: PdfPageGraphics[] = [];
-  let pdfPages: ReturnType<PDFDocument["getPages"]>;
-  try {
-    pdfPages = doc.getPages();
-  } catch (err) {
-    return { images: [], pages: [], problems: [`the PDF's page tree cannot be read (${errText(err)})`] };
+  const pageList = pdf.pages();
+  if (pageList.length === 0) {
+    return { images: [], pages: [], problems: ["the PDF's page tree cannot be read"] };
   }
-  if (pdfPages.length > SCAN_LIMITS.maxPages)
-    problems.push(`images read from the first ${SCAN_LIMITS.maxPages} of ${pdfPages.length} pages`);
+  if (pageList.length > SCAN_LIMITS.maxPages)
+    problems.push(`images read from the first ${SCAN_LIMITS.maxPages} of ${pageList.length} pages`);
 
-  for (const [i, page] of pdfPages.slice(0, SCAN_LIMITS.maxPages).entries()) {
-    const number = i + 1;
+  for (const page of pageList.slice(0, SCAN_LIMITS.maxPages)) {
+    const number = page.number;
     const refs = new Set<string>();
-    let size = { width: 0, height: 0 };
-    try {
-      size = page.getSize();
-    } catch {
-      // A page without a readable MediaBox still has resources worth reading.
-    }
+    const size = pageSize(pdf, page);
     if (hasImages) {
       try {
-        collectImages(page.node.Resources(), number, refs, images, problems, 0, new Set());
+        collectImages(pdf, page.resources, number, refs, images, problems, 0, new Set());
       } catch (err) {
         problems.push(`page ${number}: resources unreadable (${errText(err)})`);
       }
     }
     let rectangles = 0;
     try {
-      rectangles = countRectangles(page.node.Contents(), doc);
+      rectangles = countRectangles(pdf, page);
     } catch (err) {
       problems.push(`page ${number}: content unreadable (${errText(err)})`);
     }
@@ -165,7 +169,8 @@ async function scanBytes(bytes: Uint8Array): Promise<PdfImageScan> {
 }
 
 function collectImages(
-  resources: PDFDict | undefined,
+  pdf: RawPdf,
+  resources: PdfDict | undefined,
   page: number,
   refs: Set<string>,
   images: Map<string, PdfImage>,
@@ -174,19 +179,29 @@ function collectImages(
   seenForms: Set<string>,
 ): void {
   if (!resources || depth > SCAN_LIMITS.maxFormDepth) return;
-  const xobjects = resources.lookupMaybe(PDFName.of("XObject"), PDFDict);
-  if (!xobjects) return;
-  for (const [, value] of xobjects.entries()) {
-    if (!(value instanceof PDFRef)) continue;
-    const key = value.toString();
-    const obj = resources.context.lookup(value);
-    if (!(obj instanceof PDFRawStream)) continue;
-    const subtype = nameOf(obj.dict.lookup(PDFName.of("Subtype")));
+  const xobjects = pdf.resolve(get(resources, "XObject"));
+  if (!isDict(xobjects)) return;
+  for (const value of xobjects.map.values()) {
+    // Only indirect XObjects: an image is identified by its object reference.
+    if (!isRef(value)) continue;
+    const key = `${value.num} ${value.gen} R`;
+    const obj = pdf.resolve(value);
+    if (!isStream(obj)) continue;
+    const subtype = nameOf(pdf.resolve(get(obj.dict, "Subtype")));
     if (subtype === "Form") {
       if (seenForms.has(key)) continue;
       seenForms.add(key);
-      const formResources = obj.dict.lookupMaybe(PDFName.of("Resources"), PDFDict);
-      collectImages(formResources, page, refs, images, problems, depth + 1, seenForms);
+      const formResources = pdf.resolve(get(obj.dict, "Resources"));
+      collectImages(
+        pdf,
+        isDict(formResources) ? formResources : undefined,
+        page,
+        refs,
+        images,
+        problems,
+        depth + 1,
+        seenForms,
+      );
       continue;
     }
     if (subtype !== "Image") continue;
@@ -201,43 +216,47 @@ function collectImages(
       continue;
     }
     const dict = obj.dict;
-    const cs = dict.lookup(PDFName.of("ColorSpace"));
-    const smask = dict.lookup(PDFName.of("SMask"));
+    const cs = pdf.resolve(get(dict, "ColorSpace"));
+    const smask = pdf.resolve(get(dict, "SMask"));
+    const decodeParms = pdf.resolve(get(dict, "DecodeParms"));
     images.set(key, {
       ref: key,
       pages: [page],
-      width: numberOf(dict, "Width"),
-      height: numberOf(dict, "Height"),
-      bitsPerComponent: numberOf(dict, "BitsPerComponent") || 8,
-      colorSpace: colorSpaceName(cs, dict),
-      filters: filtersOf(dict),
-      encoded: obj.contents,
-      decodeParms: dict.lookupMaybe(PDFName.of("DecodeParms"), PDFDict),
+      width: numberIn(pdf, dict, "Width"),
+      height: numberIn(pdf, dict, "Height"),
+      bitsPerComponent: numberIn(pdf, dict, "BitsPerComponent") || 8,
+      colorSpace: colorSpaceName(pdf, cs, dict),
+      filters: filtersOf(pdf, dict),
+      encoded: obj.raw,
+      decodeParms: isDict(decodeParms) ? decodeParms : undefined,
       colorSpaceObject: cs,
-      smask: smask instanceof PDFRawStream ? smask : undefined,
+      smask: isStream(smask) ? smask : undefined,
+      pdf,
     });
   }
 }
 
-function streamBytes(obj: PDFObject | undefined, doc: PDFDocument, max: number): Uint8Array {
-  const stream = obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
-  if (!(stream instanceof PDFRawStream)) return new Uint8Array(0);
-  const filters = filtersOf(stream.dict);
-  if (filters.length === 0) return stream.contents.subarray(0, max);
-  if (filters.length === 1 && filters[0] === "FlateDecode") return inflateCapped(stream.contents, max);
+/** A content stream's bytes, unfiltered or inflated, at most `max`; nothing for other filters. */
+function streamBytes(pdf: RawPdf, part: PdfValue | undefined, max: number): Uint8Array {
+  const stream = pdf.resolve(part);
+  if (!isStream(stream)) return new Uint8Array(0);
+  const filters = filtersOf(pdf, stream.dict);
+  if (filters.length === 0) return stream.raw.subarray(0, max);
+  if (filters.length === 1 && filters[0] === "FlateDecode") return inflateCapped(stream.raw, max);
   return new Uint8Array(0);
 }
 
-function countRectangles(contents: PDFStream | PDFArray | undefined, doc: PDFDocument): number {
-  if (!contents) return 0;
-  const parts = contents instanceof PDFArray ? contents.asArray() : [contents];
+function countRectangles(pdf: RawPdf, page: PageInfo): number {
+  const contents = pdf.resolve(get(page.dict, "Contents"));
+  if (contents === undefined || contents === null) return 0;
+  const parts = Array.isArray(contents) ? contents : [contents];
   let n = 0;
   let budget: number = SCAN_LIMITS.maxContentBytes;
   for (const part of parts.slice(0, 64)) {
     if (budget <= 0) break;
     let bytes: Uint8Array;
     try {
-      bytes = streamBytes(part, doc, budget);
+      bytes = streamBytes(pdf, part, budget);
     } catch (err) {
       if (err instanceof UnsupportedImageError) break;
       throw err;
@@ -282,17 +301,18 @@ export class UnsupportedImageError extends Error {
 }
 
 function components(img: PdfImage): number {
+  const { pdf } = img;
   const cs = img.colorSpaceObject;
   const name = img.colorSpace;
   if (name === "DeviceGray" || name === "CalGray" || name === "ImageMask") return 1;
   if (name === "DeviceRGB" || name === "CalRGB") return 3;
   if (name === "DeviceCMYK") return 4;
   if (name === "Indexed") return 1;
-  if (name === "ICCBased" && cs instanceof PDFArray) {
-    const profile = cs.lookup(1);
-    if (profile instanceof PDFRawStream) {
-      const n = profile.dict.lookup(PDFName.of("N"));
-      if (n instanceof PDFNumber) return n.asNumber();
+  if (name === "ICCBased" && Array.isArray(cs)) {
+    const profile = pdf.resolve(cs[1]);
+    if (isStream(profile)) {
+      const n = numberOf(pdf.resolve(get(profile.dict, "N")));
+      if (n !== undefined) return n;
     }
   }
   throw new UnsupportedImageError(`colour space ${name} is not supported`);
@@ -300,15 +320,15 @@ function components(img: PdfImage): number {
 
 /** The palette of an Indexed colour space over DeviceRGB (or an ICC RGB profile), as RGB triples. */
 function palette(img: PdfImage): Uint8Array {
+  const { pdf } = img;
   const cs = img.colorSpaceObject;
-  if (!(cs instanceof PDFArray)) throw new UnsupportedImageError("indexed colour space without a palette");
-  const lookup = cs.lookup(3);
-  if (lookup instanceof PDFRawStream) {
-    const f = filtersOf(lookup.dict);
-    return f.length === 0 ? lookup.contents : inflateCapped(lookup.contents, 768);
+  if (!Array.isArray(cs)) throw new UnsupportedImageError("indexed colour space without a palette");
+  const lookup = pdf.resolve(cs[3]);
+  if (isStream(lookup)) {
+    const f = filtersOf(pdf, lookup.dict);
+    return f.length === 0 ? lookup.raw : inflateCapped(lookup.raw, 768);
   }
-  if (lookup && "asBytes" in lookup && typeof lookup.asBytes === "function")
-    return lookup.asBytes() as Uint8Array;
+  if (isString(lookup)) return lookup.bytes;
   throw new UnsupportedImageError("indexed colour space with an unreadable palette");
 }
 
@@ -344,8 +364,8 @@ function undoPngPredictor(data: Uint8Array, rowBytes: number, bpp: number, rows:
 /** Decoded samples of an unfiltered or Flate-encoded image (PNG predictors undone), capped at the expected size. */
 function flateSamples(img: PdfImage, comps: number, bpc: number): Uint8Array {
   const rowBytes = Math.ceil((img.width * comps * bpc) / 8);
-  const predictor = img.decodeParms?.lookup(PDFName.of("Predictor"));
-  const usesPng = predictor instanceof PDFNumber && predictor.asNumber() >= 10;
+  const predictor = numberOf(img.pdf.resolve(get(img.decodeParms, "Predictor")));
+  const usesPng = predictor !== undefined && predictor >= 10;
   const expected = (rowBytes + (usesPng ? 1 : 0)) * img.height;
   const raw =
     img.filters.length === 0 ? img.encoded.subarray(0, expected) : inflateCapped(img.encoded, expected);
@@ -407,7 +427,7 @@ export async function decodePdfImage(img: PdfImage, maxSide = 1600): Promise<Rgb
         }
       }
     }
-    if (img.smask) compositeOnWhite(rgb, img.smask, width, height);
+    if (img.smask) compositeOnWhite(img.pdf, rgb, img.smask, width, height);
     pipeline = sharp(rgb, { raw: { width, height, channels: 3 } });
   } else {
     throw new UnsupportedImageError(`images encoded with ${img.filters.join(", ")} are not decoded`);
@@ -432,19 +452,25 @@ export async function decodePdfImage(img: PdfImage, maxSide = 1600): Promise<Rgb
   };
 }
 
-function compositeOnWhite(rgb: Uint8Array, smask: PDFRawStream, width: number, height: number): void {
+function compositeOnWhite(
+  pdf: RawPdf,
+  rgb: Uint8Array,
+  smask: PdfStream,
+  width: number,
+  height: number,
+): void {
   const d = smask.dict;
   if (
-    numberOf(d, "Width") !== width ||
-    numberOf(d, "Height") !== height ||
-    (numberOf(d, "BitsPerComponent") || 8) !== 8
+    numberIn(pdf, d, "Width") !== width ||
+    numberIn(pdf, d, "Height") !== height ||
+    (numberIn(pdf, d, "BitsPerComponent") || 8) !== 8
   )
     return;
-  const f = filtersOf(d);
+  const f = filtersOf(pdf, d);
   if (!(f.length === 0 || (f.length === 1 && f[0] === "FlateDecode"))) return;
   let alpha: Uint8Array;
   try {
-    alpha = f.length === 0 ? smask.contents : inflateCapped(smask.contents, width * height);
+    alpha = f.length === 0 ? smask.raw : inflateCapped(smask.raw, width * height);
   } catch {
     return;
   }
