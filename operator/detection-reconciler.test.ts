@@ -112,6 +112,21 @@ async function world(
   return { store, objects, scheduler, runner, create, until, terminal, dataDir };
 }
 
+/** An event recorder that hands every event to `onEvent`; `ended` resolves at the detection's Completed or Failed. */
+function recordingEvents(onEvent: (...args: Parameters<EventRecorder["record"]>) => void) {
+  let end: () => void = () => {};
+  const ended = new Promise<void>((r) => {
+    end = r;
+  });
+  const events: EventRecorder = {
+    record: async (d, type, reason, message) => {
+      onEvent(d, type, reason, message);
+      if (reason === "Completed" || reason === "Failed") end();
+    },
+  };
+  return { events, ended };
+}
+
 describe("Detection reconciler on real local adapters", () => {
   it("runs prepare → check → agent and completes with the verdict, then frees the slot and the workloads", async () => {
     const w = await world({});
@@ -156,15 +171,13 @@ describe("Detection reconciler on real local adapters", () => {
 
   it("records an event per step and one at the end (Warning for failures)", async () => {
     const seen: string[] = [];
-    const events: EventRecorder = {
-      record: async (d, type, reason, message) => {
-        seen.push(`${d.name} ${type} ${reason} ${message}`);
-      },
-    };
+    const { events, ended } = recordingEvents((d, type, reason, message) =>
+      seen.push(`${d.name} ${type} ${reason} ${message}`),
+    );
     const w = await world({ check: "crash-first", agent: "crash" }, {}, 4, events);
     const name = await w.create();
     await w.terminal(name);
-    await new Promise((r) => setTimeout(r, 100));
+    await ended;
     const reasons = seen.map((l) => l.split(" ").slice(1, 3).join(" "));
     expect(seen.every((l) => l.startsWith(`${name} `))).toBe(true);
     expect(reasons).toEqual([
@@ -181,6 +194,23 @@ describe("Detection reconciler on real local adapters", () => {
       "Warning Failed",
     ]);
     expect(seen.at(-1)).toMatch(/agent_failed/);
+  });
+
+  it("records Completed last, after the agent's StepSucceeded", async () => {
+    const seen: string[] = [];
+    const { events, ended } = recordingEvents((_d, _type, reason) => seen.push(reason));
+    const w = await world({}, {}, 4, events);
+    await w.terminal(await w.create());
+    await ended;
+    expect(seen).toEqual([
+      "StepStarted",
+      "StepSucceeded",
+      "StepStarted",
+      "StepSucceeded",
+      "StepStarted",
+      "StepSucceeded",
+      "Completed",
+    ]);
   });
 
   it("retries a crashed step and completes", async () => {

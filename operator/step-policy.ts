@@ -25,6 +25,31 @@ export function retryDelayMs(attempt: number): number {
   return backoffMs(attempt, STEP_RETRY_BACKOFF);
 }
 
+/** An attempt of a step that did not deliver its result. */
+export interface FailedAttempt {
+  step: StepName;
+  /** 1-based. */
+  attempt: number;
+  /**
+   * Why, as the workload reported it (WorkloadObservation reasons: Error, DeadlineExceeded, OOMKilled,
+   * Lost) or as the reconciler found it (ResultMissing: exited 0 without a readable result).
+   */
+  reason: string;
+}
+
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
+
+/**
+ * The retry policy, in one place: whether a failed attempt of a step is tried again, and after how
+ * long. Today every failure is retried with backoff until `maxAttempts` attempts have run, whatever
+ * its reason; a policy that treats some reasons as final (a deterministic timeout, a budget breach)
+ * is an edit here and nowhere else.
+ */
+export function decideRetry(failed: FailedAttempt, maxAttempts: number): RetryDecision {
+  if (failed.attempt >= maxAttempts) return { retry: false };
+  return { retry: true, delayMs: retryDelayMs(failed.attempt) };
+}
+
 export type WorkloadObservation =
   | { kind: "waiting"; state: "Pending" | "Running" }
   | { kind: "succeeded" }

@@ -1,0 +1,510 @@
+import { describe, expect, it } from "vitest";
+import type { CheckResult } from "../core/check-result.js";
+import { API_GROUP_VERSION } from "../core/resource.js";
+import {
+  type AgentStepResult,
+  type CheckStepResult,
+  type Detection,
+  DETECTION_KIND,
+  type DetectionStatus,
+  type PrepareResult,
+  STEP_NAMES,
+  type StepName,
+} from "../core/detection.js";
+import { FAILURE_CODES, type FailureCode, failure } from "../core/failure-codes.js";
+import type { Verdict } from "../core/verdict.js";
+import {
+  attemptFailed,
+  attemptStarted,
+  attemptSucceeded,
+  attemptWaiting,
+  complete,
+  deadlineOf,
+  fail,
+  pruned,
+  queued,
+  running,
+  type StepResult,
+  terminalEvent,
+} from "./detection-status.js";
+import { crashFailureCode, decideRetry, retryDelayMs } from "./step-policy.js";
+
+const now = new Date("2026-03-01T10:00:00.000Z");
+const earlier = "2026-03-01T09:59:00.000Z";
+const MAX = 3;
+const settings = { stepMaxAttempts: MAX, retentionSeconds: 3600 };
+const ATTEMPTS = Array.from({ length: MAX }, (_, i) => i + 1);
+const REASONS = ["Error", "DeadlineExceeded", "OOMKilled", "Lost", "ResultMissing"] as const;
+
+const detection = (sample = false): Detection => ({
+  apiVersion: API_GROUP_VERSION,
+  kind: DETECTION_KIND,
+  metadata: { name: "det-x", generation: 2, creationTimestamp: "2026-03-01T09:00:00.000Z" },
+  spec: {
+    source: { url: "https://example.com/a.pdf" },
+    docType: "invoice",
+    region: "GB",
+    submittedBy: "c1",
+    sample,
+    priority: "interactive",
+  },
+});
+
+const document = {
+  filename: "a.pdf",
+  contentType: "application/pdf",
+  sizeBytes: 10,
+  key: "documents/det-x/a.pdf",
+  sha256: "0".repeat(64),
+};
+const checks: CheckResult[] = [
+  { checkId: "file.type", outcome: "pass", severity: 0, summary: "Agree.", findings: [] },
+];
+const verdict: Verdict = {
+  fraudScore: 12,
+  documentTypeMatch: true,
+  actualDocType: "invoice",
+  reasoning: "Nothing found.",
+  perCheck: [],
+};
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object") {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** A running detection whose earlier steps succeeded and whose `step` runs its attempt `attempt`. */
+function runningAt(step: StepName, attempt: number): DetectionStatus {
+  const order = STEP_NAMES.slice(0, STEP_NAMES.indexOf(step));
+  return deepFreeze({
+    phase: "Running",
+    startedAt: earlier,
+    billable: true,
+    conditions: [{ type: "Ready", status: "False", reason: "X", message: "x", lastTransitionTime: earlier }],
+    ...(step !== "prepare" ? { document } : {}),
+    ...(step === "agent" ? { checks, discovered: ["metadata_present"] } : {}),
+    steps: [
+      ...order.map((s) => ({
+        name: s,
+        workload: `det-x-${s}-1`,
+        attempt: 1,
+        state: "Succeeded" as const,
+        startedAt: earlier,
+        finishedAt: earlier,
+      })),
+      {
+        name: step,
+        workload: `det-x-${step}-${attempt}`,
+        attempt,
+        state: "Running" as const,
+        startedAt: earlier,
+        message: "an earlier note",
+      },
+    ],
+  });
+}
+
+interface ResultCase {
+  name: string;
+  result: StepResult;
+  /** The phase after it; Running = the next step runs. */
+  phase: "Running" | "Completed" | "Failed";
+  code?: FailureCode;
+  expect?: (s: DetectionStatus) => void;
+}
+
+const PREPARE_FAILURES: FailureCode[] = [
+  "source_unreachable",
+  "source_forbidden",
+  "source_http_error",
+  "source_too_large",
+  "source_timeout",
+  "upload_not_found",
+  "unsupported_content_type",
+  "internal_error",
+];
+
+const RESULTS: Record<StepName, ResultCase[]> = {
+  prepare: [
+    {
+      name: "a stored document",
+      result: { step: "prepare", document } satisfies PrepareResult,
+      phase: "Running",
+      expect: (s) => expect(s.document).toEqual(document),
+    },
+    ...PREPARE_FAILURES.map(
+      (code): ResultCase => ({
+        name: `a refusal (${code})`,
+        result: { step: "prepare", failure: failure(code) },
+        phase: "Failed",
+        code,
+        expect: (s) => expect(s.document).toBeUndefined(),
+      }),
+    ),
+    {
+      name: "neither a document nor a failure",
+      result: { step: "prepare" },
+      phase: "Failed",
+      code: "internal_error",
+    },
+  ],
+  check: [
+    {
+      name: "check results",
+      result: {
+        step: "check",
+        checks,
+        discovered: ["qr_present"],
+        textKey: "runs/det-x/text.txt",
+      } satisfies CheckStepResult,
+      phase: "Running",
+      expect: (s) => {
+        expect(s.checks).toEqual(checks);
+        expect(s.discovered).toEqual(["qr_present"]);
+        expect(s.authoritative).toBeUndefined();
+      },
+    },
+    ...(["corroborated", "unattested"] as const).map(
+      (trust): ResultCase => ({
+        name: `an authoritative ${trust} result`,
+        result: {
+          step: "check",
+          checks,
+          discovered: ["signature_present"],
+          authoritative: { checkId: "signature.pdf", trust, directive: `${trust}: signed.` },
+        },
+        phase: "Completed",
+        expect: (s) => {
+          expect(s.authoritative).toMatchObject({ checkId: "signature.pdf", trust });
+          expect(s.conditions?.[0]).toMatchObject({ status: "True", reason: "Authoritative" });
+          expect(s.score).toBeUndefined();
+          expect(s.verdictExpiresAt).toBeUndefined();
+        },
+      }),
+    ),
+    ...(["document_unreadable", "check_failed"] as const).map(
+      (code): ResultCase => ({
+        name: `a failure (${code})`,
+        result: { step: "check", checks: [], discovered: [], failure: failure(code) },
+        phase: "Failed",
+        code,
+        expect: (s) => expect(s.checks).toBeUndefined(),
+      }),
+    ),
+  ],
+  agent: [
+    {
+      name: "a verdict",
+      result: { step: "agent", runId: "run-1", engine: "rules", verdict } satisfies AgentStepResult,
+      phase: "Completed",
+      expect: (s) => {
+        expect(s.verdict).toEqual(verdict);
+        expect(s.score).toBe(12);
+        expect(s.agent).toEqual({ runId: "run-1" });
+        expect(s.verdictExpiresAt).toBe("2026-03-01T11:00:00.000Z");
+        expect(s.conditions?.[0]).toMatchObject({ status: "True", reason: "Completed" });
+      },
+    },
+    {
+      name: "a verdict with an engine error noted",
+      result: {
+        step: "agent",
+        runId: "run-1",
+        engine: "rules",
+        verdict,
+        error: "The model timed out; rules decided.",
+      },
+      phase: "Completed",
+      expect: (s) =>
+        expect(s.agent).toEqual({ runId: "run-1", error: "The model timed out; rules decided." }),
+    },
+    {
+      name: "a failure with an error",
+      result: {
+        step: "agent",
+        runId: "run-1",
+        engine: "rules",
+        failure: failure("agent_failed"),
+        error: "No model.",
+      },
+      phase: "Failed",
+      code: "agent_failed",
+      expect: (s) => expect(s.agent).toEqual({ runId: "run-1", error: "No model." }),
+    },
+    {
+      name: "neither a verdict nor a failure",
+      result: { step: "agent", runId: "run-1", engine: "rules" },
+      phase: "Failed",
+      code: "agent_failed",
+    },
+  ],
+};
+
+describe("attemptSucceeded: every step × every result × every attempt", () => {
+  for (const step of STEP_NAMES) {
+    for (const c of RESULTS[step]) {
+      for (const attempt of ATTEMPTS) {
+        it(`${step}, attempt ${attempt}: ${c.name} → ${c.phase}${c.code ? ` (${c.code})` : ""}`, () => {
+          const before = runningAt(step, attempt);
+          const t = attemptSucceeded(before, c.result, now, settings);
+          const s = t.status;
+          expect(s.steps?.find((x) => x.name === step)).toEqual({
+            name: step,
+            workload: `det-x-${step}-${attempt}`,
+            attempt,
+            state: "Succeeded",
+            startedAt: earlier,
+            finishedAt: now.toISOString(),
+          });
+          expect(s.phase).toBe(c.phase);
+          const stepEvent = {
+            type: "Normal",
+            reason: "StepSucceeded",
+            message: `The ${step} step succeeded (attempt ${attempt}).`,
+          };
+          if (c.phase === "Running") {
+            expect(t.events).toEqual([stepEvent]);
+            expect(s.completedAt).toBeUndefined();
+            expect(s.failure).toBeUndefined();
+          } else {
+            // The step's own event first, then the detection's end.
+            expect(t.events).toEqual([stepEvent, terminalEvent(s)]);
+            expect(s.completedAt).toBe(now.toISOString());
+          }
+          if (c.phase === "Failed") {
+            expect(s.failure).toEqual(failure(c.code as FailureCode));
+            expect(s).toMatchObject({ billable: false, score: null, verdict: null });
+            expect(s.conditions?.[0]).toMatchObject({
+              status: "False",
+              message: failure(c.code as FailureCode).message,
+            });
+          }
+          if (c.phase === "Completed") expect(s.billable).toBe(true);
+          expect(t.retryInMs).toBeUndefined();
+          c.expect?.(s);
+        });
+      }
+    }
+  }
+});
+
+describe("attemptFailed: every step × every reason × every attempt", () => {
+  for (const step of STEP_NAMES) {
+    for (const reason of REASONS) {
+      for (const attempt of [...ATTEMPTS, MAX + 1]) {
+        const last = attempt >= MAX;
+        it(`${step}, attempt ${attempt}, ${reason} → ${last ? `fails with ${crashFailureCode(step)}` : "retries"}`, () => {
+          const before = runningAt(step, attempt);
+          const t = attemptFailed(before, { step, reason, message: "It went wrong." }, now, settings);
+          const s = t.status;
+          const entry = s.steps?.find((x) => x.name === step);
+          expect(entry).toMatchObject({
+            attempt,
+            state: "Failed",
+            finishedAt: now.toISOString(),
+            message: `${reason}: It went wrong.`,
+          });
+          // Earlier steps are untouched.
+          expect(s.steps?.filter((x) => x.name !== step)).toEqual(
+            before.steps?.filter((x) => x.name !== step),
+          );
+          if (!last) {
+            const delay = retryDelayMs(attempt);
+            expect(t.retryInMs).toBe(delay);
+            expect(entry?.retryAt).toBe(new Date(now.getTime() + delay).toISOString());
+            expect(s.phase).toBe("Running");
+            expect(s.failure).toBeUndefined();
+            expect(t.events).toEqual([
+              {
+                type: "Warning",
+                reason: "StepFailed",
+                message: `${reason}: It went wrong. Retrying in ${Math.round(delay / 1000)} s.`,
+              },
+            ]);
+            expect(t.log).toMatchObject({
+              level: "warn",
+              fields: { step, attempt, reason, retryInMs: delay },
+            });
+          } else {
+            const code = crashFailureCode(step);
+            expect(t.retryInMs).toBeUndefined();
+            expect(entry?.retryAt).toBeUndefined();
+            expect(s).toMatchObject({
+              phase: "Failed",
+              failure: failure(code),
+              billable: false,
+              score: null,
+            });
+            expect(s.agent?.error).toBe(
+              step === "agent" ? `The agent step failed ${attempt} times; last: It went wrong.` : undefined,
+            );
+            expect(t.events).toEqual([
+              {
+                type: "Warning",
+                reason: "StepFailed",
+                message: `${reason}: It went wrong. No attempts left.`,
+              },
+              {
+                type: "Warning",
+                reason: "Failed",
+                message: `The detection failed (${code}): ${failure(code).message}`,
+              },
+            ]);
+            expect(t.log).toMatchObject({ level: "error", msg: "step failed; no attempts left" });
+          }
+        });
+      }
+    }
+  }
+
+  it("cuts long messages: 500 characters in the step, 300 in agent_error", () => {
+    const t = attemptFailed(
+      runningAt("agent", MAX),
+      { step: "agent", reason: "Error", message: "x".repeat(2000) },
+      now,
+      settings,
+    );
+    expect(t.status.steps?.at(-1)?.message).toHaveLength(500);
+    expect(t.status.agent?.error?.length).toBeLessThan(400);
+  });
+});
+
+describe("decideRetry: the retry policy in one place", () => {
+  it("retries every reason with backoff until the attempts run out", () => {
+    for (const step of STEP_NAMES) {
+      for (const reason of REASONS) {
+        for (const attempt of [1, 2, 3, 4, 5]) {
+          expect(decideRetry({ step, attempt, reason }, 4)).toEqual(
+            attempt < 4 ? { retry: true, delayMs: retryDelayMs(attempt) } : { retry: false },
+          );
+        }
+      }
+    }
+  });
+});
+
+describe("the other transitions", () => {
+  it("queues a new detection, billable unless it is a sample run", () => {
+    for (const sample of [false, true]) {
+      const s = queued({}, detection(sample), now);
+      expect(s).toMatchObject({ phase: "Queued", observedGeneration: 2, billable: !sample });
+      expect(s.conditions).toEqual([
+        {
+          type: "Ready",
+          status: "False",
+          reason: "Queued",
+          message: "Waiting for a free slot.",
+          lastTransitionTime: now.toISOString(),
+        },
+      ]);
+    }
+  });
+
+  it("runs an admitted detection, keeping the first admission time; running twice changes nothing", () => {
+    const first = running(deepFreeze(queued({}, detection(), now)), detection(), now);
+    expect(first).toMatchObject({ phase: "Running", startedAt: now.toISOString(), billable: true });
+    expect(running(deepFreeze(first), detection(), new Date(now.getTime() + 5000))).toBe(first);
+    const readmitted = running(
+      deepFreeze({ ...first, phase: "Queued" }),
+      detection(),
+      new Date(now.getTime() + 5000),
+    );
+    expect(readmitted.startedAt).toBe(now.toISOString());
+  });
+
+  it("starts every step at every attempt, replacing the step's previous entry", () => {
+    for (const step of STEP_NAMES) {
+      for (const attempt of ATTEMPTS) {
+        const before = runningAt(step, Math.max(1, attempt - 1));
+        const t = attemptStarted(before, step, attempt, `det-x-${step}-${attempt}`, now);
+        const entries = t.status.steps?.filter((x) => x.name === step);
+        expect(entries).toEqual([
+          {
+            name: step,
+            workload: `det-x-${step}-${attempt}`,
+            attempt,
+            state: "Pending",
+            startedAt: now.toISOString(),
+          },
+        ]);
+        expect(t.status.conditions?.[0]).toMatchObject({
+          reason: `${step.charAt(0).toUpperCase()}${step.slice(1)}Running`,
+          message:
+            attempt > 1 ? `Running the ${step} step (attempt ${attempt}).` : `Running the ${step} step.`,
+        });
+        expect(t.events).toEqual([
+          {
+            type: "Normal",
+            reason: "StepStarted",
+            message: `Started the ${step} step (attempt ${attempt}) as det-x-${step}-${attempt}.`,
+          },
+        ]);
+      }
+    }
+  });
+
+  it("follows the workload from Pending to Running", () => {
+    for (const step of STEP_NAMES) {
+      const s = attemptWaiting(runningAt(step, 1), step, "Pending");
+      expect(s.steps?.at(-1)?.state).toBe("Pending");
+    }
+  });
+
+  it("fails with any failure code, and says so once", () => {
+    for (const code of FAILURE_CODES) {
+      const t = fail(runningAt("check", 1), code, now);
+      expect(t.status).toMatchObject({ phase: "Failed", failure: failure(code), verdict: null, score: null });
+      expect(t.events).toEqual([terminalEvent(t.status)]);
+      // Failing what already failed is no new ending.
+      expect(fail(deepFreeze(t.status), code, now).events).toEqual([]);
+    }
+  });
+
+  it("completes, naming the score or the deciding check", () => {
+    const scored = complete(deepFreeze({ ...runningAt("agent", 1), score: 40 }), now);
+    expect(scored.events).toEqual([
+      { type: "Normal", reason: "Completed", message: "The detection completed: fraud score 40." },
+    ]);
+    const decided = complete(
+      deepFreeze({
+        ...runningAt("agent", 1),
+        authoritative: { checkId: "signature.pdf", trust: "corroborated", directive: "ok" },
+      }),
+      now,
+    );
+    expect(decided.events[0]?.message).toBe(
+      "The detection completed: decided by signature.pdf (corroborated).",
+    );
+  });
+
+  it("prunes the verdict and keeps the rest", () => {
+    const done = attemptSucceeded(
+      runningAt("agent", 1),
+      { step: "agent", runId: "r", engine: "rules", verdict },
+      now,
+      settings,
+    ).status;
+    const t = pruned(deepFreeze(done), now, 3);
+    expect(t.status).toEqual({ ...done, verdict: null, prunedAt: now.toISOString() });
+    expect(t.events).toEqual([
+      {
+        type: "Normal",
+        reason: "Pruned",
+        message: "Retention period over: the verdict and 3 stored file(s) were removed.",
+      },
+    ]);
+  });
+
+  it("counts the deadline from admission, and bounds the wait for one", () => {
+    const d = detection();
+    expect(deadlineOf(d, { startedAt: earlier }, 120, now, 86_400_000)).toBe(Date.parse(earlier) + 120_000);
+    expect(deadlineOf(d, {}, 120, now, 86_400_000)).toBe(Date.parse("2026-03-01T09:00:00.000Z") + 86_400_000);
+  });
+
+  it("has no ending event while running", () => {
+    expect(terminalEvent(runningAt("check", 1))).toBeUndefined();
+  });
+});
