@@ -29,6 +29,7 @@ interface LogLine {
   msg: string;
   stream?: string;
   workload?: string;
+  pid?: number;
 }
 
 function newRunner(
@@ -91,6 +92,16 @@ const pidFrom = (file: string) =>
     const text = await readFile(file, "utf8").catch(() => "");
     return text ? Number(text) : undefined;
   }, `a pid in ${file}`);
+/**
+ * The pid of the process running a workload, from the runner's own log line when it starts the step
+ * (its process, or the worker it hands it to): known before any time limit counts, however slowly the
+ * step itself starts on a loaded machine.
+ */
+const pidRunning = (logs: LogLine[], name: string) =>
+  waitFor(
+    async () => logs.find((l) => l.workload === name && typeof l.pid === "number")?.pid,
+    `the pid running ${name}`,
+  );
 const summary = (s: WorkloadStatus) =>
   JSON.parse(s.message ?? "") as { step: string; owner: string; tag: string | null; pid: number };
 
@@ -133,10 +144,12 @@ describe.each([
 
   it("kills a step past its time limit and reports DeadlineExceeded", async () => {
     const dir = await tempDir();
-    const { runner, changes } = newRunner(workers);
-    const s = spec({ FAKE_SLEEP_MS: "60000", FAKE_PID_FILE: join(dir, "pid") }, 1);
+    const { runner, changes, logs } = newRunner(workers);
+    // The step may be killed before it has even started up (a loaded machine): its pid comes from the
+    // runner, not from the step.
+    const s = spec({ FAKE_SLEEP_MS: "60000" }, 1);
     await runner.start(s);
-    const pid = await pidFrom(join(dir, "pid"));
+    const pid = await pidRunning(logs, s.name);
     const st = await finished(runner, s.name);
     expect(st).toMatchObject({ state: "Failed", reason: "DeadlineExceeded", exitCode: 137 });
     expect(st.message).toBe("The check step ran longer than its 1 s limit and was killed.");
