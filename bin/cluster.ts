@@ -1,5 +1,5 @@
 import http from "node:http";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
@@ -27,6 +27,7 @@ import {
   stepPodOptionsFromEnv,
 } from "./cluster-config.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
+import { componentLogger, processLogger } from "./logging.js";
 import { loadSigningKey } from "./secrets.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
 
@@ -88,7 +89,7 @@ function onSignal(log: Logger, shutdown: (signal: string) => Promise<void>): Pro
 /** `docverify operator`. */
 export async function runOperator(): Promise<number> {
   const config = loadConfig(process.env, { host: "0.0.0.0" });
-  const log = pino({ level: config.logLevel, base: { service: "docverify", component: "operator" } });
+  const log = processLogger("operator", config.logLevel);
   const kc = loadKubeConfig(process.env);
   const namespace = resolveNamespace(kc, process.env);
   const redisUrl = requireRedis(config);
@@ -113,7 +114,7 @@ export async function runOperator(): Promise<number> {
     namespace,
     component: "docverify-operator",
     instance: identity,
-    log: log.child({ part: "events" }),
+    log: componentLogger(log, "events"),
   });
 
   /** Only the leader admits work and runs steps: the scheduler's worker takes slots, so it starts here. */
@@ -123,9 +124,9 @@ export async function runOperator(): Promise<number> {
     scheduler = createRedisScheduler({
       connection: redisUrl,
       capacity: config.concurrency,
-      log: log.child({ part: "scheduler" }),
+      log: componentLogger(log, "scheduler"),
     });
-    runner = createPodRunner(kc, { ...podOptions, namespace, log: log.child({ part: "runner" }) });
+    runner = createPodRunner(kc, { ...podOptions, namespace, log: componentLogger(log, "runner") });
     const reconciler = createDetectionReconciler({
       store,
       objects,
@@ -133,7 +134,7 @@ export async function runOperator(): Promise<number> {
       scheduler,
       runner,
       clock: systemClock,
-      log: log.child({ part: "reconciler" }),
+      log: componentLogger(log, "reconciler"),
       metrics: operatorMetrics,
       events,
       settings: {
@@ -148,7 +149,7 @@ export async function runOperator(): Promise<number> {
       scheduler,
       runner,
       reconciler,
-      log: log.child({ part: "controller" }),
+      log: componentLogger(log, "controller"),
       concurrency: Math.max(4, config.concurrency),
       metrics: operatorMetrics,
     });
@@ -160,10 +161,10 @@ export async function runOperator(): Promise<number> {
         detections: store,
         objects,
         clock: systemClock,
-        log: log.child({ part: "job-reconciler" }),
+        log: componentLogger(log, "job-reconciler"),
         settings: jobSettings,
       }),
-      log: log.child({ part: "job-controller" }),
+      log: componentLogger(log, "job-controller"),
     });
     uploadSweeper = createUploadSweeper({
       objects,
@@ -205,7 +206,7 @@ export async function runOperator(): Promise<number> {
     leaseDurationMs,
     renewDeadlineMs,
     retryPeriodMs,
-    log: log.child({ part: "leader-election" }),
+    log: componentLogger(log, "leader-election"),
     onStartedLeading: async () => {
       process.stderr.write(`docverify operator ${identity} is the leader in namespace ${namespace}\n`);
       await startLeading();
@@ -264,7 +265,7 @@ export async function runOperator(): Promise<number> {
 /** `docverify api`. */
 export async function runApi(): Promise<number> {
   const config = loadConfig(process.env, { host: "0.0.0.0" });
-  const log = pino({ level: config.logLevel, base: { service: "docverify", component: "api" } });
+  const log = processLogger("api", config.logLevel);
   const kc = loadKubeConfig(process.env);
   const namespace = resolveNamespace(kc, process.env);
   if (!config.clientsFile) {
@@ -307,7 +308,7 @@ export async function runApi(): Promise<number> {
       usage,
       counters,
       config,
-      log: log.child({ part: "http" }),
+      log: componentLogger(log, "api"),
       metrics,
       ready,
     },

@@ -1,6 +1,5 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import pino from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { ClientsFile } from "../core/clients.js";
 import { loadConfig } from "../core/config.js";
@@ -20,6 +19,7 @@ import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWindowCounter } from "../platform/local/window-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
+import { componentLogger, processLogger } from "./logging.js";
 import { objectStoreFor } from "./object-stores.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
 import { openClients, serveApi } from "./serve-api.js";
@@ -33,12 +33,12 @@ export async function runStandalone(): Promise<number> {
   const config = loadConfig(process.env);
   const dataDir = path.resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
-  const log = pino({ level: config.logLevel, base: { service: "docverify" } });
+  const log = processLogger("standalone", config.logLevel);
 
   const signingKey = await loadSigningKey(config, dataDir);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const apiLog = log.child({ component: "api" });
+  const apiLog = componentLogger(log, "api");
   let clientsSource: Parameters<typeof openClients>[0];
   if (config.clientsFile) {
     clientsSource = { file: config.clientsFile };
@@ -73,7 +73,7 @@ export async function runStandalone(): Promise<number> {
     args: [...process.execArgv, entry],
     workers: config.workers,
     baseEnv: { ...envForSteps(process.env), DOCVERIFY_DATA_DIR: dataDir },
-    log: log.child({ component: "runner" }),
+    log: componentLogger(log, "runner"),
     pidDir: path.join(dataDir, "workers"),
   });
   const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
@@ -92,9 +92,9 @@ export async function runStandalone(): Promise<number> {
     scheduler,
     runner,
     clock: systemClock,
-    log: log.child({ component: "reconciler" }),
+    log: componentLogger(log, "reconciler"),
     metrics: operatorMetrics,
-    events: createLogEventRecorder(log.child({ component: "events" })),
+    events: createLogEventRecorder(componentLogger(log, "events")),
     settings: {
       stepTimeoutSeconds: config.stepTimeoutSeconds,
       stepMaxAttempts: config.stepMaxAttempts,
@@ -107,7 +107,7 @@ export async function runStandalone(): Promise<number> {
     scheduler,
     runner,
     reconciler,
-    log: log.child({ component: "controller" }),
+    log: componentLogger(log, "controller"),
     concurrency: Math.max(4, config.concurrency),
     metrics: operatorMetrics,
   });
@@ -120,10 +120,10 @@ export async function runStandalone(): Promise<number> {
       detections,
       objects,
       clock: systemClock,
-      log: log.child({ component: "job-reconciler" }),
+      log: componentLogger(log, "job-reconciler"),
       settings: jobSettingsFromEnv(process.env),
     }),
-    log: log.child({ component: "job-controller" }),
+    log: componentLogger(log, "job-controller"),
   });
 
   const uploadSweeper = createUploadSweeper({
@@ -131,7 +131,7 @@ export async function runStandalone(): Promise<number> {
     bucket: config.bucket,
     detections,
     clock: systemClock,
-    log: log.child({ component: "upload-sweeper" }),
+    log: componentLogger(log, "upload-sweeper"),
     metrics: operatorMetrics,
   });
 
