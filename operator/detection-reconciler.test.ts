@@ -112,6 +112,20 @@ async function world(
   return { store, objects, scheduler, runner, create, until, terminal, dataDir };
 }
 
+/** Retries `check` until it stops throwing; after a minute (a hang, not a slow machine) its last error fails the test. */
+async function eventually(check: () => Promise<void>): Promise<void> {
+  const giveUp = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > giveUp) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
 /** An event recorder that hands every event to `onEvent`; `ended` resolves at the detection's Completed or Failed. */
 function recordingEvents(onEvent: (...args: Parameters<EventRecorder["record"]>) => void) {
   let end: () => void = () => {};
@@ -151,9 +165,11 @@ describe("Detection reconciler on real local adapters", () => {
       reason: "Completed",
     });
     expect(Date.parse(d.status!.verdictExpiresAt!)).toBeGreaterThan(Date.now());
-    await new Promise((r) => setTimeout(r, 200));
-    expect(await w.scheduler.isAdmitted(name)).toBe(false);
-    for (const s of d.status!.steps!) expect(await w.runner.get(s.workload)).toBeUndefined();
+    // The pass after the terminal write frees the slot and deletes the workloads: wait for it to happen.
+    await eventually(async () => {
+      expect(await w.scheduler.isAdmitted(name)).toBe(false);
+      for (const s of d.status!.steps!) expect(await w.runner.get(s.workload)).toBeUndefined();
+    });
   });
 
   it("a step's failure value fails the detection with its code and runs nothing after it", async () => {
