@@ -1,7 +1,7 @@
 import { inflateSync } from "node:zlib";
-import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import sharp, { type OutputInfo, type Sharp } from "sharp";
 import type { DocumentModel } from "./model.js";
+import { withPdfjs } from "./pdfjs.js";
 import { rawPdfOf } from "./pdf-raw/cache.js";
 import type { PageInfo, RawPdf } from "./pdf-raw/document.js";
 import {
@@ -497,18 +497,7 @@ export async function renderPdfPages(
   opts: { signal?: AbortSignal; maxPixels?: number } = {},
 ): Promise<void> {
   const maxPixels = opts.maxPixels ?? 6_000_000;
-  const task = getDocument({
-    data: new Uint8Array(bytes),
-    verbosity: 0,
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    stopAtErrors: false,
-  });
-  const abort = () => void task.destroy();
-  opts.signal?.addEventListener("abort", abort, { once: true });
-  try {
-    const doc = await task.promise;
+  await withPdfjs(bytes, opts.signal, async (doc) => {
     for (const n of pageNumbers) {
       if (opts.signal?.aborted) break;
       if (n < 1 || n > doc.numPages) continue;
@@ -532,10 +521,7 @@ export async function renderPdfPages(
         page.cleanup();
       }
     }
-  } finally {
-    opts.signal?.removeEventListener("abort", abort);
-    await task.destroy().catch(() => undefined);
-  }
+  });
 }
 
 interface CanvasTarget {

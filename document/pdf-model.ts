@@ -1,8 +1,8 @@
-import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import type { DocType } from "../core/verdict.js";
 import type { DocumentModel, PdfFeature, PdfModel, PdfPage, PdfRaw } from "./model.js";
 import { type Box, type FontInfo, layoutFromOperatorList, type PageLayout } from "./page-layout.js";
 import { pdfHeaderOffset } from "./pdf-header.js";
+import { type PdfjsPage, withPdfjs } from "./pdfjs.js";
 import { parseXmp } from "./xmp.js";
 
 /**
@@ -84,78 +84,63 @@ async function parsePdf(bytes: Uint8Array, warnings: string[], signal?: AbortSig
   const header = /%PDF-(\d\.\d)/.exec(
     Buffer.from(bytes.subarray(raw.headerOffset, raw.headerOffset + 16)).toString("latin1"),
   );
-  // pdfjs may transfer or detach the buffer it is given: hand it a copy.
-  const task = getDocument({
-    data: new Uint8Array(bytes),
-    verbosity: 0,
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    stopAtErrors: false,
-  });
-  const abort = () => void task.destroy();
-  signal?.addEventListener("abort", abort, { once: true });
-  try {
-    let doc: Awaited<typeof task.promise>;
-    try {
-      doc = await task.promise;
-    } catch (err) {
+  return withPdfjs(
+    bytes,
+    signal,
+    async (doc) => {
+      const meta = await doc.getMetadata().catch((err: unknown) => {
+        warnings.push(`metadata unreadable: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      });
+      const info = infoStrings((meta?.info ?? {}) as Record<string, unknown>);
+      const xmlRaw = meta?.metadata?.getRaw();
+      const xmp = typeof xmlRaw === "string" && xmlRaw.trim() ? parseXmp(xmlRaw) : undefined;
+
+      const pageCount = doc.numPages;
+      const pages: PdfPage[] = [];
+      let failures = 0;
+      const limit = Math.min(pageCount, MAX_TEXT_PAGES);
+      for (let n = 1; n <= limit; n++) {
+        if (signal?.aborted) break;
+        try {
+          const page = await doc.getPage(n);
+          const [, , w, h] = page.view;
+          const content = await page.getTextContent();
+          let text = "";
+          for (const item of content.items) {
+            if (!("str" in item)) continue;
+            text += item.str;
+            if (item.hasEOL) text += "\n";
+          }
+          const layout = n <= MAX_LAYOUT_PAGES ? await readLayout(page, warnings) : undefined;
+          pages.push({
+            number: n,
+            text: text.replace(/[ \t]+\n/g, "\n").trimEnd(),
+            width: Math.round((w ?? 0) * 100) / 100,
+            height: Math.round((h ?? 0) * 100) / 100,
+            ...(layout ? { layout } : {}),
+          });
+          page.cleanup();
+          failures = 0;
+        } catch (err) {
+          warnings.push(`page ${n} unreadable: ${err instanceof Error ? err.message : String(err)}`);
+          if (++failures >= MAX_CONSECUTIVE_PAGE_FAILURES) break;
+        }
+      }
+      const pagesUnread = pageCount - pages.length;
+      if (pageCount > MAX_TEXT_PAGES)
+        warnings.push(`text read from the first ${MAX_TEXT_PAGES} of ${pageCount} pages`);
+      return { version: header?.[1] ?? null, pageCount, info, xmp, pages, pagesUnread, raw };
+    },
+    (err) => {
       const reason = err instanceof Error ? err.message : String(err);
       if (/password/i.test(reason) || (err as { name?: string })?.name === "PasswordException") {
-        throw new DocumentUnreadableError("The PDF is encrypted with a password, so it cannot be read.");
+        return new DocumentUnreadableError("The PDF is encrypted with a password, so it cannot be read.");
       }
-      throw new DocumentUnreadableError(`The PDF cannot be parsed: ${reason}`);
-    }
-    const meta = await doc.getMetadata().catch((err: unknown) => {
-      warnings.push(`metadata unreadable: ${err instanceof Error ? err.message : String(err)}`);
-      return undefined;
-    });
-    const info = infoStrings((meta?.info ?? {}) as Record<string, unknown>);
-    const xmlRaw = meta?.metadata?.getRaw();
-    const xmp = typeof xmlRaw === "string" && xmlRaw.trim() ? parseXmp(xmlRaw) : undefined;
-
-    const pageCount = doc.numPages;
-    const pages: PdfPage[] = [];
-    let failures = 0;
-    const limit = Math.min(pageCount, MAX_TEXT_PAGES);
-    for (let n = 1; n <= limit; n++) {
-      if (signal?.aborted) break;
-      try {
-        const page = await doc.getPage(n);
-        const [, , w, h] = page.view;
-        const content = await page.getTextContent();
-        let text = "";
-        for (const item of content.items) {
-          if (!("str" in item)) continue;
-          text += item.str;
-          if (item.hasEOL) text += "\n";
-        }
-        const layout = n <= MAX_LAYOUT_PAGES ? await readLayout(page, warnings) : undefined;
-        pages.push({
-          number: n,
-          text: text.replace(/[ \t]+\n/g, "\n").trimEnd(),
-          width: Math.round((w ?? 0) * 100) / 100,
-          height: Math.round((h ?? 0) * 100) / 100,
-          ...(layout ? { layout } : {}),
-        });
-        page.cleanup();
-        failures = 0;
-      } catch (err) {
-        warnings.push(`page ${n} unreadable: ${err instanceof Error ? err.message : String(err)}`);
-        if (++failures >= MAX_CONSECUTIVE_PAGE_FAILURES) break;
-      }
-    }
-    const pagesUnread = pageCount - pages.length;
-    if (pageCount > MAX_TEXT_PAGES)
-      warnings.push(`text read from the first ${MAX_TEXT_PAGES} of ${pageCount} pages`);
-    return { version: header?.[1] ?? null, pageCount, info, xmp, pages, pagesUnread, raw };
-  } finally {
-    signal?.removeEventListener("abort", abort);
-    await task.destroy().catch(() => undefined);
-  }
+      return new DocumentUnreadableError(`The PDF cannot be parsed: ${reason}`);
+    },
+  );
 }
-
-type PdfjsPage = Awaited<ReturnType<Awaited<ReturnType<typeof getDocument>["promise"]>["getPage"]>>;
 
 /** The page's drawing in paint order, from one operator-list walk; undefined when pdfjs cannot list it. */
 async function readLayout(page: PdfjsPage, warnings: string[]): Promise<PageLayout | undefined> {
