@@ -1,6 +1,6 @@
 import type { Finding } from "../core/check-result.js";
 import type { DocumentModel } from "../document/model.js";
-import type { Box, TextRun } from "../document/page-layout.js";
+import { type Box, type TextRun, unionAll } from "../document/page-layout.js";
 import { type Cell, documentLines, type Line } from "../document/text-lines.js";
 import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
 import { parseDateText } from "../document/values/dates.js";
@@ -241,14 +241,7 @@ function mixedCellFindings(lines: Line[], region: string): Finding[] {
           code: "cell_mixed_fonts",
           message: `On page ${line.page}, "${cell.text}" is one piece of text, but "${text}" in it is set in ${family} while the rest uses ${main[0]}: that part was typed in separately.`,
           page: line.page,
-          bbox: runs
-            .map((r) => r.bbox)
-            .reduce((a, b) => [
-              Math.min(a[0], b[0]),
-              Math.min(a[1], b[1]),
-              Math.max(a[2], b[2]),
-              Math.max(a[3], b[3]),
-            ]),
+          bbox: unionAll(runs.map((r) => r.bbox)),
           evidence: { text: cell.text, odd: text, oddFont: runs[0]?.font, mainFont: main[1][0]?.font },
           severity: isValue ? 7 : 5,
         });
@@ -284,14 +277,7 @@ function originFindings(page: number, runs: readonly TextRun[], region: string):
         .map((r) => `"${r.text}"`)
         .join(", ")} was added by a second program, typically an editor.`,
       page,
-      bbox: oddRuns
-        .map((r) => r.bbox)
-        .reduce((a, b) => [
-          Math.min(a[0], b[0]),
-          Math.min(a[1], b[1]),
-          Math.max(a[2], b[2]),
-          Math.max(a[3], b[3]),
-        ]),
+      bbox: unionAll(oddRuns.map((r) => r.bbox)),
       evidence: { font: bare, subsets: names, texts: oddRuns.slice(0, 20).map((r) => r.text) },
       severity: 6,
     });

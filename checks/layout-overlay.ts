@@ -8,6 +8,7 @@ import {
   type PageLayout,
   type PaintedArea,
   type TextRun,
+  unionAll,
 } from "../document/page-layout.js";
 import { defineCheck, flaggedCodes, skip } from "./check.js";
 
@@ -33,15 +34,6 @@ const quote = (runs: readonly TextRun[]) => {
     : shown.join(", ");
 };
 const clip = (s: string, n = 60) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-
-function unionBox(boxes: readonly Box[]): Box {
-  return [
-    Math.min(...boxes.map((b) => b[0])),
-    Math.min(...boxes.map((b) => b[1])),
-    Math.max(...boxes.map((b) => b[2])),
-    Math.max(...boxes.map((b) => b[3])),
-  ];
-}
 
 const isWhite = (fill: string | null) => fill !== null && /^#(f[a-f0-9]){3}$/i.test(fill);
 const describeArea = (a: PaintedArea) =>
@@ -161,7 +153,7 @@ function hiddenFindings(page: number, layout: PageLayout): Finding[] {
       code: kind.code,
       message: `On page ${page}, ${all.length === 1 ? "the text" : `${all.length} pieces of text including`} ${quote(all)} ${kind.why}.`,
       page,
-      bbox: unionBox(all.map((r) => r.bbox)).map((v) => Math.round(v)) as Box,
+      bbox: unionAll(all.map((r) => r.bbox)).map((v) => Math.round(v)) as Box,
       evidence: {
         texts: all.slice(0, 20).map((r) => r.text),
         count: all.length,
@@ -206,7 +198,7 @@ function overlapFindings(page: number, layout: PageLayout): Finding[] {
           code: "text_over_text",
           message: `On page ${page}, "${clip(over.text)}" (${over.font}) is printed on top of "${clip(under.text)}" (${under.font}) at the same spot: one value was written over another.`,
           page,
-          bbox: unionBox([under.bbox, over.bbox]).map((v) => Math.round(v)) as Box,
+          bbox: unionAll([under.bbox, over.bbox]).map((v) => Math.round(v)) as Box,
           evidence: { under: under.text, over: over.text, underFont: under.font, overFont: over.font },
           severity: 8,
         });

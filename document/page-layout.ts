@@ -479,6 +479,16 @@ function clamp(v: number, lo: number, hi: number): number {
 // Visibility
 // ---------------------------------------------------------------------------------------------
 
+/** The smallest box holding both. */
+export function union(a: Box, b: Box): Box {
+  return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])];
+}
+
+/** The smallest box holding them all (an empty list gives an empty, inverted box). */
+export function unionAll(boxes: readonly Box[]): Box {
+  return boxes.reduce<Box>(union, [Infinity, Infinity, -Infinity, -Infinity]);
+}
+
 export function boxArea(b: Box): number {
   return Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
 }

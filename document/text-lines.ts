@@ -1,5 +1,5 @@
 import type { DocumentModel, PdfPage } from "./model.js";
-import type { Box, TextRun } from "./page-layout.js";
+import { type Box, type TextRun, union } from "./page-layout.js";
 
 /**
  * Rebuilds what a reader sees as lines and cells from the visible text runs of each page: runs on one
@@ -35,10 +35,6 @@ const BASELINE_TOLERANCE = 0.35;
 const CELL_GAP_EM = 0.9;
 /** Runs further apart than this many ems (but within a cell) are separated by a space. */
 const SPACE_GAP_EM = 0.12;
-
-function union(a: Box, b: Box): Box {
-  return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])];
-}
 
 function cellOf(runs: TextRun[]): Cell {
   let text = "";
