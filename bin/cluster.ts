@@ -171,7 +171,7 @@ export async function runOperator(): Promise<number> {
       bucket: config.bucket,
       detections: store,
       clock: systemClock,
-      log: log.child({ part: "upload-sweeper" }),
+      log: componentLogger(log, "upload-sweeper"),
       metrics: operatorMetrics,
     });
     running = (async () => {

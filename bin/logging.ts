@@ -3,7 +3,8 @@ import pino, { type DestinationStream, type Logger } from "pino";
 /**
  * The log fields every docverify process shares, in both runtimes: `service` (always "docverify"),
  * `process` (the command: standalone, operator or api) and, on a part's lines, `component` (runner,
- * reconciler, controller, events, scheduler, job-reconciler, job-controller, leader-election, api).
+ * reconciler, controller, events, scheduler, job-reconciler, job-controller, upload-sweeper,
+ * leader-election, api).
  * Step processes log `step` and `detection` instead (bin/step-runtime.ts).
  */
 export type ProcessName = "standalone" | "operator" | "api";
