@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { backoffMs } from "../../core/backoff.js";
 import type { Logger } from "../../core/step-context.js";
 import type { WindowCount, WindowCounter } from "../../core/window-counter.js";
 import type { GateLane } from "./verify-gate.js";
@@ -44,10 +45,13 @@ export interface TokenThrottle {
   recordSuccess(clientId: string, address: string): Promise<void>;
 }
 
-/** Seconds a key is blocked after its `count`-th failure (threshold `max`), at most `capSeconds`. */
+/**
+ * Seconds a key is blocked after its `count`-th failure (threshold `max`): 1 s at the threshold, doubling
+ * with each failure after it (core/backoff.ts), at most `capSeconds`.
+ */
 export function blockSeconds(count: number, max: number, capSeconds: number): number {
   if (max <= 0 || count < max) return 0;
-  return Math.min(capSeconds, 2 ** Math.min(30, count - max));
+  return backoffMs(count - max + 1, { firstMs: 1000, maxMs: capSeconds * 1000 }) / 1000;
 }
 
 /** A bounded, opaque key part for a client_id (ids arrive from the network: any length or bytes). */
