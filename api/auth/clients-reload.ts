@@ -7,8 +7,8 @@ import type { Logger } from "../../core/step-context.js";
 import {
   buildClientRegistry,
   type ClientRegistry,
-  ClientsFileError,
   parseClientsJson,
+  readClientsFile,
   type ScryptCost,
 } from "./clients.js";
 
@@ -59,14 +59,7 @@ export async function watchClientsFile(
   const digest = (text: string) => createHash("sha256").update(text).digest("hex");
   const build = async (text: string) => buildClientRegistry(parseClientsJson(file, text), opts);
 
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    throw new ClientsFileError(`Could not read the clients file ${file}: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
+  const text = await readClientsFile(file);
   let current = await build(text);
   warnUnknownScopes(current, log);
   /** The content last looked at (good or bad), so an unchanged file is not parsed or logged again. */

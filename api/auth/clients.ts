@@ -157,18 +157,21 @@ export function parseClientsJson(file: string, text: string): unknown {
   }
 }
 
-/** Reads DOCVERIFY_CLIENTS_FILE and builds the registry. */
-export async function loadClientRegistry(
-  file: string,
-  opts: { cost?: ScryptCost } = {},
-): Promise<ClientRegistry> {
-  let text: string;
+/** The text of DOCVERIFY_CLIENTS_FILE; ClientsFileError when it cannot be read. */
+export async function readClientsFile(file: string): Promise<string> {
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (err) {
     throw new ClientsFileError(`Could not read the clients file ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }
-  return buildClientRegistry(parseClientsJson(file, text), opts);
+}
+
+/** Reads DOCVERIFY_CLIENTS_FILE and builds the registry. */
+export async function loadClientRegistry(
+  file: string,
+  opts: { cost?: ScryptCost } = {},
+): Promise<ClientRegistry> {
+  return buildClientRegistry(parseClientsJson(file, await readClientsFile(file)), opts);
 }

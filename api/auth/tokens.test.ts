@@ -1,4 +1,4 @@
-import { SignJWT, decodeJwt } from "jose";
+import { decodeJwt, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors.js";
 import { manualClock, TEST_KEY } from "../testdata/app-kit.js";

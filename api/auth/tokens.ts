@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { type Clock, systemClock } from "../../core/ports.js";
 import type { Principal } from "../deps.js";
 import { unauthorized } from "../errors.js";

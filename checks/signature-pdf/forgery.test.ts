@@ -13,8 +13,8 @@ import {
   issue,
   type KeyType,
   keyIdOf,
-  TIMESTAMPING_EKU,
   type TestIdentity,
+  TIMESTAMPING_EKU,
 } from "./testdata/pki-kit.js";
 
 /**

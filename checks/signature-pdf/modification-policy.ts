@@ -1,3 +1,4 @@
+import { perRevision } from "../../document/pdf-raw/cache.js";
 import type { RawPdf } from "../../document/pdf-raw/document.js";
 import {
   canonical,
@@ -696,19 +697,5 @@ function usageWords(raw: RawPdf, u: Usage, rev: number): string {
   return `${objWords(raw, u.from, rev)} (/${u.path})`;
 }
 
-const cache = new WeakMap<RawPdf, Map<number, RevisionReview>>();
-
 /** reviewRevision, computed once per file and revision. */
-export function cachedReview(raw: RawPdf, k: number): RevisionReview {
-  let m = cache.get(raw);
-  if (!m) {
-    m = new Map();
-    cache.set(raw, m);
-  }
-  let r = m.get(k);
-  if (!r) {
-    r = reviewRevision(raw, k);
-    m.set(k, r);
-  }
-  return r;
-}
+export const cachedReview = perRevision(reviewRevision);

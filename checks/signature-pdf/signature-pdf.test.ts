@@ -8,8 +8,8 @@ import { CheckStepResult, keys } from "../../core/detection.js";
 import { modelOf } from "../../document/testdata/model-kit.js";
 import { makeSignedPdf, SIGNED_VARIANTS, type SignedVariant, testPki } from "../../fixtures/signed.js";
 import { runCheckStep } from "../step.js";
-import { loadTrustAnchors } from "../trust-anchors.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "../testdata/step-context.js";
+import { loadTrustAnchors } from "../trust-anchors.js";
 import { signaturePdfCheck } from "./signature-pdf.js";
 
 const now = new Date("2026-01-15T12:00:00Z");

@@ -15,3 +15,22 @@ export function rawPdfOf(doc: Pick<DocumentModel, "bytes">): RawPdf {
   }
   return raw;
 }
+
+/**
+ * `compute(raw, revision)` memoised per parsed file and revision: the revision diff, the reference index
+ * and the signature review are each built once per check step however many checks ask.
+ */
+export function perRevision<T>(
+  compute: (raw: RawPdf, revision: number) => T,
+): (raw: RawPdf, revision: number) => T {
+  const cache = new WeakMap<RawPdf, Map<number, T>>();
+  return (raw, revision) => {
+    let byRevision = cache.get(raw);
+    if (!byRevision) {
+      byRevision = new Map();
+      cache.set(raw, byRevision);
+    }
+    if (!byRevision.has(revision)) byRevision.set(revision, compute(raw, revision));
+    return byRevision.get(revision) as T;
+  };
+}

@@ -1,3 +1,4 @@
+import { perRevision } from "./cache.js";
 import type { RawPdf } from "./document.js";
 import { isDict, isRef, isStream, type PdfValue } from "./objects.js";
 
@@ -82,19 +83,5 @@ export function buildReferenceIndex(
   return { revision: rev, usages, reachable, complete };
 }
 
-const cache = new WeakMap<RawPdf, Map<number, ReferenceIndex>>();
-
 /** buildReferenceIndex, computed once per file and revision. */
-export function cachedReferenceIndex(raw: RawPdf, rev: number): ReferenceIndex {
-  let m = cache.get(raw);
-  if (!m) {
-    m = new Map();
-    cache.set(raw, m);
-  }
-  let idx = m.get(rev);
-  if (!idx) {
-    idx = buildReferenceIndex(raw, rev);
-    m.set(rev, idx);
-  }
-  return idx;
-}
+export const cachedReferenceIndex = perRevision(buildReferenceIndex);

@@ -1,3 +1,4 @@
+import { perRevision } from "./cache.js";
 import { pageTextRuns } from "./content-text.js";
 import type { PageInfo, RawPdf } from "./document.js";
 import {
@@ -511,19 +512,5 @@ function widgetPages(raw: RawPdf, pages: PageInfo[], rev: number): Map<number, n
   return out;
 }
 
-const diffCache = new WeakMap<RawPdf, Map<number, RevisionDiff>>();
-
 /** diffRevision, computed once per file and revision (pdf.revisions and signature.pdf share it). */
-export function cachedDiff(raw: RawPdf, k: number): RevisionDiff {
-  let m = diffCache.get(raw);
-  if (!m) {
-    m = new Map();
-    diffCache.set(raw, m);
-  }
-  let d = m.get(k);
-  if (!d) {
-    d = diffRevision(raw, k);
-    m.set(k, d);
-  }
-  return d;
-}
+export const cachedDiff = perRevision(diffRevision);

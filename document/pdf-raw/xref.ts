@@ -5,8 +5,8 @@ import {
   isName,
   numberOf,
   type PdfDict,
-  PdfSyntaxError,
   type PdfStream,
+  PdfSyntaxError,
   type PdfValue,
 } from "./objects.js";
 
