@@ -1,6 +1,8 @@
 import type { Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
+import { rawPdfOf } from "../../document/pdf-raw/cache.js";
+import { updatesLeavePagesAlone } from "../../document/pdf-raw/update-purpose.js";
 import {
   compareDates,
   formatParsed,
@@ -74,6 +76,11 @@ const show = (f: DateField) =>
 
 export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
   const fields = readFields(doc);
+  let untouched: boolean | undefined;
+  const pagesUntouched = () => {
+    untouched ??= doc.pdf !== undefined && updatesLeavePagesAlone(rawPdfOf(doc));
+    return untouched;
+  };
   const get = (name: Field) => fields.find((f) => f.field === name && f.parsed);
   const findings: Finding[] = [];
 
@@ -130,14 +137,25 @@ export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
       if (gapReported.has(key)) continue;
       gapReported.add(key);
       const issuedOnce = ISSUED_ONCE.has(doc.declaredDocType);
-      const suspicious = issuedOnce && diffMs > STATEMENT_GAP_MS;
+      // The later save is in the file: incremental updates that changed no page (an e-invoicing tool
+      // attaching the invoice XML, metadata, a signature) explain the modification date.
+      const explained = pagesUntouched();
+      const suspicious = issuedOnce && diffMs > STATEMENT_GAP_MS && !explained;
       findings.push({
         code: "long_modification_gap",
-        message: suspicious
-          ? `This ${DOC_TYPE_WORDS[doc.declaredDocType]} was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}); issuers do not edit such documents months later.`
-          : `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}).`,
-        evidence: { source: where, created: created.raw, modified: modified.raw, gapDays: days(diffMs) },
-        severity: suspicious ? 5 : 2,
+        message: explained
+          ? `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}) by incremental updates that changed no page (attachments, metadata or signatures).`
+          : suspicious
+            ? `This ${DOC_TYPE_WORDS[doc.declaredDocType]} was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}); issuers do not edit such documents months later.`
+            : `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}).`,
+        evidence: {
+          source: where,
+          created: created.raw,
+          modified: modified.raw,
+          gapDays: days(diffMs),
+          ...(explained ? { explainedBy: "incremental updates that changed no page" } : {}),
+        },
+        severity: explained ? 1 : suspicious ? 5 : 2,
       });
     }
   }
