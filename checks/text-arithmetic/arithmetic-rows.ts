@@ -47,8 +47,9 @@ const RATE_CELL = new RegExp(
   `^([£$€]?\\s?\\d[\\d.,]*)\\s*(ct|cents?|c|¢|p|pence|€|eur|£|gbp|\\$|usd)?\\s*(?:/|per|pro|par)\\s*(?:${UNIT})$`,
   "i",
 );
-/** Money-like text (a currency mark with digits) that is no readable amount. */
-const MONEY_LIKE = /(?:[£$€]|\b(?:EUR|GBP|USD)\b).*\d|\d.*(?:[£$€]|\b(?:EUR|GBP|USD)\b)/;
+/** A cell that is nothing but a money figure (digits, separators, a currency mark): unreadable when no amount parses. */
+const MONEY_LIKE =
+  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
 
 /** A date at the start of a cell followed by text ("03/01/2025 STANDING ORDER RENT"). */
 function leadingDate(text: string, region: string): { date: string; rest: string } | undefined {
@@ -114,7 +115,7 @@ export function rowsOf(lines: readonly Line[], style: NumberStyle, region: strin
         quantity = n.value;
         return;
       }
-      if (MONEY_LIKE.test(cell.text) && !/%/.test(cell.text)) unreadable = true;
+      if (MONEY_LIKE.test(cell.text.trim())) unreadable = true;
       labels.push(cell.text);
     });
     const label = labels.join(" ").replace(/\s+/g, " ").trim();
