@@ -127,7 +127,8 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
           message: `${cap(where)} ${verb} page ${c.page}${text.length ? ` (now showing ${text.map(quote).join(", ")})` : ""}; pages of ${aDocType(doc.declaredDocType)} are not swapped after it is issued.`,
           ...page,
           evidence: { ...base(c), ...(text.length ? { text } : {}) },
-          severity: issued ? 8 : 5,
+          // Other documents (reports, manuals, forms) are assembled over time: a page added later is normal.
+          severity: issued ? 8 : 3,
         });
         break;
       }
@@ -245,7 +246,8 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
 const PROBLEM_SEVERITY: Record<StructureProblem["code"], number> = {
   xref_broken: 3,
   xref_cycle: 4,
-  prev_mismatch: 5,
+  // Writers that append an update without /Prev exist (e-invoicing tools); the history is still read.
+  prev_mismatch: 3,
   duplicate_startxref: 2,
   xref_offset_wrong: 2,
   missing_eof: 2,
