@@ -25,7 +25,13 @@ import { readFile } from "node:fs/promises";
 import { classifyDocument } from "../agent/classify.js";
 import { decideDocType } from "../agent/rules-engine.js";
 import { computeScore, findingProbability, SCORING, type ScoringConstants } from "../agent/score.js";
-import { computeMetrics, type DocOutcome, formatMetrics, linkOriginals, type Metrics } from "./eval-harness.js";
+import {
+  computeMetrics,
+  type DocOutcome,
+  formatMetrics,
+  linkOriginals,
+  type Metrics,
+} from "./eval-harness.js";
 
 interface Prepared {
   doc: DocOutcome;
@@ -60,7 +66,11 @@ const quantile = (xs: number[], q: number) => {
 
 /** The document's group for held-out folds: its producer family, or the repository it was published in. */
 const groupOf = (d: DocOutcome) =>
-  d.set === "real-producer" ? (d.family ?? "?") : d.set === "realworld-dev" ? (d.variant ?? "?") : (d.set ?? "?");
+  d.set === "real-producer"
+    ? (d.family ?? "?")
+    : d.set === "realworld-dev"
+      ? (d.variant ?? "?")
+      : (d.set ?? "?");
 
 /** Metrics per labelled set (sets are judged on their own, as the eval reports them). */
 function perSet(docs: DocOutcome[]): Map<string, Metrics> {
@@ -169,7 +179,8 @@ function summary(docs: DocOutcome[]): string[] {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const all = (name: string) => argv.flatMap((a, i) => (a === name && argv[i + 1] ? [argv[i + 1] as string] : []));
+  const all = (name: string) =>
+    argv.flatMap((a, i) => (a === name && argv[i + 1] ? [argv[i + 1] as string] : []));
   const from = all("--from");
   if (from.length === 0)
     throw new Error("--from FILE is required (written by npm run eval -- --json FILE); repeat it");
@@ -196,7 +207,9 @@ async function main(): Promise<void> {
       const { k } = fit(train);
       const scored = rescore(test, k);
       heldOutDocs.push(...scored);
-      out.push(` fold ${i + 1}: held out ${family ?? "-"} + ${srcs.join(", ") || "-"}; fitted ${constantsOf(k)}`);
+      out.push(
+        ` fold ${i + 1}: held out ${family ?? "-"} + ${srcs.join(", ") || "-"}; fitted ${constantsOf(k)}`,
+      );
       out.push(...summary(scored));
     }
     out.push("All folds' held-out documents together:", ...summary(heldOutDocs));
