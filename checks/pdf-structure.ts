@@ -54,7 +54,7 @@ const LIBREOFFICE = /^libreoffice\b/i;
 const GHOSTSCRIPT = /ghostscript/i;
 /** Creators of a re-printed copy (viewers and print pipelines), as opposed to an issuing application. */
 const PRINT_PIPELINE =
-  /cairo|poppler|pdftops|evince|okular|reader|preview|pdfcreator|cups|print|ghostscript|pdf24|bullzip|cutepdf/i;
+  /cairo|poppler|pdftops|evince|okular|(acrobat|adobe|foxit|sumatra)\s*(pdf\s*)?reader|^preview$|pdfcreator|cups-?pdf|print to pdf|ghostscript|pdf24|bullzip|cutepdf/i;
 
 /** Document types issued by a system or a business: a rewrite of the issued file matters. */
 const ISSUED = new Set<DocType>([
