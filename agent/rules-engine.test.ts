@@ -37,13 +37,13 @@ const datesFlag: CheckResult = {
 const typeFlag: CheckResult = {
   checkId: "file.type",
   outcome: "flag",
-  severity: 3,
+  severity: 4,
   summary: "The file name does not match the content.",
   findings: [
     {
       code: "extension_mismatch",
       message: "The file is named .jpg but its content is a PDF.",
-      severity: 3,
+      severity: 4,
       evidence: { filename: "statement.jpg", sniffed: "application/pdf" },
     },
   ],

@@ -168,6 +168,31 @@ describe("computeScore", () => {
   });
 });
 
+describe("the severity scale (docs/calibration.md)", () => {
+  const alone = (...s: number[]) => computeScore([flag("a", ...s)], NO_TYPE_ISSUE).score;
+  const apart = (...s: number[]) =>
+    computeScore(
+      s.map((x, i) => flag(`c${i}`, x)),
+      NO_TYPE_ISSUE,
+    ).score;
+
+  it("lets one specific finding (5 and up) decide alone, never one anomaly (4 or less)", () => {
+    for (const s of [5, 6, 7, 8, 9, 10]) expect(alone(s), `severity ${s}`).toBeGreaterThanOrEqual(50);
+    for (const s of [1, 2, 3, 4]) expect(alone(s), `severity ${s}`).toBeLessThan(50);
+  });
+
+  it("keeps notes low: one finding of 3, or two of 2 from two checks, stay below 30", () => {
+    expect(alone(3)).toBeLessThan(30);
+    expect(apart(2, 2)).toBeLessThan(30);
+    expect(apart(3, 3)).toBeLessThan(30);
+  });
+
+  it("lets independent anomalies corroborate each other", () => {
+    expect(apart(4, 4)).toBeGreaterThan(alone(4));
+    expect(apart(4, 4, 4)).toBeGreaterThanOrEqual(50);
+  });
+});
+
 describe("helpers", () => {
   it("maps severity to a growing probability below 1", () => {
     const ps = Array.from({ length: 11 }, (_, s) => findingProbability(s));

@@ -9,20 +9,30 @@ import type { CheckResult, Finding } from "../core/check-result.js";
  * damped (they usually describe the same problem). A declared-vs-found document-type mismatch is one more
  * piece of evidence. Checks that errored add a few fixed points of uncertainty; passes and skips add nothing.
  *
+ * Severity is the checks' shared scale (docs/calibration.md, "Severity"): 1-2 a note, 3-4 an anomaly
+ * genuine documents also show (never decisive alone), 5 and up specific evidence of an edit or of a
+ * rewrite after issue (decisive alone), 8-10 proof-grade. The probability of one finding is a logistic
+ * curve of its severity that rises steeply between "anomaly" and "specific".
+ *
  * The constants live in one object so a deployment can tune them; docs/calibration.md says how they were
- * calibrated (bench/calibrate.ts) and how to re-tune them on a deployment's own documents.
+ * calibrated (bench/calibrate.ts, on synthetic, real-world and real-producer documents with whole producer
+ * families held out) and how to re-tune them on a deployment's own documents.
  */
 export const SCORING = {
   /**
-   * p(severity) = probabilityScale × (severity / 10) ^ severityExponent. Severity 2 → 0.28, 3 → 0.39,
-   * 4 → 0.48, 5 → 0.57, 6 → 0.65, 8 → 0.80: one finding of severity 5 or more, or a severity-4 finding with
-   * any other evidence, puts a document at "likely tampered" (≥ 50); mild findings (≤ 3) alone, or two of
-   * severity 2, do not. Calibrated on the labelled set (docs/calibration.md).
+   * p(severity) = probabilityMax / (1 + e^(-(severity - decisiveSeverity) / severitySpread)), 0 for severity 0.
+   * decisiveSeverity is where one finding counts as an even chance (× probabilityMax); severitySpread how
+   * sharply the curve rises around it. With 4.5 / 0.5 / 0.99: severity 2 → 0.01, 3 → 0.05, 4 → 0.27,
+   * 5 → 0.72, 6 → 0.94, 8 → 0.99. In words: one finding of severity 5 or more makes a document "likely
+   * tampered" (≥ 50), one or two anomalies of 4 do not, three from three checks do, and a note (≤ 3) barely
+   * moves the score. Calibrated on the combined set with whole producer families held out
+   * (docs/calibration.md).
    */
-  probabilityScale: 0.95,
-  severityExponent: 0.75,
+  decisiveSeverity: 4.5,
+  severitySpread: 0.5,
+  probabilityMax: 0.99,
   /** The k-th finding (0-based, by severity) of one check counts with weight sameCheckDecay^k. */
-  sameCheckDecay: 0.3,
+  sameCheckDecay: 0.2,
   /** Severity assumed for a flag whose findings carry none and whose check severity is 0. */
   defaultFlagSeverity: 5,
   /** A type mismatch counts as evidence with p = mismatchProbability × classifier confidence. */
@@ -79,8 +89,10 @@ export interface ScoreBreakdown {
 
 /** Probability of tampering one finding of this severity stands for. */
 export function findingProbability(severity: number, k: ScoringConstants = SCORING): number {
-  const s = Math.min(10, Math.max(0, severity)) / 10;
-  return Math.min(0.99, k.probabilityScale * s ** k.severityExponent);
+  const s = Math.min(10, Math.max(0, severity));
+  if (s === 0) return 0;
+  const p = k.probabilityMax / (1 + Math.exp(-(s - k.decisiveSeverity) / k.severitySpread));
+  return Math.min(0.99, p);
 }
 
 /** The flagged findings of a check with the severity each counts with, strongest first. */

@@ -5,7 +5,6 @@ import pino from "pino";
 import { classifyDocument } from "../agent/classify.js";
 import type { AgentInput } from "../agent/engine.js";
 import { runAgentStep } from "../agent/step.js";
-import { createReusableOcrEngine, type OcrEngine } from "../document/ocr.js";
 import { runPrepareStep } from "../prepare/step.js";
 import { runCheckStep } from "../checks/step.js";
 import type { CheckResult } from "../core/check-result.js";
@@ -136,7 +135,6 @@ const ms = (since: number) => Math.round(performance.now() - since);
 /** Runs the three steps on every item. */
 export async function evaluate(items: readonly EvalItem[], options: EvalOptions = {}): Promise<DocOutcome[]> {
   const root = await mkdtemp(path.join(os.tmpdir(), "docverify-eval-"));
-  const ocr: OcrEngine = createReusableOcrEngine();
   try {
     const pki = await testPki();
     const anchors = path.join(root, "trust-anchors.pem");
@@ -161,7 +159,7 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
     };
     const out: DocOutcome[] = [];
     for (const [i, item] of items.entries()) {
-      const outcome = await evaluateOne(item, i, ctx, ocr);
+      const outcome = await evaluateOne(item, i, ctx);
       out.push(outcome);
       options.progress?.(
         `${String(i + 1).padStart(4)}/${items.length} ${item.id.padEnd(44)} ${item.label.padEnd(8)} score ${String(outcome.score ?? "-").padStart(3)} ${outcome.failure ?? ""} ${outcome.ms.total} ms`,
@@ -169,12 +167,17 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
     }
     return out;
   } finally {
-    await ocr.terminate();
     await rm(root, { recursive: true, force: true });
   }
 }
 
-async function evaluateOne(item: EvalItem, n: number, ctx: StepContext, ocr: OcrEngine): Promise<DocOutcome> {
+/**
+ * One document through the three steps. The check step starts its own OCR engine for the document and
+ * stops it afterwards, exactly as a step process does: tesseract keeps state between pages it reads, so
+ * an engine shared across documents made the image documents' text (and scores) depend on what was read
+ * before them.
+ */
+async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise<DocOutcome> {
   const bytes = await item.make();
   const key = `${item.id.replace(/[^A-Za-z0-9._-]+/g, "_")}/${item.filename}`;
   await ctx.objects.put(CORPUS_BUCKET, key, Buffer.from(bytes), { contentType: item.contentType });
@@ -220,7 +223,7 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext, ocr: Ocr
   const document: DocumentInfo = prepared.document;
 
   t = performance.now();
-  const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx, { ocr });
+  const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx);
   times.check = ms(t);
   await ctx.objects.put(ctx.bucket, keys.result(detection, "check"), JSON.stringify(checked), {
     contentType: "application/json",

@@ -108,10 +108,11 @@ export async function realworldDevSet(shared = SHARED_DIR): Promise<LoadedSet> {
 export async function realProducerEvalSet(
   subset: "full" | "test",
   progress?: (line: string) => void,
+  draw = 1,
 ): Promise<LoadedSet & { generation?: SetResult }> {
   const tools = toolAvailability();
   if (!tools.ok) return { items: [], skipped: tools.reason };
-  const generation = await realProducerSet({ subset, progress });
+  const generation = await realProducerSet({ subset, progress, draw });
   const items: EvalItem[] = generation.fixtures.map((f) => ({
     id: f.id,
     set: "real-producer",
@@ -135,7 +136,7 @@ export async function realProducerEvalSet(
   return {
     items,
     generation,
-    note: `cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
+    note: `${draw > 1 ? `draw ${draw}; ` : ""}cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
   };
 }
 

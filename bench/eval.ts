@@ -10,6 +10,8 @@
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
  *   npm run eval -- --real-producer-subset test    the small real-producer subset the unit tests use
+ *   npm run eval -- --real-producer-draw 2         another draw of the real-producer plan (other seeds:
+ *                                                  documents the checks were not developed with)
  *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
  *   npm run eval -- --seed 1001                    the synthetic calibration set
  *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
@@ -62,6 +64,7 @@ interface Args {
   verbose: boolean;
   sets: EvalSet[];
   realProducerSubset: "full" | "test";
+  realProducerDraw: number;
   shared: string;
 }
 
@@ -75,6 +78,7 @@ function parseArgs(argv: string[]): Args {
     verbose: false,
     sets: [],
     realProducerSubset: "full",
+    realProducerDraw: 1,
     shared: SHARED_DIR,
   };
   const value = (i: number, name: string) => {
@@ -129,6 +133,11 @@ function parseArgs(argv: string[]): Args {
         args.realProducerSubset = v;
         break;
       }
+      case "--real-producer-draw":
+        args.realProducerDraw = Number(value(i++, a));
+        if (!Number.isInteger(args.realProducerDraw) || args.realProducerDraw < 1)
+          throw new Error(`--real-producer-draw must be a whole number from 1, got ${argv[i]}`);
+        break;
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -160,7 +169,11 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
     case "realworld-dev":
       return realworldDevSet(args.shared);
     case "real-producer":
-      return realProducerEvalSet(args.realProducerSubset, args.verbose ? progress : undefined);
+      return realProducerEvalSet(
+        args.realProducerSubset,
+        args.verbose ? progress : undefined,
+        args.realProducerDraw,
+      );
     case "debian-manuals":
       return debianManualsSet();
   }

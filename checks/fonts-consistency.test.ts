@@ -89,6 +89,57 @@ describe("fonts.consistency", () => {
     expect(f?.severity).toBe(7);
   });
 
+  it("judges a second face against the document's own typography, not against an ideal", async () => {
+    const { StandardFonts } = await import("pdf-lib");
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([595, 842]);
+    const body = await doc.embedFont(StandardFonts.Helvetica);
+    const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+    const mono = await doc.embedFont(StandardFonts.Courier);
+    const monoBold = await doc.embedFont(StandardFonts.CourierBold);
+    const dingbats = await doc.embedFont(StandardFonts.ZapfDingbats);
+    const line = (y: number, parts: [string, typeof body, number?][]) => {
+      let x = 50;
+      for (const [text, font, size = 10] of parts) {
+        page.drawText(text, { x, y, size, font });
+        x += font.widthOfTextAtSize(text, size);
+      }
+    };
+    // A pictograph from a symbol font inside the contact line.
+    line(800, [
+      ["\u260e", dingbats],
+      [" 0158 496 0354  www.example-bank.co.uk", body],
+    ]);
+    // Identifiers in a monospace face beside their labels, on several lines: the document's own pattern.
+    line(780, [
+      ["Account number ", body],
+      ["12345678", mono],
+    ]);
+    line(765, [
+      ["Sort code ", body],
+      ["12-34-56", mono],
+    ]);
+    line(750, [
+      ["Reference ", body],
+      ["INV-2025-0042", mono],
+    ]);
+    // A column of monospace amounts whose total row is bold and larger, its label bold in the body face.
+    const amounts = ["120.00", "80.50", "99.99", "12.34", "45.00", "1,000.00"];
+    amounts.forEach((a, i) => {
+      line(700 - 15 * i, [[`Item ${i + 1}`, body]]);
+      page.drawText(a, { x: 400 - mono.widthOfTextAtSize(a, 10), y: 700 - 15 * i, size: 10, font: mono });
+    });
+    page.drawText("Total", { x: 50, y: 600, size: 11, font: bold });
+    page.drawText("1,357.83", {
+      x: 400 - monoBold.widthOfTextAtSize("1,357.83", 11),
+      y: 600,
+      size: 11,
+      font: monoBold,
+    });
+    const r = await runOn(check, await doc.save(), { docType: "invoice", region: "GB" });
+    expect(r.findings.filter((f) => (f.severity ?? 0) >= 2)).toEqual([]);
+  });
+
   it("skips images and stays bounded on hostile pages", async () => {
     expect((await runOn(check, makePng(1), {})).outcome).toBe("skip");
     for (const kind of HOSTILE_TEXT_KINDS) {

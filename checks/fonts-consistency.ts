@@ -7,11 +7,18 @@ import { parseDateText } from "../document/values/dates.js";
 import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
- * fonts.consistency: every text run's font and size. Finds a value (amount, date, account number) set in
- * a font or size unlike the other values of its column and unlike its own row (one amount in Courier in a
- * column of Helvetica amounts), a cell whose text mixes font families (a word retyped inside a line),
- * the same font embedded twice on one page under different subset prefixes (the second copy is what an
- * editor adds), and a few values whose font comes from elsewhere than the rest of the page.
+ * fonts.consistency: every text run's font and size, judged against the document's own typography rather
+ * than against an ideal. Finds a value (amount, date, account number) set in a face the document uses
+ * nowhere else while its column and row use another (one amount in Times in a column of Liberation Sans
+ * amounts), a value typed into a line in such a face, the same font embedded twice on one page under
+ * different subset prefixes when the second copy draws a value in a line of the first (what an editor adds
+ * when it saves an edit), and a few values whose font comes from elsewhere than the rest of the page.
+ *
+ * What real producers do and is therefore not a finding: pictographs, bullets and currency signs taken
+ * from a fallback, symbol or emoji font; maths fonts in formulas; a second face the document uses on many
+ * lines (monospace identifiers beside proportional labels, inline code in a manual, Latin digits in CJK
+ * text, bold labels); a bold or larger total whose whole row is set that way; a font embedded once per
+ * header, footer or text object by the generator.
  */
 
 export const FONTS_CONSISTENCY_CHECK_ID = "fonts.consistency";
@@ -26,8 +33,21 @@ const COLUMN_TOLERANCE = 2;
 const SIZE_TOLERANCE = 0.6;
 
 const SUBSET = /^[A-Z]{6}\+/;
-/** A font family drawing at most this many runs in the whole document is rare. */
-const RARE_FAMILY_RUNS = 3;
+/**
+ * A family the document uses on this many lines is part of its typography: a value set in it is the
+ * document's own pattern, not a retyping. An editor's font draws the one or two values that were changed.
+ */
+const ESTABLISHED_LINES = 3;
+
+/**
+ * Fonts whose glyphs are symbols whatever Unicode they map to: dingbats, emoji, symbol and maths fonts.
+ * Producers take pictographs, bullets, arrows and formula symbols from them inside ordinary text.
+ */
+const SYMBOL_FONT =
+  /dingbat|wingding|webding|symbol|emoji|zapf|marlett|fontawesome|material.?icons|mt.?extra|math|^(cm(mi|sy|ex|bsy|mib)|msam|msbm|eufm|eurm|stmary|wasy|rsfs|txsy|pxsy|txex|pxex)\d*$/i;
+
+/** Text that carries no letter or digit (pictographs, bullets, arrows, currency signs, punctuation). */
+const meaningless = (s: string) => !/[\p{L}\p{N}]/u.test(s);
 
 export interface FontFace {
   family: string;
@@ -86,6 +106,26 @@ interface ValueCell {
   bbox: Box;
 }
 
+/** How widely the document uses each font family: distinct lines with readable text in it. */
+export function familyLines(lines: readonly Line[]): Map<string, number> {
+  const seen = new Map<string, Set<string>>();
+  for (const line of lines) {
+    for (const cell of line.cells) {
+      for (const r of cell.runs) {
+        if (meaningless(r.text)) continue;
+        const f = fontFace(r.font).family;
+        let s = seen.get(f);
+        if (!s) {
+          s = new Set();
+          seen.set(f, s);
+        }
+        s.add(`${line.page}:${line.index}`);
+      }
+    }
+  }
+  return new Map([...seen].map(([f, s]) => [f, s.size]));
+}
+
 /** The run that carries most of a cell's text decides its face. */
 function dominantRun(cell: Cell): TextRun {
   return cell.runs.reduce((a, b) => (b.text.length > a.text.length ? b : a));
@@ -105,13 +145,13 @@ function groupByEdge(cells: ValueCell[], edge: (c: ValueCell) => number): ValueC
 /** A value in a font family used for almost nothing else in the document, on a row set in another family. */
 function rareFontFindings(
   values: ValueCell[],
-  familyRuns: Map<string, number>,
+  usage: Map<string, number>,
   reported: Set<ValueCell>,
 ): Finding[] {
   const findings: Finding[] = [];
   for (const v of values) {
     if (reported.has(v)) continue;
-    if ((familyRuns.get(v.face.family) ?? 0) > RARE_FAMILY_RUNS) continue;
+    if ((usage.get(v.face.family) ?? 0) >= ESTABLISHED_LINES || SYMBOL_FONT.test(v.face.family)) continue;
     const rowOthers = v.line.cells.filter((c) => c !== v.cell && c.runs.length > 0);
     if (rowOthers.length < 2) continue;
     const rowFamilies = new Set(rowOthers.map((c) => fontFace(dominantRun(c).font).family));
@@ -127,7 +167,7 @@ function rareFontFindings(
         font: dominantRun(v.cell).font,
         size: v.size,
         rowFont: rowFamily,
-        runsInFont: familyRuns.get(v.face.family),
+        linesInFont: usage.get(v.face.family),
       },
       severity: 7,
     });
@@ -135,7 +175,7 @@ function rareFontFindings(
   return findings;
 }
 
-function columnFindings(values: ValueCell[]): Finding[] {
+function columnFindings(values: ValueCell[], usage: Map<string, number>): Finding[] {
   // Each value joins the bigger of its right-aligned and left-aligned columns.
   const right = groupByEdge(values, (c) => c.bbox[2]);
   const left = groupByEdge(values, (c) => c.bbox[0]);
@@ -181,10 +221,14 @@ function columnFindings(values: ValueCell[]): Finding[] {
       }
     }
     if (!usual || usualN / peers < COLUMN_MAJORITY) continue;
-    const familyDiffers = usual.face.family !== v.face.family;
+    // A family the document uses on many lines is its own typography, not an editor's font.
+    const foreign =
+      usual.face.family !== v.face.family &&
+      (usage.get(v.face.family) ?? 0) < ESTABLISHED_LINES &&
+      !SYMBOL_FONT.test(v.face.family);
     const sizeDiffers = Math.abs(usual.size - v.size) > SIZE_TOLERANCE;
-    const styleDiffers = !sameFace(usual.face, v.face);
-    if (!familyDiffers && !sizeDiffers && !styleDiffers) continue;
+    const styleDiffers = !sameFace({ ...usual.face, family: v.face.family }, v.face);
+    if (!foreign && !sizeDiffers && !styleDiffers) continue;
     // The value's own row: other cells of the line that are set like it make it a styled row (a bold total).
     const rowOthers = v.line.cells.filter((c) => c !== v.cell && c.runs.length > 0);
     const rowFaces = rowOthers.map((c) => ({
@@ -195,9 +239,21 @@ function columnFindings(values: ValueCell[]): Finding[] {
       (r) => sameFace(r.face, v.face) && Math.abs(r.size - v.size) <= SIZE_TOLERANCE,
     );
     if (rowAgrees) continue;
-    if (rowFaces.length === 0 && !familyDiffers && !sizeDiffers) continue;
+    if (!foreign) {
+      // Same family (or one the document uses widely): a weight, slant or size its row shares is the
+      // row's emphasis (a bold, larger total row with a bold label in another family), not a retyping.
+      const rowEmphasis = rowFaces.some(
+        (r) =>
+          r.face.bold === v.face.bold &&
+          r.face.italic === v.face.italic &&
+          (!sizeDiffers || Math.abs(r.size - v.size) <= Math.max(SIZE_TOLERANCE, 0.2 * v.size)),
+      );
+      if (rowEmphasis || rowFaces.length === 0) continue;
+    }
     const rowFont = rowFaces[0] ? `${faceLabel(rowFaces[0].face)} ${rowFaces[0].size} pt` : undefined;
-    const severity = familyDiffers ? 7 : sizeDiffers ? 6 : 4;
+    // A face used nowhere else in the document is the trace of a retyping; a size or weight unlike the
+    // column's in a family the document uses is only worth a look.
+    const severity = foreign ? 7 : sizeDiffers ? 3 : 2;
     findings.push({
       code: "value_font_differs",
       message: `On page ${v.line.page}, the ${v.kind} "${v.cell.text}" is set in ${faceLabel(v.face)} ${v.size} pt while the ${peers} other ${v.kind}s in its column use ${faceLabel(usual.face)} ${usual.size} pt${rowFont ? ` and the rest of its row uses ${rowFont}` : ""}: the value was probably typed in afterwards.`,
@@ -218,8 +274,24 @@ function columnFindings(values: ValueCell[]): Finding[] {
   return findings;
 }
 
-/** A cell whose text mixes font families: part of a line was retyped. */
-function mixedCellFindings(lines: Line[], region: string): Finding[] {
+/** The runs' text as a reader sees it: a space only where the runs are apart. */
+function joinRuns(runs: readonly TextRun[]): string {
+  let out = "";
+  for (let i = 0; i < runs.length; i++) {
+    const r = runs[i] as TextRun;
+    const prev = runs[i - 1];
+    if (prev && r.bbox[0] - prev.bbox[2] > 0.12 * Math.max(r.size, prev.size)) out += " ";
+    out += r.text;
+  }
+  return out;
+}
+
+/**
+ * A cell whose text mixes font families where the odd part is in a face the document uses almost nowhere
+ * else: part of a line was retyped. Symbols from fallback fonts and faces of the document's own
+ * typography are not reported.
+ */
+function mixedCellFindings(lines: Line[], region: string, usage: Map<string, number>): Finding[] {
   const findings: Finding[] = [];
   for (const line of lines) {
     for (const cell of line.cells) {
@@ -235,15 +307,24 @@ function mixedCellFindings(lines: Line[], region: string): Finding[] {
       const [main, ...odd] = ranked;
       if (!main) continue;
       for (const [family, runs] of odd) {
-        const text = runs.map((r) => r.text).join(" ");
+        const text = joinRuns(runs);
+        if (meaningless(text) || SYMBOL_FONT.test(family)) continue;
+        if ((usage.get(family) ?? 0) >= ESTABLISHED_LINES) continue;
         const isValue = runs.some((r) => valueKind(r.text, region) !== null);
         findings.push({
           code: "cell_mixed_fonts",
-          message: `On page ${line.page}, "${cell.text}" is one piece of text, but "${text}" in it is set in ${family} while the rest uses ${main[0]}: that part was typed in separately.`,
+          message: `On page ${line.page}, "${cell.text}" is one piece of text, but "${text}" in it is set in ${family}, a font the document uses on ${usage.get(family) ?? 0} line${usage.get(family) === 1 ? "" : "s"} only, while the rest uses ${main[0]}: that part was typed in separately.`,
           page: line.page,
           bbox: unionAll(runs.map((r) => r.bbox)),
-          evidence: { text: cell.text, odd: text, oddFont: runs[0]?.font, mainFont: main[1][0]?.font },
-          severity: isValue ? 7 : 5,
+          evidence: {
+            text: cell.text,
+            odd: text,
+            oddFont: runs[0]?.font,
+            mainFont: main[1][0]?.font,
+            linesInFont: usage.get(family) ?? 0,
+          },
+          // A value in a foreign face is the trace of a retyped value; words are only worth a look.
+          severity: isValue ? 7 : 3,
         });
       }
     }
@@ -251,8 +332,12 @@ function mixedCellFindings(lines: Line[], region: string): Finding[] {
   return findings;
 }
 
-/** The same font under two subset prefixes on one page, and values set in fonts of another origin. */
-function originFindings(page: number, runs: readonly TextRun[], region: string): Finding[] {
+/**
+ * The same font under two subset prefixes on one page where the second copy draws a value on a line of the
+ * first (an editor re-embeds the font it edits with), and values set in fonts of another origin.
+ * Generators that embed a font once per header, footer or text object draw whole lines with each copy.
+ */
+function originFindings(page: number, runs: readonly TextRun[], region: string, lines: Line[]): Finding[] {
   const findings: Finding[] = [];
   const prefixes = new Map<string, Map<string, TextRun[]>>();
   for (const r of runs) {
@@ -263,19 +348,31 @@ function originFindings(page: number, runs: readonly TextRun[], region: string):
     byPrefix.set(m[0], [...(byPrefix.get(m[0]) ?? []), r]);
     prefixes.set(bare, byPrefix);
   }
+  const lineOf = new Map<TextRun, Line>();
+  for (const l of lines) for (const c of l.cells) for (const r of c.runs) lineOf.set(r, l);
   for (const [bare, byPrefix] of prefixes) {
     if (byPrefix.size < 2) continue;
     const ranked = [...byPrefix.entries()].sort((a, b) => b[1].length - a[1].length);
     const [main, ...others] = ranked;
     if (!main) continue;
-    const oddRuns = others.flatMap(([, rs]) => rs);
+    const mainRuns = new Set(main[1]);
+    const oddRuns = others
+      .flatMap(([, rs]) => rs)
+      .filter((r) => {
+        const line = lineOf.get(r);
+        if (!line || valueKind(r.text, region) === null) return false;
+        return line.cells.some((c) => c.runs.some((x) => mainRuns.has(x)));
+      });
+    if (oddRuns.length === 0) continue;
     const names = ranked.map(([p]) => `${p}${bare}`);
     findings.push({
       code: "font_embedded_twice",
-      message: `On page ${page}, the font ${bare} is embedded ${byPrefix.size} times (${names.join(", ")}); the copy used only for ${oddRuns
+      message: `On page ${page}, the font ${bare} is embedded ${byPrefix.size} times (${names.join(", ")}), and the second copy draws ${oddRuns
         .slice(0, 5)
         .map((r) => `"${r.text}"`)
-        .join(", ")} was added by a second program, typically an editor.`,
+        .join(
+          ", ",
+        )} on a line set with the first: that value was added by a second program, typically an editor.`,
       page,
       bbox: unionAll(oddRuns.map((r) => r.bbox)),
       evidence: { font: bare, subsets: names, texts: oddRuns.slice(0, 20).map((r) => r.text) },
@@ -331,24 +428,21 @@ export function fontFindings(doc: DocumentModel): Finding[] {
     }
   }
   for (const page of doc.pdf?.pages ?? []) {
-    if (page.layout) findings.push(...originFindings(page.number, page.layout.runs, doc.region));
+    if (page.layout) {
+      const lines = allLines.filter((l) => l.page === page.number);
+      findings.push(...originFindings(page.number, page.layout.runs, doc.region, lines));
+    }
   }
+  const usage = familyLines(allLines);
   // Columns are matched per page width: pages of one document share their column positions.
-  const byColumn = columnFindings(values);
+  const byColumn = columnFindings(values, usage);
   const reported = new Set(
     values.filter((v) => byColumn.some((f) => f.page === v.line.page && f.bbox === v.bbox)),
   );
-  const familyRuns = new Map<string, number>();
-  for (const page of doc.pdf?.pages ?? []) {
-    for (const r of page.layout?.runs ?? []) {
-      const f = fontFace(r.font).family;
-      familyRuns.set(f, (familyRuns.get(f) ?? 0) + 1);
-    }
-  }
   findings.push(
     ...byColumn,
-    ...rareFontFindings(values, familyRuns, reported),
-    ...mixedCellFindings(allLines, doc.region),
+    ...rareFontFindings(values, usage, reported),
+    ...mixedCellFindings(allLines, doc.region, usage),
   );
   return findings;
 }

@@ -52,6 +52,44 @@ describe("layout.overlay", () => {
     }
   });
 
+  it("does not mistake what producers draw for hidden or overwritten values", async () => {
+    const { PDFDocument, StandardFonts, rgb } = await import("pdf-lib");
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    for (let p = 1; p <= 2; p++) {
+      const page = doc.addPage([595, 842]);
+      // Table rows so tight that their text boxes touch.
+      ["07/13/2015  Closure", "07/21/2015  Layoff", "08/02/2015  Closure"].forEach((t, i) =>
+        page.drawText(t, { x: 50, y: 700 - 9 * i, size: 10, font }),
+      );
+      // A white halo drawn under the same label (chart labels), then the label itself.
+      page.drawText("1:00:00", { x: 300, y: 500, size: 10, font, color: rgb(1, 1, 1) });
+      page.drawText("1:00:00", { x: 300, y: 500, size: 10, font, color: rgb(0.2, 0.2, 0.2) });
+      // A production slug hidden at the same place on every page.
+      page.drawText(`Jkt 250001 PO 00000 Frm 0000${p}`, { x: 20, y: 10, size: 6, font, color: rgb(1, 1, 1) });
+    }
+    const r = await runOn(check, await doc.save(), { docType: "other" });
+    expect(r.findings.filter((f) => (f.severity ?? 0) >= 2)).toEqual([]);
+    expect(r.findings.map((f) => [f.code, f.severity])).toEqual([
+      ["text_same_colour_as_background", 1],
+      ["text_same_colour_as_background", 1],
+    ]);
+  });
+
+  it("finds a value hidden in the background colour with another printed in its place", async () => {
+    const { PDFDocument, StandardFonts, rgb } = await import("pdf-lib");
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    const page = doc.addPage([595, 842]);
+    page.drawText("Total due", { x: 50, y: 400, size: 10, font });
+    page.drawText("1,250.00", { x: 400, y: 400, size: 10, font, color: rgb(1, 1, 1) });
+    page.drawText("4,250.00", { x: 400, y: 400, size: 10, font });
+    const r = await runOn(check, await doc.save(), { docType: "invoice" });
+    const f = r.findings.find((x) => x.code === "text_same_colour_as_background");
+    expect(f?.severity).toBe(8);
+    expect(f?.evidence).toMatchObject({ texts: ["1,250.00"], shownInstead: ["4,250.00"] });
+  });
+
   it("skips images and stays bounded on hostile pages", async () => {
     const image = await runOn(check, makePng(1), {});
     expect(image.outcome).toBe("skip");

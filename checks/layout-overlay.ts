@@ -14,10 +14,15 @@ import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
  * layout.overlay: text a reader cannot see, or sees instead of something else. A filled box drawn over
- * text (a white rectangle hiding the original value, often with a new value printed on top), two
- * different strings drawn at the same spot, invisible text (render mode 3, fully transparent, or the
- * colour of what is behind it), text outside the page box and text too small to read. An invisible
- * text layer over a scanned image (OCR) is expected and not reported.
+ * a value with a new value printed in its place (a white rectangle hiding the original), one value printed
+ * over another on the same baseline, text hidden in the colour of what is behind it with other text drawn
+ * in its place, invisible text (render mode 3, fully transparent), text outside the page box and text too
+ * small to read.
+ *
+ * What producers do and is therefore not reported (or only noted): an invisible text layer over a scanned
+ * image (OCR); a halo or shadow drawn under the same text; a production slug hidden at the same place on
+ * every page or in the margin; a panel drawn over a whole region of text (layered design); table cells
+ * whose text boxes touch or whose clipped overflow runs under the next column.
  */
 
 export const LAYOUT_OVERLAY_CHECK_ID = "layout.overlay";
@@ -40,6 +45,45 @@ const describeArea = (a: PaintedArea) =>
   a.kind === "image" ? "an image" : isWhite(a.fill) ? "a white box" : `a filled box (${a.fill ?? "pattern"})`;
 /** Text that carries no value of its own (rules, leader dots, underscores). */
 const meaningless = (s: string) => !/[\p{L}\p{N}]/u.test(s);
+/** Two runs drawn on one baseline, at about the same size. */
+const sameLine = (a: TextRun, b: TextRun) =>
+  Math.abs(a.y - b.y) <= 0.3 * Math.max(a.size, b.size) &&
+  Math.min(a.size, b.size) >= 0.7 * Math.max(a.size, b.size);
+/** Horizontal overlap of two runs as a share of the narrower and of the wider one. */
+function xOverlap(a: TextRun, b: TextRun): { narrow: number; wide: number } {
+  const w = Math.min(a.bbox[2], b.bbox[2]) - Math.max(a.bbox[0], b.bbox[0]);
+  const wa = a.bbox[2] - a.bbox[0];
+  const wb = b.bbox[2] - b.bbox[0];
+  if (w <= 0 || wa <= 0 || wb <= 0) return { narrow: 0, wide: 0 };
+  return { narrow: w / Math.min(wa, wb), wide: w / Math.max(wa, wb) };
+}
+/** `b` is drawn where `a` was: same baseline, most of both widths shared. */
+const inPlaceOf = (a: TextRun, b: TextRun) => {
+  if (!sameLine(a, b)) return false;
+  const o = xOverlap(a, b);
+  return o.narrow >= 0.6 && o.wide >= 0.4;
+};
+const norm = (s: string) => s.replace(/\s+/g, "");
+const alnum = (s: string) => s.replace(/[^\p{L}\p{N}]+/gu, "");
+/**
+ * Runs of one baseline merged into one (text joined, boxes united): producers that place glyphs one by one
+ * draw a value as several runs.
+ */
+function lineGroups(runs: readonly TextRun[]): TextRun[] {
+  const groups: TextRun[][] = [];
+  for (const r of [...runs].sort((a, b) => a.bbox[0] - b.bbox[0])) {
+    const g = groups.find((x) => sameLine(x[0] as TextRun, r));
+    if (g) g.push(r);
+    else groups.push([r]);
+  }
+  return groups.map((g) => ({
+    ...(g[0] as TextRun),
+    text: g.map((r) => r.text).join(""),
+    bbox: unionAll(g.map((r) => r.bbox)),
+  }));
+}
+/** Covers above this many runs hide a region of the page (a panel in a layered design), not a value. */
+const REGION_RUNS = 6;
 
 function coveredFindings(page: number, layout: PageLayout): Finding[] {
   const byArea = new Map<number, TextRun[]>();
@@ -53,9 +97,17 @@ function coveredFindings(page: number, layout: PageLayout): Finding[] {
   for (const [order, hidden] of byArea) {
     const area = layout.areas.find((a) => a.order === order);
     if (!area) continue;
-    const replacements = layout.runs.filter(
+    const onTop = layout.runs.filter(
       (r) => !r.hidden && r.order > area.order && !meaningless(r.text) && coverage(r.bbox, area.bbox) >= 0.5,
     );
+    // Replaced: different text printed where hidden text was. The same text drawn again (an annotation's
+    // appearance, a redraw) replaces nothing.
+    const lines = lineGroups(hidden);
+    const hiddenTexts = new Set([...hidden, ...lines].map((r) => norm(r.text)));
+    const replacements = onTop.filter(
+      (r) => !hiddenTexts.has(norm(r.text)) && lines.some((h) => inPlaceOf(h, r)),
+    );
+    if (replacements.length === 0 && onTop.some((r) => hiddenTexts.has(norm(r.text)))) continue;
     const what = describeArea(area);
     const box = area.bbox.map((v) => Math.round(v)) as Box;
     if (replacements.length > 0) {
@@ -74,13 +126,19 @@ function coveredFindings(page: number, layout: PageLayout): Finding[] {
         severity: area.kind === "image" ? 8 : 9,
       });
     } else {
+      // A box over one value hides it; a panel over a whole region is a layered design.
+      const region = hidden.length > REGION_RUNS;
       findings.push({
         code: "text_covered",
-        message: `On page ${page}, ${what} is drawn over ${quote(hidden)}, so the text is still in the file but a reader cannot see it.`,
+        message: `On page ${page}, ${what} is drawn over ${quote(hidden)}, so the text is still in the file but a reader cannot see it${region ? " (a whole region, as layered designs do)" : ""}.`,
         page,
         bbox: box,
-        evidence: { hidden: hidden.map((r) => r.text), cover: { kind: area.kind, fill: area.fill } },
-        severity: isWhite(area.fill) ? 7 : 5,
+        evidence: {
+          hidden: hidden.slice(0, 20).map((r) => r.text),
+          count: hidden.length,
+          cover: { kind: area.kind, fill: area.fill },
+        },
+        severity: region ? 1 : isWhite(area.fill) ? 4 : 3,
       });
     }
   }
@@ -121,7 +179,7 @@ const HIDDEN_KINDS: {
   {
     reason: "outside_page",
     code: "text_outside_page",
-    severity: 5,
+    severity: 3,
     why: "is placed outside the visible page box, where no viewer or printer shows it",
   },
   {
@@ -132,11 +190,44 @@ const HIDDEN_KINDS: {
   },
 ];
 
-function hiddenFindings(page: number, layout: PageLayout): Finding[] {
+/** Where hidden runs sit on the page, to recognise a slug repeated at the same place on every page. */
+export type HiddenPlaces = Map<string, Set<number>>;
+const placeKey = (r: TextRun) => `${Math.round(r.x / 4)}:${Math.round(r.y / 4)}`;
+
+/** Hidden runs of each page by position, over the whole document. */
+export function hiddenPlaces(pages: { number: number; layout?: PageLayout }[]): HiddenPlaces {
+  const places: HiddenPlaces = new Map();
+  for (const p of pages) {
+    for (const r of p.layout?.runs ?? []) {
+      if (r.hidden !== "same_colour_as_background" && r.hidden !== "render_mode_invisible") continue;
+      const k = placeKey(r);
+      places.set(k, (places.get(k) ?? new Set()).add(p.number));
+    }
+  }
+  return places;
+}
+
+function hiddenFindings(
+  page: number,
+  layout: PageLayout,
+  places: HiddenPlaces,
+  pageCount: number,
+): Finding[] {
   const findings: Finding[] = [];
+  const visible = layout.runs.filter((r) => !r.hidden && !meaningless(r.text));
+  const content = visible.length ? unionAll(visible.map((r) => r.bbox)) : undefined;
   for (const kind of HIDDEN_KINDS) {
     let runs = layout.runs.filter((r) => r.hidden === kind.reason && !meaningless(r.text));
     if (kind.reason === "render_mode_invisible") runs = runs.filter((r) => !onImage(r, layout));
+    if (kind.reason === "same_colour_as_background") {
+      // A halo or shadow: the same text drawn visibly at the same place.
+      runs = runs.filter(
+        (r) =>
+          !visible.some(
+            (v) => norm(v.text).includes(norm(r.text)) && sameLine(r, v) && xOverlap(r, v).narrow >= 0.6,
+          ),
+      );
+    }
     if (runs.length === 0) continue;
     const existing = findings.find((f) => f.code === kind.code);
     if (existing) continue;
@@ -149,23 +240,45 @@ function hiddenFindings(page: number, layout: PageLayout): Finding[] {
               !onImage(r, layout),
           )
         : runs;
+    // Hidden text with other text printed in its place: the original value was hidden and replaced.
+    const replacedBy = visible.filter((v) =>
+      all.some((h) => norm(h.text) !== norm(v.text) && inPlaceOf(h, v)),
+    );
+    // A production slug: hidden at the same place on most pages, or in the margin outside the content.
+    const slug =
+      replacedBy.length === 0 &&
+      (kind.reason === "same_colour_as_background" || kind.reason === "render_mode_invisible") &&
+      ((pageCount >= 2 &&
+        all.every((r) => (places.get(placeKey(r))?.size ?? 0) >= Math.max(2, pageCount / 2))) ||
+        (content !== undefined && all.every((r) => coverage(r.bbox, content) < 0.5)));
     findings.push({
       code: kind.code,
-      message: `On page ${page}, ${all.length === 1 ? "the text" : `${all.length} pieces of text including`} ${quote(all)} ${kind.why}.`,
+      message: `On page ${page}, ${all.length === 1 ? "the text" : `${all.length} pieces of text including`} ${quote(all)} ${kind.why}${
+        replacedBy.length
+          ? `, and ${quote(replacedBy)} is printed in its place: the original was hidden and replaced`
+          : slug
+            ? " (at the same place on every page or in the margin, as production slugs are)"
+            : ""
+      }.`,
       page,
       bbox: unionAll(all.map((r) => r.bbox)).map((v) => Math.round(v)) as Box,
       evidence: {
         texts: all.slice(0, 20).map((r) => r.text),
         count: all.length,
         fonts: [...new Set(all.map((r) => r.font))],
+        ...(replacedBy.length ? { shownInstead: replacedBy.slice(0, 10).map((r) => r.text) } : {}),
       },
-      severity: kind.severity,
+      severity: replacedBy.length ? 8 : slug ? 1 : kind.severity,
     });
   }
   return findings;
 }
 
-/** Visible runs with different text drawn over each other. */
+/**
+ * Visible runs with different text drawn in each other's place: on one baseline, at about one size, over
+ * most of both widths (a value printed over another). Fake bold and split duplicates (one text inside
+ * the other), touching cells, and a clipped cell's overflow under the next column do not qualify.
+ */
 function overlapFindings(page: number, layout: PageLayout): Finding[] {
   const runs = layout.runs.filter((r) => !r.hidden && !meaningless(r.text) && boxArea(r.bbox) > 0);
   const cell = 24;
@@ -190,17 +303,20 @@ function overlapFindings(page: number, layout: PageLayout): Finding[] {
         const key = x.order < y.order ? `${x.order}:${y.order}` : `${y.order}:${x.order}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        if (x.text === y.text) continue; // fake bold and shadows draw the same text twice
-        const share = intersection(x.bbox, y.bbox) / Math.min(boxArea(x.bbox), boxArea(y.bbox));
-        if (share < OVERLAP_SHARE) continue;
+        // Fake bold, shadows and the same text split into other runs; single glyphs placed one by one.
+        const tx = alnum(x.text);
+        const ty = alnum(y.text);
+        if (tx.length < 2 || ty.length < 2 || tx.includes(ty) || ty.includes(tx)) continue;
+        if (!inPlaceOf(x, y)) continue;
         const [under, over] = x.order < y.order ? [x, y] : [y, x];
+        const values = /\d/.test(under.text) && /\d/.test(over.text);
         findings.push({
           code: "text_over_text",
-          message: `On page ${page}, "${clip(over.text)}" (${over.font}) is printed on top of "${clip(under.text)}" (${under.font}) at the same spot: one value was written over another.`,
+          message: `On page ${page}, "${clip(over.text)}" (${over.font}) is printed on top of "${clip(under.text)}" (${under.font}) on the same line at the same spot: one ${values ? "value" : "text"} was written over another.`,
           page,
           bbox: unionAll([under.bbox, over.bbox]).map((v) => Math.round(v)) as Box,
           evidence: { under: under.text, over: over.text, underFont: under.font, overFont: over.font },
-          severity: 8,
+          severity: values ? 8 : 5,
         });
         if (findings.length >= 20) return findings;
       }
@@ -211,12 +327,14 @@ function overlapFindings(page: number, layout: PageLayout): Finding[] {
 
 export function overlayFindings(doc: DocumentModel): Finding[] {
   const findings: Finding[] = [];
-  for (const page of doc.pdf?.pages ?? []) {
+  const pages = doc.pdf?.pages ?? [];
+  const places = hiddenPlaces(pages);
+  for (const page of pages) {
     if (!page.layout) continue;
     findings.push(
       ...coveredFindings(page.number, page.layout),
       ...overlapFindings(page.number, page.layout),
-      ...hiddenFindings(page.number, page.layout),
+      ...hiddenFindings(page.number, page.layout, places, pages.length),
     );
   }
   return findings;

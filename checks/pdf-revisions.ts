@@ -1,11 +1,12 @@
 import type { Finding } from "../core/check-result.js";
-import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
+import { aDocType, DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
 import type { RawPdf, StructureProblem } from "../document/pdf-raw/document.js";
 import { rawFeatures } from "../document/pdf-raw/features.js";
 import { type Change, cachedDiff, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
 import type { TextEdit } from "../document/pdf-raw/text-diff.js";
+import { isAttachmentChange, updatePurpose } from "../document/pdf-raw/update-purpose.js";
 import { defineCheck, skip } from "./check.js";
 
 /**
@@ -74,7 +75,22 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
     ...(c.detail ? { detail: c.detail } : {}),
   });
   const out: Finding[] = [];
+  // An update that only embedded a file and set PDF/A entries (an e-invoicing tool attaching the invoice
+  // XML, an archiver) changes nothing a reader sees: one note instead of catalog and object findings.
+  const attachment = updatePurpose(diff) === "attachment";
+  if (attachment) {
+    const objects = diff.changes.filter((c) => c.kind !== "metadata").flatMap((c) => c.objects);
+    out.push({
+      code: "revision_added_attachment",
+      message: `${cap(where)} embedded a file and updated the catalog's attachment entries (${[
+        ...new Set(diff.changes.filter((c) => c.kind !== "metadata").map((c) => c.detail)),
+      ].join("; ")}), as e-invoicing and archiving tools do; no page was changed.`,
+      evidence: { revision: n, objects: objects.slice(0, 20) },
+      severity: 1,
+    });
+  }
   for (const c of diff.changes) {
+    if (attachment && c.kind !== "metadata" && isAttachmentChange(c)) continue;
     const page = c.page !== undefined ? { page: c.page } : {};
     switch (c.kind) {
       case "page_content": {
@@ -108,10 +124,11 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
         const text = (c.text ?? []).flatMap((e) => (e.after ? [e.after.text] : [])).slice(0, 3);
         out.push({
           code: `revision_${verb}_page`,
-          message: `${cap(where)} ${verb} page ${c.page}${text.length ? ` (now showing ${text.map(quote).join(", ")})` : ""}; pages of a ${words} are not swapped after it is issued.`,
+          message: `${cap(where)} ${verb} page ${c.page}${text.length ? ` (now showing ${text.map(quote).join(", ")})` : ""}; pages of ${aDocType(doc.declaredDocType)} are not swapped after it is issued.`,
           ...page,
           evidence: { ...base(c), ...(text.length ? { text } : {}) },
-          severity: issued ? 8 : 5,
+          // Other documents (reports, manuals, forms) are assembled over time: a page added later is normal.
+          severity: issued ? 8 : 3,
         });
         break;
       }
@@ -149,7 +166,7 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
         const normal = FILLED_IN.has(doc.declaredDocType);
         out.push({
           code: "revision_changed_form_field",
-          message: `${cap(where)} changed the form field "${c.detail}"${c.before !== undefined || c.after !== undefined ? `: ${quote(c.before ?? "(empty)")} → ${quote(c.after ?? "(empty)")}` : ""}${normal ? "" : `; a ${words} is not filled in after it is issued`}.`,
+          message: `${cap(where)} changed the form field "${c.detail}"${c.before !== undefined || c.after !== undefined ? `: ${quote(c.before ?? "(empty)")} → ${quote(c.after ?? "(empty)")}` : ""}${normal ? "" : `; ${aDocType(doc.declaredDocType)} is not filled in after it is issued`}.`,
           ...page,
           evidence: { ...base(c), before: c.before ?? null, after: c.after ?? null },
           severity: normal ? 1 : 6,
@@ -229,7 +246,8 @@ function changeFindings(diff: RevisionDiff, doc: DocumentModel): Finding[] {
 const PROBLEM_SEVERITY: Record<StructureProblem["code"], number> = {
   xref_broken: 3,
   xref_cycle: 4,
-  prev_mismatch: 5,
+  // Writers that append an update without /Prev exist (e-invoicing tools); the history is still read.
+  prev_mismatch: 3,
   duplicate_startxref: 2,
   xref_offset_wrong: 2,
   missing_eof: 2,

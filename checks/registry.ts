@@ -6,6 +6,7 @@ import { layoutOverlayCheck } from "./layout-overlay.js";
 import { metadataDatesCheck } from "./metadata-dates/metadata-dates.js";
 import { metadataProducerCheck } from "./metadata-producer/metadata-producer.js";
 import { pdfRevisionsCheck } from "./pdf-revisions.js";
+import { pdfStructureCheck } from "./pdf-structure.js";
 import { qrCodesCheck } from "./qr-codes/qr-codes.js";
 import { signaturePdfCheck } from "./signature-pdf/signature-pdf.js";
 import { textArithmeticCheck } from "./text-arithmetic/text-arithmetic.js";
@@ -18,6 +19,7 @@ export const CHECKS: readonly Check[] = [
   qrCodesCheck,
   imageMetadataCheck,
   pdfRevisionsCheck,
+  pdfStructureCheck,
   signaturePdfCheck,
   metadataProducerCheck,
   fontsConsistencyCheck,

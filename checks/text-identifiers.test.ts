@@ -42,6 +42,40 @@ describe("text.identifiers", () => {
     expect(f?.evidence).toMatchObject({ routing: t.replacement.slice(-9), problem: "checksum" });
   });
 
+  it("reads an IBAN printed in groups that wraps onto the next line", () => {
+    const doc = textDoc(
+      ["Please pay to  Sort code 88-42-18  IBAN GB63 THBR 8842 1871", "9478 91  BIC THBRGB2L"].join("\n"),
+      "GB",
+      "invoice",
+    );
+    expect(identifierFindings(doc, TEST_NOW)).toEqual([]);
+    // Cut off at the end of the line with nothing to continue it: not read as a mistyped IBAN either.
+    expect(codes(textDoc("IBAN GB63 THBR 8842 1871", "GB", "invoice"))).toEqual([]);
+  });
+
+  it("judges a failing check digit by whose account it is: the holder's on a statement, the payee's on an invoice", () => {
+    const text = "IBAN: DE75 1234 5678 0000 0012 34";
+    const statement = identifierFindings(textDoc(text, "DE", "bank_statement"), TEST_NOW);
+    expect(statement.map((f) => [f.code, f.severity])).toEqual([["iban_invalid", 8]]);
+    const invoice = identifierFindings(textDoc(text, "DE", "invoice"), TEST_NOW);
+    expect(invoice.map((f) => [f.code, f.severity])).toEqual([["iban_invalid", 4]]);
+    expect(invoice[0]?.message).toMatch(/placeholder or a typo/);
+  });
+
+  it("compares a sort code or Bankleitzahl only with the IBAN of its own block", () => {
+    const lines = [
+      "Zahlungsempfänger: IBAN DE21 8600 0000 0086 0010 55",
+      "Verwendungszweck: Rechnung 471102",
+      "Bitte überweisen Sie den Betrag innerhalb von 14 Tagen.",
+      "Vielen Dank für Ihren Auftrag.",
+      "Lastschrift vom Konto des Käufers",
+      "BLZ: 700 901 00  Kontonummer: 1234567890",
+    ];
+    expect(codes(textDoc(lines.join("\n"), "DE", "invoice"))).toEqual([]);
+    const together = ["IBAN DE21 8600 0000 0086 0010 55", "BLZ: 700 901 00"].join("\n");
+    expect(codes(textDoc(together, "DE", "invoice"))).toEqual(["iban_mismatch"]);
+  });
+
   it("finds impossible, out-of-order, future and foreign-order dates in statements", async () => {
     const cases = [
       ["impossible_date", "date_impossible", "DE"],

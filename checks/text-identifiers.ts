@@ -15,6 +15,7 @@ import {
   findDates,
   isoDay,
   monthFirstRegion,
+  PLAUSIBLE_YEARS,
   parseDateText,
 } from "../document/values/dates.js";
 import { defineCheck, flaggedCodes, skip } from "./check.js";
@@ -42,7 +43,7 @@ const HISTORICAL = new Set([
 ]);
 /** Lines about the future (due dates, expiry, contract terms) may carry future dates. */
 const FORWARD =
-  /\b(due|fällig|payable|zahlbar|expir\w*|valid|gültig|until|bis zum|next|nächste|renew\w*|starts?|begin\w*|beginnt|ends?|term|laufzeit|deadline|frist)\b/i;
+  /\b(due|fällig|payable|zahlbar|expir\w*|valid|gültig|until|bis zum|next|nächste|renew\w*|starts?|begin\w*|beginnt|ends?|term|laufzeit|deadline|frist|[ée]ch[ée]ance|fin|jusqu\w*|valable|validit[ée]|prochain\w*|d[ée]but|p[ée]riode|vervaldatum|geldig|vencimiento|v[áa]lid[oa]|hasta|scadenza|fino)\b/i;
 /** Regions that write numeric dates with dots (14.03.2025). */
 const DOT_REGIONS = new Set([
   "DE",
@@ -76,11 +77,24 @@ interface Located {
 
 const where = (l: Line) => `page ${l.page}`;
 
-function ibanFindings(lines: Line[]): { findings: Finding[]; ibans: Located[] } {
+/**
+ * Documents whose bank identifiers are the issuer's record of an account (the holder's own on a
+ * statement, the account a payroll or utility system pays from or debits): a check digit that fails means
+ * no bank issued the number, so the document was made up or altered. On an invoice or a receipt the IBAN
+ * is the payee's, typed into a template: one that fails cannot receive money, and invoice-redirection
+ * fraud needs a working account, so a failing check digit there is more often a placeholder or a typo
+ * than an edit (docs/calibration.md, "Identifiers by role").
+ */
+const ACCOUNT_RECORDS = new Set(["bank_statement", "payslip", "utility_bill", "tax_return"]);
+
+const tokenAt = (t: string | undefined) => (t ?? "").replace(/[^A-Z0-9]+$/gi, "");
+
+function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ibans: Located[] } {
   const findings: Finding[] = [];
   const ibans: Located[] = [];
   const seen = new Set<string>();
-  for (const line of lines) {
+  const record = ACCOUNT_RECORDS.has(docType);
+  for (const [li, line] of lines.entries()) {
     const tokens = line.text.split(/\s+/);
     const labelled = /\bIBAN\b/i.test(line.text);
     for (let i = 0; i < tokens.length; i++) {
@@ -90,10 +104,25 @@ function ibanFindings(lines: Line[]): { findings: Finding[]; ibans: Located[] } 
       const len = IBAN_LENGTHS[country];
       if (len === undefined) continue;
       let compact = head;
-      for (let j = i + 1; j < tokens.length && compact.length < len; j++) {
-        const t = (tokens[j] as string).replace(/[^A-Z0-9]+$/gi, "");
+      let j = i + 1;
+      for (; j < tokens.length && compact.length < len; j++) {
+        const t = tokenAt(tokens[j]);
         if (!/^[A-Z0-9]{1,4}$/.test(t)) break;
         compact += t;
+      }
+      // An IBAN printed in groups may wrap at the end of the line: its last groups start the next line.
+      let wrapped = false;
+      const next = lines[li + 1];
+      if (compact.length < len && j >= tokens.length && next?.page === line.page) {
+        let extended = compact;
+        for (const t of next.text.split(/\s+/).map(tokenAt)) {
+          if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t)) break;
+          extended += t;
+        }
+        if (extended.length === len) {
+          compact = extended;
+          wrapped = true;
+        }
       }
       if (compact.length < 15) continue;
       if (!labelled && compact.length !== len) continue;
@@ -101,21 +130,26 @@ function ibanFindings(lines: Line[]): { findings: Finding[]; ibans: Located[] } 
       seen.add(compact);
       const problem = ibanProblem(compact);
       ibans.push({ line, value: compact });
-      if (problem === "length") {
+      // Too short at the end of a line: the rest may be cut off or laid out elsewhere, not mistyped.
+      const cutOff = compact.length < len && j >= tokens.length && !wrapped;
+      const role = record
+        ? ""
+        : " On an invoice the IBAN is the payee's, and one that fails cannot receive a payment, so this is more often a placeholder or a typo than an edit.";
+      if (problem === "length" && !cutOff) {
         findings.push({
           code: "iban_invalid",
-          message: `On ${where(line)}, the IBAN ${compact} has ${compact.length} characters, but ${country} IBANs have ${len}: it was mistyped or altered.`,
+          message: `On ${where(line)}, the IBAN ${compact} has ${compact.length} characters, but ${country} IBANs have ${len}: it was mistyped or altered.${role}`,
           page: line.page,
           evidence: { iban: compact, length: compact.length, expectedLength: len },
-          severity: 7,
+          severity: record ? 7 : 3,
         });
       } else if (problem === "checksum") {
         findings.push({
           code: "iban_invalid",
-          message: `On ${where(line)}, the IBAN ${compact} fails the ISO 13616 mod-97 check, so no bank issued it: a digit was changed.`,
+          message: `On ${where(line)}, the IBAN ${compact} fails the ISO 13616 mod-97 check, so no bank issued it${record ? ": a digit was changed" : ""}.${role}`,
           page: line.page,
-          evidence: { iban: compact, check: "mod-97" },
-          severity: 8,
+          evidence: { iban: compact, check: "mod-97", ...(wrapped ? { wrapped: true } : {}) },
+          severity: record ? 8 : 4,
         });
       }
     }
@@ -123,21 +157,32 @@ function ibanFindings(lines: Line[]): { findings: Finding[]; ibans: Located[] } 
   return { findings, ibans };
 }
 
-/** A GB IBAN carries the sort code and account number; a DE IBAN the Bankleitzahl and account. */
+/** Lines apart within which a printed sort code or Bankleitzahl belongs to an IBAN (one payment block). */
+const SAME_BLOCK_LINES = 3;
+
+/**
+ * A GB IBAN carries the sort code and account number; a DE IBAN the Bankleitzahl and account. Compared
+ * only with the numbers printed in the IBAN's own block (an invoice may print the payee's IBAN and, in
+ * another place, the payer's old-style account for a direct debit).
+ */
 function ibanCrossFindings(lines: Line[], ibans: Located[]): Finding[] {
   const findings: Finding[] = [];
-  const labelled = (re: RegExp) => {
-    for (const l of lines) {
-      const m = re.exec(l.text);
-      if (m?.[1]) return { line: l, value: m[1].replace(/\D/g, "") };
+  const near = (at: Line, re: RegExp) => {
+    const i = lines.indexOf(at);
+    for (let d = 0; d <= SAME_BLOCK_LINES; d++) {
+      for (const l of [lines[i - d], lines[i + d]]) {
+        if (!l || l.page !== at.page) continue;
+        const m = re.exec(l.text);
+        if (m?.[1]) return { line: l, value: m[1].replace(/\D/g, "") };
+      }
     }
     return undefined;
   };
-  const sort = labelled(/sort[\s-]?code:?\s*(\d{2}[-\s]?\d{2}[-\s]?\d{2})\b/i);
-  const account = labelled(/account (?:number|no\.?):?\s*(\d{8})\b/i);
-  const blz = labelled(/\b(?:BLZ|Bankleitzahl):?\s*(\d{3}\s?\d{3}\s?\d{2})\b/i);
-  const konto = labelled(/\b(?:Kontonummer|Konto-Nr\.?):?\s*(\d{1,10})\b/i);
   for (const { line, value } of ibans) {
+    const sort = near(line, /sort[\s-]?code:?\s*(\d{2}[-\s]?\d{2}[-\s]?\d{2})\b/i);
+    const account = near(line, /account (?:number|no\.?):?\s*(\d{8})\b/i);
+    const blz = near(line, /\b(?:BLZ|Bankleitzahl):?\s*(\d{3}\s?\d{3}\s?\d{2})\b/i);
+    const konto = near(line, /\b(?:Kontonummer|Konto-Nr\.?):?\s*(\d{1,10})\b/i);
     if (ibanProblem(value) !== null) continue;
     const parts: [string, string | undefined, string][] = [];
     if (value.startsWith("GB")) {
@@ -165,8 +210,9 @@ function ibanCrossFindings(lines: Line[], ibans: Located[]): Finding[] {
   return findings;
 }
 
-function routingFindings(lines: Line[]): Finding[] {
+function routingFindings(lines: Line[], docType: string): Finding[] {
   const findings: Finding[] = [];
+  const record = ACCOUNT_RECORDS.has(docType);
   for (const line of lines) {
     if (!/\b(routing|ABA|RTN|transit)\b/i.test(line.text)) continue;
     const m = /\b(?:routing|ABA|RTN|transit)[^:\d]*:?\s*([\d -]{8,12}\d)\b/i.exec(line.text);
@@ -186,7 +232,8 @@ function routingFindings(lines: Line[]): Finding[] {
               : `On ${where(line)}, the routing number "${routing}" does not have the 9 digits every ABA routing number has.`,
         page: line.page,
         evidence: { routing, problem },
-        severity: problem === "checksum" ? 8 : 6,
+        // On an invoice the routing number is the payee's (see ACCOUNT_RECORDS).
+        severity: !record ? 4 : problem === "checksum" ? 8 : 6,
       });
     }
   }
@@ -306,7 +353,9 @@ function dateFindings(lines: Line[], doc: DocumentModel, now: Date): Finding[] {
         region,
         otherOrder: onlyNative.map((d) => d.date.raw).slice(0, 5),
       },
-      severity: mixed ? 6 : 5,
+      // One order used throughout is the document's own convention (integrators declare the region
+      // loosely); only a document that writes both orders shows two hands.
+      severity: mixed ? 6 : 2,
     });
   }
   const byFormat = new Map<string, DatedLine[]>();
@@ -391,6 +440,8 @@ function dateFindings(lines: Line[], doc: DocumentModel, now: Date): Finding[] {
     const txLines = new Set(txs.map((t) => t.line));
     const future = all.filter(({ line, date }) => {
       if (!date.date || FORWARD.test(line.text)) return false;
+      // A "date" centuries ahead is a part or reference number (737-7/8/8200), not a date.
+      if (date.date.getUTCFullYear() > PLAUSIBLE_YEARS.to) return false;
       const ahead = date.date.getTime() - now.getTime();
       return ahead > (txLines.has(line) ? DAY : 31 * DAY);
     });
@@ -428,11 +479,11 @@ function periodOf(lines: Line[], region: string): { from: Date; to: Date; raw: s
 
 export function identifierFindings(doc: DocumentModel, now: Date): Finding[] {
   const lines = documentLines(doc);
-  const { findings: ibanIssues, ibans } = ibanFindings(lines);
+  const { findings: ibanIssues, ibans } = ibanFindings(lines, doc.declaredDocType);
   return [
     ...ibanIssues,
     ...ibanCrossFindings(lines, ibans),
-    ...routingFindings(lines),
+    ...routingFindings(lines, doc.declaredDocType),
     ...cardFindings(lines),
     ...sortCodeFindings(lines),
     ...dateFindings(lines, doc, now),

@@ -77,6 +77,12 @@ export const DOC_TYPE_WORDS: Record<DocType, string> = {
   other: "other document",
 };
 
+/** The declared type in words with its indefinite article ("an invoice", "a bank statement"). */
+export function aDocType(t: DocType): string {
+  const w = DOC_TYPE_WORDS[t];
+  return `${/^[aeiou]/.test(w) ? "an" : "a"} ${w}`;
+}
+
 export const PerCheck = z.object({
   checkId: z.string(),
   importance: z.number().int().min(0).max(10).nullable(),

@@ -152,6 +152,27 @@ describe("page layout from the operator list", () => {
     expect(e?.order).toBeGreaterThan(3);
   });
 
+  it("boxes a run by its inked glyphs: padding spaces and glyphs without text do not widen it", () => {
+    const pad = { width: 500 };
+    const layout = layoutFromOperatorList(
+      [OPS.beginText, OPS.setFont, OPS.setTextMatrix, OPS.showText],
+      [
+        null,
+        ["f1", 10],
+        [1, 0, 0, 1, 100, 100],
+        [[...glyphs("   "), pad, pad, ...glyphs("02"), pad, pad, pad]],
+      ],
+      () => helvetica,
+      [0, 0, 612, 792],
+    );
+    const [run] = layout.runs;
+    // Three spaces and two padding glyphs (5 × 5 pt) come before the text; the box starts at the "0".
+    expect(run?.text).toBe("02");
+    expect(run?.x).toBeCloseTo(125, 5);
+    expect(run?.bbox[0]).toBeCloseTo(125, 5);
+    expect(run?.bbox[2]).toBeCloseTo(135, 5);
+  });
+
   it("caps runs, areas, operations and nesting on hostile pages", () => {
     const n = 5000;
     const fn: number[] = [];

@@ -246,20 +246,28 @@ export function layoutFromOperatorList(
     let x = 0;
     let start = 0;
     let text = "";
+    // The run's box spans its inked glyphs: leading and trailing spaces (and glyphs without text, which
+    // some producers use to pad table cells) advance the pen but draw nothing a reader sees.
+    let inkStart: number | undefined;
+    let inkEnd = 0;
     const flush = () => {
       if (text.trim() === "") {
         text = "";
         start = x;
+        inkStart = undefined;
         return;
       }
+      const x0 = inkStart ?? start;
+      const x1 = inkStart === undefined ? x : inkEnd;
+      inkStart = undefined;
       if (runs.length >= limits.maxRuns) {
         truncated ??= `more than ${limits.maxRuns} text runs`;
         text = "";
         return;
       }
       const m = mul(tm, gs.ctm);
-      const bbox = mapBox(m, start, gs.rise + descent * fs, x, gs.rise + ascent * fs);
-      const [bx, by] = apply(m, start, gs.rise);
+      const bbox = mapBox(m, x0, gs.rise + descent * fs, x1, gs.rise + ascent * fs);
+      const [bx, by] = apply(m, x0, gs.rise);
       const size = Math.abs(fs) * Math.hypot(m[2], m[3]);
       if ([...bbox, bx, by, size].every(Number.isFinite)) {
         runs.push({
@@ -299,8 +307,11 @@ export function layoutFromOperatorList(
       if (!g || typeof g !== "object") continue;
       const w = typeof g.width === "number" && Number.isFinite(g.width) ? g.width : 0;
       const spacing = gs.charSpacing + (g.isSpace ? gs.wordSpacing : 0);
+      const inked = typeof g.unicode === "string" && g.unicode.trim() !== "";
       if (typeof g.unicode === "string") text += g.unicode;
+      if (inked) inkStart ??= x;
       x += (w * widthScale * fs + spacing) * gs.hScale;
+      if (inked) inkEnd = x - spacing * gs.hScale;
     }
     flush();
     // The text matrix advances by the width shown (horizontal writing).

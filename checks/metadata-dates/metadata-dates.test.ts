@@ -62,6 +62,24 @@ describe("metadata.dates", () => {
     expect(mismatch?.evidence).toMatchObject({ field: "modification" });
   });
 
+  it("tells a later tool's rewrite of Info (another producer there) from a date edited alone", async () => {
+    const created = new Date("2025-03-01T09:00:00Z");
+    const later = new Date("2025-03-20T10:00:00Z");
+    const doc = (infoProducer: string) =>
+      makeDocument({
+        seed: 5,
+        docType: "bank_statement",
+        region: "GB",
+        producer: infoProducer,
+        creationDate: created,
+        modDate: later,
+        xmp: { createDate: created, modifyDate: created, producer: "Statement Composer 4.2" },
+      });
+    const sev = (r: CheckResult) => r.findings.find((f) => f.code === "info_xmp_mismatch")?.severity;
+    expect(sev(await run(await doc("APStripFiles 1.8")))).toBe(2);
+    expect(sev(await run(await doc("Statement Composer 4.2")))).toBe(5);
+  });
+
   it("accepts Info and XMP copies that differ only by a missing time zone", async () => {
     const r = await run(
       await makeDocument({

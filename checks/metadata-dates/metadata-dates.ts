@@ -1,6 +1,8 @@
 import type { Finding } from "../../core/check-result.js";
 import { DOC_TYPE_WORDS } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
+import { rawPdfOf } from "../../document/pdf-raw/cache.js";
+import { updatesLeavePagesAlone } from "../../document/pdf-raw/update-purpose.js";
 import {
   compareDates,
   formatParsed,
@@ -74,6 +76,11 @@ const show = (f: DateField) =>
 
 export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
   const fields = readFields(doc);
+  let untouched: boolean | undefined;
+  const pagesUntouched = () => {
+    untouched ??= doc.pdf !== undefined && updatesLeavePagesAlone(rawPdfOf(doc));
+    return untouched;
+  };
   const get = (name: Field) => fields.find((f) => f.field === name && f.parsed);
   const findings: Finding[] = [];
 
@@ -130,14 +137,25 @@ export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
       if (gapReported.has(key)) continue;
       gapReported.add(key);
       const issuedOnce = ISSUED_ONCE.has(doc.declaredDocType);
-      const suspicious = issuedOnce && diffMs > STATEMENT_GAP_MS;
+      // The later save is in the file: incremental updates that changed no page (an e-invoicing tool
+      // attaching the invoice XML, metadata, a signature) explain the modification date.
+      const explained = pagesUntouched();
+      const suspicious = issuedOnce && diffMs > STATEMENT_GAP_MS && !explained;
       findings.push({
         code: "long_modification_gap",
-        message: suspicious
-          ? `This ${DOC_TYPE_WORDS[doc.declaredDocType]} was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}); issuers do not edit such documents months later.`
-          : `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}).`,
-        evidence: { source: where, created: created.raw, modified: modified.raw, gapDays: days(diffMs) },
-        severity: suspicious ? 5 : 2,
+        message: explained
+          ? `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}) by incremental updates that changed no page (attachments, metadata or signatures).`
+          : suspicious
+            ? `This ${DOC_TYPE_WORDS[doc.declaredDocType]} was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}); issuers do not edit such documents months later.`
+            : `The document was modified ${describeGap(diffMs)} after it was created (${where}: ${formatParsed(created.parsed)} → ${formatParsed(modified.parsed)}).`,
+        evidence: {
+          source: where,
+          created: created.raw,
+          modified: modified.raw,
+          gapDays: days(diffMs),
+          ...(explained ? { explainedBy: "incremental updates that changed no page" } : {}),
+        },
+        severity: explained ? 1 : suspicious ? 5 : 2,
       });
     }
   }
@@ -146,17 +164,33 @@ export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
     ["CreationDate", "xmp:CreateDate", "creation"],
     ["ModDate", "xmp:ModifyDate", "modification"],
   ];
+  // A later tool that rewrote the Info dictionary names itself there as the producer while XMP keeps the
+  // first one: its own date in Info is explained. Dates that differ under one producer were edited alone.
+  const infoProducer = doc.pdf?.info.Producer?.trim();
+  const xmpProducer = doc.pdf?.xmp?.["pdf:Producer"]?.trim();
+  const rewrittenByTool =
+    infoProducer !== undefined &&
+    xmpProducer !== undefined &&
+    producerKey(infoProducer) !== producerKey(xmpProducer);
   for (const [infoName, xmpName, what] of crossPairs) {
     const info = get(infoName);
     const xmp = get(xmpName);
     if (!info?.parsed || !xmp?.parsed) continue;
     if (sameMoment(info.parsed, xmp.parsed, SAME_MOMENT_TOLERANCE_MS)) continue;
     const { diffMs } = compareDates(info.parsed, xmp.parsed);
+    const issuedOnce = ISSUED_ONCE.has(doc.declaredDocType);
     findings.push({
       code: "info_xmp_mismatch",
-      message: `The ${what} date differs between the Info dictionary (${formatParsed(info.parsed)}) and XMP (${formatParsed(xmp.parsed)}) by ${describeGap(Math.abs(diffMs))}; one copy was changed by a tool or by hand and the other was not.`,
-      evidence: { info: info.raw, xmp: xmp.raw, field: what },
-      severity: 4,
+      message: rewrittenByTool
+        ? `The ${what} date differs between the Info dictionary (${formatParsed(info.parsed)}) and XMP (${formatParsed(xmp.parsed)}) by ${describeGap(Math.abs(diffMs))}, as do the producers they name (${JSON.stringify(infoProducer)} and ${JSON.stringify(xmpProducer)}): a later tool rewrote the Info dictionary.`
+        : `The ${what} date differs between the Info dictionary (${formatParsed(info.parsed)}) and XMP (${formatParsed(xmp.parsed)}) by ${describeGap(Math.abs(diffMs))}, under one producer; one copy was changed by hand or by a metadata tool and the other was not.`,
+      evidence: {
+        info: info.raw,
+        xmp: xmp.raw,
+        field: what,
+        ...(rewrittenByTool ? { infoProducer, xmpProducer } : {}),
+      },
+      severity: rewrittenByTool ? 2 : issuedOnce ? 5 : 4,
     });
   }
 
@@ -173,6 +207,15 @@ export function dateFindings(doc: DocumentModel, now: Date): Finding[] {
   }
   return findings;
 }
+
+/** A producer name without versions and parenthesised remarks, to tell two programs apart. */
+const producerKey = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/\(.*?\)/g, "")
+    .replace(/[\d.]+/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
 
 function describeGap(ms: number): string {
   if (ms >= 2 * DAY) return `${days(ms)} days`;

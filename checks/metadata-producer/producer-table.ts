@@ -88,6 +88,13 @@ export const PRODUCERS: readonly ProducerEntry[] = [
   { pattern: /indesign/i, name: "Adobe InDesign", category: "design_tool" },
   { pattern: /canva/i, name: "Canva", category: "design_tool" },
   { pattern: /coreldraw/i, name: "CorelDRAW", category: "design_tool" },
+  // LibreOffice Draw is how LibreOffice opens and edits an existing PDF (its PDF import); documents are
+  // not authored there. Before the general LibreOffice entry.
+  {
+    pattern: /^draw$|\b(libreoffice|openoffice(\.org)?)\s+draw\b/i,
+    name: "LibreOffice Draw (PDF import and edit)",
+    category: "pdf_editor",
+  },
   // Office
   { pattern: /microsoft.{0,3}\s*(office\s+)?word/i, name: "Microsoft Word", category: "office" },
   { pattern: /microsoft.{0,3}\s*(office\s+)?excel/i, name: "Microsoft Excel", category: "office" },
@@ -135,3 +142,17 @@ export const PRODUCERS: readonly ProducerEntry[] = [
 export function classifyProducer(value: string): ProducerEntry | undefined {
   return PRODUCERS.find((p) => p.pattern.test(value));
 }
+
+/**
+ * Applications that write their PDFs themselves, with the Producer names their own PDF writer puts in the
+ * file. A file whose Creator names one of them but whose Producer names another program was made again
+ * by that program after the application wrote it (re-distilled, or rewritten by a library).
+ */
+export const NATIVE_PDF_WRITERS: readonly { creator: RegExp; producer: RegExp; name: string }[] = [
+  {
+    creator: /^(writer|calc|impress|draw|math)$|libreoffice|openoffice/i,
+    producer: /libreoffice|openoffice|^(writer|calc|impress|draw)$/i,
+    name: "LibreOffice",
+  },
+  { creator: /headless\s?chrome|chrome\/\d|chromium/i, producer: /skia\/pdf|chrom(e|ium)/i, name: "Chrome" },
+];

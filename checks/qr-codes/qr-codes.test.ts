@@ -69,8 +69,22 @@ describe("qr.codes", () => {
     expect(foreign.findings[0]?.message).toMatch(
       /secure-invoice-payments\.com, which does not belong to the issuer/,
     );
+    // A payment link (amount, reference) to another domain than the issuer's is a redirected payment.
+    expect(foreign.findings[0]?.severity).toBe(7);
+    expect(foreign.findings[0]?.evidence).toMatchObject({ paymentLink: true });
     const short = await run(await invoiceWithQr("US", { host: "bit.ly" }));
     expect(codes(short)).toEqual(["qr_url_obscured"]);
+  });
+
+  it("notes a plain link to another site (a messenger, a partner) without calling it a redirect", async () => {
+    const pdf = await makeDocument({ seed: 21, docType: "invoice", region: "GB" });
+    const model = await modelOf(await addQrCode(pdf, "https://weixin.qq.com/r/AbCdEf"), {
+      docType: "invoice",
+      region: "GB",
+    });
+    const r = await run(model);
+    expect(r.findings.map((f) => [f.code, f.severity])).toEqual([["qr_domain_foreign", 3]]);
+    expect(r.findings[0]?.message).toMatch(/worth a look/);
   });
 
   it("flags a SEPA QR code that pays into another IBAN than the printed one", async () => {

@@ -106,12 +106,32 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
         severity: 7,
       });
     } else if (!hostBelongsToIssuer(host, issuer) && !PAYMENT_PLATFORMS.has(registrableDomain(host))) {
+      // A payment link (it carries an amount, an IBAN or a reference to pay) to a domain that is neither
+      // the issuer's own (named or printed in the document) nor a payment platform is how a swapped QR
+      // code redirects a payment. Any other link elsewhere (a messenger, a partner, a lab) is worth a look.
+      const payment =
+        claims.amount !== undefined ||
+        claims.iban !== undefined ||
+        /\b(pay|payment|invoice|checkout|billing|zahlung|paiement)\b/i.test(
+          `${claims.url.pathname} ${claims.url.search}`,
+        );
+      const redirect = payment && (issuer.domains.length > 0 || issuer.names.length > 0);
       findings.push({
         code: "qr_domain_foreign",
-        message: `${cap(where)} links to ${registrableDomain(host)}, which does not belong to the issuer named in the document (${issuer.names[0] ?? "no name found"}); a swapped QR code sends the reader elsewhere.`,
+        message: `${cap(where)} links to ${registrableDomain(host)}, which does not belong to the issuer named in the document (${issuer.names[0] ?? "no name found"})${
+          redirect
+            ? `, and the link is a payment link${issuer.domains.length ? ` although the document prints its own web address (${issuer.domains.slice(0, 2).join(", ")})` : ""}: a swapped QR code sends the payment elsewhere`
+            : "; worth a look, as links to other sites are common"
+        }.`,
         page: code.page,
-        evidence: { ...evidence, host, issuer: issuer.names.slice(0, 3), printedDomains: issuer.domains },
-        severity: 7,
+        evidence: {
+          ...evidence,
+          host,
+          issuer: issuer.names.slice(0, 3),
+          printedDomains: issuer.domains,
+          paymentLink: payment,
+        },
+        severity: redirect ? 7 : 3,
       });
     }
   }

@@ -109,6 +109,96 @@ describe("text.arithmetic", () => {
     ]);
   });
 
+  it("reads French invoices, payslips and bills: labels, number format, rates per unit", () => {
+    const invoice = [
+      "Désignation  Quantité  Prix unitaire  Montant",
+      "Conseil  3  1 200,00  3 600,00",
+      "Licence  2  49,50  99,00",
+      "Total HT  3 699,00 €",
+      "TVA 20 %  739,80 €",
+      "Montant TTC à payer  4 438,80 €",
+    ].join("\n");
+    const ok = arithmeticFindings(textDoc(invoice, "FR"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.checked).toBeGreaterThanOrEqual(4);
+    const broken = arithmeticFindings(textDoc(invoice.replace("99,00", "199,00"), "FR"));
+    expect(broken.findings.map((f) => f.code)).toEqual(["line_item_mismatch", "subtotal_mismatch"]);
+
+    const payslip = [
+      "Salaire de base  5 818,00",
+      "Heures supplémentaires  6,00  36,00  216,00",
+      "Salaire brut  6 034,00 €",
+      "Cotisations et retenues",
+      "CSG déductible  6,80 %  410,31",
+      "Prélèvement à la source  7,50 %  452,55",
+      "Total des retenues  862,86 €",
+      "Net à payer  5 171,14 €",
+    ].join("\n");
+    expect(arithmeticFindings(textDoc(payslip, "FR")).findings).toEqual([]);
+    const edited = arithmeticFindings(textDoc(payslip.replace("5 818,00", "5 831,00"), "FR"));
+    expect(edited.findings.map((f) => f.code)).toEqual(["total_mismatch"]);
+
+    const bill = [
+      "Consommation électricité  511 kWh  24,26 ct/kWh  123,97",
+      "Abonnement  32 jours  41,00 ct/jour  13,12",
+      "Total HT  137,09 €",
+      "TVA 20 %  27,42 €",
+      "Montant TTC à payer  164,51 €",
+    ].join("\n");
+    expect(arithmeticFindings(textDoc(bill, "FR")).findings).toEqual([]);
+    const charge = arithmeticFindings(textDoc(bill.replace("13,12", "95,12"), "FR"));
+    expect(charge.findings.map((f) => f.code)).toEqual(["line_item_mismatch", "subtotal_mismatch"]);
+  });
+
+  it("reads real German invoice layouts: rounded unit prices, discounts, tax bases, several rates", () => {
+    const doc = [
+      "Pfand  20  2,77  55,46",
+      "Schweinesteak  5  5,50  27,50",
+      "Zwischensumme  82,96",
+      "abzgl. Sondernachlass 10%  8,30",
+      "Rechnungssumme Netto  74,66",
+      "zzgl. Umsatzsteuer 7% von  24,75  1,73",
+      "zzgl. Umsatzsteuer 19% von  49,91  9,48",
+      "Steuerbasisbetrag USt. 19%  49,91",
+      "Transportkosten: Frachtbetrag 19% VAT(S)  15,00",
+    ].join("\n");
+    // 20 × 2,77 printed 55,46: the unit price is 2,773 rounded; the discount is subtracted; each tax is
+    // checked on the base its row prints; the tax base and the line item with a tax column are no taxes.
+    const r = arithmeticFindings(textDoc(doc, "DE"));
+    expect(r.findings).toEqual([]);
+    expect(r.checked).toBeGreaterThanOrEqual(5);
+    const wrongTax = arithmeticFindings(textDoc(doc.replace("1,73", "2,73"), "DE"));
+    expect(wrongTax.findings.map((f) => [f.code, f.evidence?.rate])).toEqual([["tax_amount_mismatch", "7"]]);
+  });
+
+  it("leaves a block unjudged when one of its amounts cannot be read (OCR)", () => {
+    const lines = [
+      "Tonerkartusche  6  332,00 €  1.992,00 €",
+      "Softwarelizenz (jährlich)  8  521,99 €  4.17592 €",
+      "Support  2  948,99 €  1.897,98 €",
+      "Zwischensumme (netto)  7.865,90 €",
+      "USt. 19 %  1.494,52 €",
+      "Gesamtbetrag (brutto)  9.360,42 €",
+    ].join("\n");
+    const r = arithmeticFindings(textDoc(lines, "DE"));
+    expect(r.findings).toEqual([]);
+    expect(r.verified).toBeGreaterThan(0);
+  });
+
+  it("finds an amount due printed twice with different values", () => {
+    const lines = [
+      "Amount due  £1,250.00",
+      "Services  £1,000.00",
+      "VAT 20%  £200.00",
+      "Total  £1,200.00",
+      "Amount due  £1,200.00",
+    ].join("\n");
+    const r = arithmeticFindings(textDoc(lines));
+    expect(r.findings.map((f) => f.code)).toEqual(["total_repeated_mismatch"]);
+    expect(r.findings[0]?.message).toMatch(/£1,250.00 on page 1, £1,200.00 on page 1/);
+    expect(arithmeticFindings(textDoc(lines.replace("£1,250.00", "£1,200.00"))).findings).toEqual([]);
+  });
+
   it("reads negatives in parentheses and DR/CR in a signed amount column", () => {
     const doc = textDoc(
       [

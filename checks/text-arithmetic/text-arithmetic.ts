@@ -3,17 +3,26 @@ import type { DocumentModel } from "../../document/model.js";
 import { documentLines } from "../../document/text-lines.js";
 import { formatCents, type NumberStyle, numberStyleFor, parseNumber } from "../../document/values/amounts.js";
 import { defineCheck, skip } from "../check.js";
-import { isStatementLabel, LABELS, type Row, type RowAmount, rowsOf } from "./arithmetic-rows.js";
+import { isStatementLabel, isTaxRow, LABELS, type Row, type RowAmount, rowsOf } from "./arithmetic-rows.js";
 
 /**
  * text.arithmetic: the sums a genuine document gets right because software computed them. Bank
  * statements: each running balance (previous balance ± the row's amount), balances carried between
  * pages, the closing balance, and the summary (opening + money in − money out = closing, with the
- * totals matching the rows). Invoices and receipts: quantity × unit price = line amount, the lines add
- * up to the subtotal, subtotal + tax = total, the tax matches its printed rate. Payslips: the earnings
- * add up to gross pay, the deductions to their total, and gross − deductions = net pay. Any other
- * labelled total must be the sum of the amounts listed above it, once the document has shown that its
- * figures do add up somewhere.
+ * totals matching the rows). Invoices, receipts and bills: quantity × unit price (or × a rate per unit,
+ * "511 kWh × 24,26 ct/kWh") = line amount, the lines add up to the subtotal (discounts subtracted),
+ * subtotal + tax = total, the tax matches its printed rate on its own base, and the amount due printed
+ * in several places is the same everywhere. Payslips: the earnings add up to gross pay, the deductions
+ * to their total, and gross − deductions = net pay. Any other labelled total must be the sum of the
+ * amounts listed above it, once the document has shown that its figures do add up somewhere.
+ *
+ * Real layouts this reads rather than misjudges: English, German and French labels and number formats; a
+ * unit price printed rounded (20 × 2,77 = 55,46 when the price is 2,773); a tax on part of the items
+ * (several rates: each on its own base, checked only where the base is printed); discount and surcharge
+ * rows with a rate ("Abschlag Sondernachlass 7%"); a tax base row ("Steuerbasisbetrag USt. 19%"); line
+ * items carrying a tax category column; a row whose amount cannot be read (OCR), which leaves its block
+ * unchecked; and tables whose columns are not quantity × price (line-item checks count only when most
+ * product rows of the document agree).
  */
 
 export const TEXT_ARITHMETIC_CHECK_ID = "text.arithmetic";
@@ -253,35 +262,56 @@ function labelProduct(label: string, style: NumberStyle): number | undefined {
   return qty * centsPerUnit;
 }
 
+/** How far a product may be off when its price is printed rounded to `decimals` (in cents) per unit. */
+const roundingSlack = (qty: number, decimals: number) =>
+  Math.max(SLACK, Math.ceil(Math.abs(qty) * 0.5 * 10 ** (2 - decimals)) + SLACK);
+
 function checkLineItems(rows: Row[], ctx: Ctx): Set<Row> {
   const items = new Set<Row>();
+  const pending: Finding[] = [];
+  let agreed = 0;
   for (const r of rows) {
-    if (r.date) continue;
+    if (r.date || r.unreadable) continue;
     let expected: number | undefined;
     let how = "";
-    let rateDecimals = 2;
-    if (r.quantity !== undefined && r.amounts.length >= 2) {
+    let slack = SLACK;
+    if (r.quantity !== undefined && r.rate && r.amounts.length === 1) {
+      expected = r.quantity * r.rate.cents;
+      how = `${r.quantity} × ${r.rate.text}`;
+      slack = roundingSlack(r.quantity, r.rate.decimals);
+    } else if (r.quantity !== undefined && r.amounts.length >= 2) {
       const unit = r.amounts[r.amounts.length - 2] as RowAmount;
       expected = r.quantity * unit.cents;
       how = `${r.quantity} × ${unit.text}`;
-      rateDecimals = (unit.text.split(/[.,]/).pop() ?? "").replace(/\D/g, "").length;
+      const decimals = (unit.text.split(/[.,]/).pop() ?? "").replace(/\D/g, "").length;
+      slack = roundingSlack(r.quantity, decimals);
+    } else if (r.amounts.length === 3 && r.quantity === undefined) {
+      // Hours × rate = amount, printed as three figures: counts when it holds, says nothing otherwise
+      // (three figures may as well be three columns of another kind).
+      const [a, b, c] = r.amounts as [RowAmount, RowAmount, RowAmount];
+      if (Math.abs(Math.round((a.cents * b.cents) / 100) - c.cents) <= roundingSlack(a.cents / 100, 2)) {
+        ctx.checked++;
+        ctx.verified++;
+        agreed++;
+        items.add(r);
+      }
+      continue;
     } else if (r.amounts.length === 1) {
       const p = labelProduct(r.label, ctx.style);
       if (p === undefined) continue;
       expected = p;
       how = r.label.replace(/^.*?(\d[\d.,]*\s*(?:[A-Za-zäöü]+\s*)?[x×].*)$/, "$1");
-      rateDecimals = 4;
+      slack = SLACK + 1;
     } else continue;
     const printed = last(r).cents;
-    // Rates with more than two decimals round once, at the end.
-    const slack = Math.max(SLACK, rateDecimals > 2 ? 1 : 0);
     ctx.checked++;
     items.add(r);
     if (Math.abs(Math.round(expected) - printed) <= slack) {
       ctx.verified++;
+      agreed++;
       continue;
     }
-    finding(ctx, {
+    pending.push({
       code: "line_item_mismatch",
       message: `On page ${r.line.page}, ${rowName(r)}: ${how} is ${money(ctx, Math.round(expected))}, but the line amount printed is ${last(r).text}.`,
       page: r.line.page,
@@ -295,12 +325,17 @@ function checkLineItems(rows: Row[], ctx: Ctx): Set<Row> {
       severity: 8,
     });
   }
+  // Trust the products only when most of them hold: otherwise the columns were not quantity × price.
+  if (agreed >= Math.max(1, pending.length)) ctx.findings.push(...pending);
+  else ctx.checked -= pending.length;
   return items;
 }
 
 interface BlockTerm {
   row: Row;
   cents: number;
+  /** A row whose figure could not be read. */
+  unknown?: boolean;
 }
 
 /**
@@ -310,6 +345,13 @@ interface BlockTerm {
  */
 function checkBlocks(rows: Row[], ctx: Ctx, items: Set<Row>): Finding[] {
   const deferred: Finding[] = [];
+  // Several tax rates: each applies to part of the items, so a tax is checked only on a base it prints.
+  const rates = new Set(
+    rows
+      .filter((r) => isTaxRow(r.label))
+      .map((r) => /(\d+(?:[.,]\d+)?)\s?%/.exec(r.label)?.[1]?.replace(",", "."))
+      .filter(Boolean),
+  );
   let terms: BlockTerm[] = [];
   const seen: Row[] = [];
   let page = rows[0]?.line.page;
@@ -319,9 +361,16 @@ function checkBlocks(rows: Row[], ctx: Ctx, items: Set<Row>): Finding[] {
       terms = [];
     }
     const boundary =
-      r.amounts.length === 0 || (r.date !== undefined && r.amounts.length >= 2) || isStatementLabel(r.label);
+      (r.amounts.length === 0 && !r.unreadable) ||
+      (r.date !== undefined && r.amounts.length >= 2) ||
+      isStatementLabel(r.label);
     if (boundary) {
       if (r.amounts.length === 0 && r.label) terms = [];
+      continue;
+    }
+    if (r.unreadable) {
+      // A figure of this block could not be read: nothing above the next total can be added up.
+      terms.push({ row: r, cents: 0, unknown: true });
       continue;
     }
     const v = last(r).cents;
@@ -330,9 +379,18 @@ function checkBlocks(rows: Row[], ctx: Ctx, items: Set<Row>): Finding[] {
       checkNet(r, seen, ctx);
       continue;
     }
-    if (LABELS.tax.test(r.label) && /\d\s?%/.test(r.label)) checkTaxRate(r, terms, seen, ctx);
-    const signedV = LABELS.minus.test(r.label) && v > 0 ? -v : v;
-    if (LABELS.totalish.test(r.label) && !LABELS.taxIncluded.test(r.label)) {
+    if (isTaxRow(r.label)) checkTaxRate(r, terms, seen, ctx, rates);
+    const subtracted = (LABELS.minus.test(r.label) || LABELS.discount.test(r.label)) && v > 0;
+    const signedV = subtracted ? -v : v;
+    if (
+      LABELS.totalish.test(r.label) &&
+      !LABELS.taxIncluded.test(r.label) &&
+      !LABELS.discount.test(r.label)
+    ) {
+      if (terms.some((t) => t.unknown) || r.unreadable) {
+        terms = [{ row: r, cents: v }];
+        continue;
+      }
       if (terms.length >= 1) {
         const tails: number[] = [];
         let s = 0;
@@ -415,18 +473,30 @@ function checkNet(net: Row, seen: Row[], ctx: Ctx) {
   });
 }
 
-/** "VAT 20%" = 20 % of the subtotal above; "VAT included at 20%" = 20/120 of the total above. */
-function checkTaxRate(r: Row, terms: BlockTerm[], seen: Row[], ctx: Ctx) {
+/**
+ * "VAT 20%" = 20 % of the subtotal above; "VAT included at 20%" = 20/120 of the total above; "VAT 7% on
+ * 129,43  9,06" = 7 % of the base printed in its own row. With several rates and no base in the row the
+ * tax is on part of the items, which the rows do not say: not checked.
+ */
+function checkTaxRate(r: Row, terms: BlockTerm[], seen: Row[], ctx: Ctx, rates: Set<string | undefined>) {
   const m = /(\d+(?:[.,]\d+)?)\s?%/.exec(r.label);
   const rate = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
   if (rate === undefined || rate <= 0 || rate >= 100) return;
   const included = LABELS.taxIncluded.test(r.label);
-  const base = included
-    ? [...seen.slice(0, -1)].reverse().find((x) => LABELS.totalish.test(x.label))
-    : ([...terms].reverse().find((t) => LABELS.totalish.test(t.row.label))?.row ??
-      (terms.length === 1 ? terms[0]?.row : undefined));
-  if (!base) return;
-  const b = last(base).cents;
+  const own = r.amounts.length >= 2 ? (r.amounts[r.amounts.length - 2] as RowAmount) : undefined;
+  if (!own && rates.size > 1) return;
+  const baseRow = own
+    ? undefined
+    : included
+      ? [...seen.slice(0, -1)].reverse().find((x) => LABELS.totalish.test(x.label))
+      : // The base is a subtotal above the tax, never the amount due (a summary printed before the lines).
+        ([...terms]
+          .reverse()
+          .find((t) => LABELS.totalish.test(t.row.label) && !LABELS.payable.test(t.row.label))?.row ??
+        (terms.length === 1 ? terms[0]?.row : undefined));
+  const base = own ?? (baseRow ? last(baseRow) : undefined);
+  if (!base || (baseRow?.unreadable ?? false)) return;
+  const b = base.cents;
   const expected = included ? (b * rate) / (100 + rate) : (b * rate) / 100;
   const printed = last(r).cents;
   ctx.checked++;
@@ -436,18 +506,60 @@ function checkTaxRate(r: Row, terms: BlockTerm[], seen: Row[], ctx: Ctx) {
   }
   finding(ctx, {
     code: "tax_amount_mismatch",
-    message: `On page ${r.line.page}, "${r.label}" is ${last(r).text}, but ${rate} % ${included ? "contained in" : "of"} ${last(base).text} is ${money(ctx, Math.round(expected))}.`,
+    message: `On page ${r.line.page}, "${r.label}" is ${last(r).text}, but ${formatRate(rate)} % ${included ? "contained in" : "of"} ${base.text} is ${money(ctx, Math.round(expected))}.`,
     page: r.line.page,
     bbox: lineBox(r, last(r)),
     evidence: {
       label: r.label,
-      rate,
-      base: last(base).text,
+      rate: formatRate(rate),
+      base: base.text,
       expected: money(ctx, Math.round(expected)),
       printed: last(r).text,
     },
     severity: 7,
   });
+}
+
+/** A rate as people write it: 19, 7.5, 0.5 (never exponent notation). */
+const formatRate = (rate: number) => String(Number(rate.toFixed(4)));
+
+/**
+ * The amount due (or net pay) printed in more than one place under the same label must be the same: an
+ * edit of one copy leaves the others behind.
+ */
+function checkRepeatedTotals(rows: Row[], ctx: Ctx) {
+  const byLabel = new Map<string, Row[]>();
+  for (const r of rows) {
+    if (r.amounts.length === 0 || r.unreadable || !LABELS.payable.test(r.label) || LABELS.ytd.test(r.label))
+      continue;
+    const key = r.label
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}%]+/gu, " ")
+      .trim();
+    byLabel.set(key, [...(byLabel.get(key) ?? []), r]);
+  }
+  for (const [, copies] of byLabel) {
+    if (copies.length < 2) continue;
+    const values = new Set(copies.map((r) => last(r).cents));
+    ctx.checked++;
+    if (values.size === 1) {
+      ctx.verified++;
+      continue;
+    }
+    const [first, ...others] = copies as [Row, ...Row[]];
+    const odd = others.find((r) => last(r).cents !== last(first).cents) as Row;
+    finding(ctx, {
+      code: "total_repeated_mismatch",
+      message: `"${first.label}" is printed ${copies.length} times with different amounts: ${copies.map((r) => `${last(r).text} on page ${r.line.page}`).join(", ")}; one copy was changed and the others were not.`,
+      page: odd.line.page,
+      bbox: lineBox(odd, last(odd)),
+      evidence: {
+        label: first.label,
+        printed: copies.map((r) => ({ page: r.line.page, amount: last(r).text })),
+      },
+      severity: 9,
+    });
+  }
 }
 
 export interface ArithmeticReport {
@@ -469,6 +581,7 @@ export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
   const ledger = checkStatement(rows, ctx);
   checkStatementSummary(rows, ledger, ctx);
   const items = checkLineItems(rows, ctx);
+  checkRepeatedTotals(rows, ctx);
   const blockFindings = checkBlocks(rows, ctx, items);
   // A mismatching total counts only once the document's figures were seen to add up somewhere else.
   if (ctx.verified > 0) ctx.findings.push(...blockFindings);

@@ -19,6 +19,10 @@ describe("parsePdfDate", () => {
     ["D:20250314092653+0100", "2025-03-14T08:26:53.000Z", "second", 60],
     ["D:20250314092653+01", "2025-03-14T08:26:53.000Z", "second", 60],
     ["20250314092653+01'00'", "2025-03-14T08:26:53.000Z", "second", 60],
+    // LibreOffice on a server in UTC writes a stray apostrophe after the Z.
+    ["D:20261124042501Z'", "2026-11-24T04:25:01.000Z", "second", 0],
+    // A writer that drops the offset's sign: the wall-clock time, zone unknown.
+    ["D:2025012915363401'00'", "2025-01-29T15:36:34.000Z", "second", null],
   ])("%s", (raw, utc, precision, offset) => {
     const d = parsePdfDate(raw);
     expect(d?.utc.toISOString()).toBe(utc);
@@ -37,6 +41,8 @@ describe("parsePdfDate", () => {
     "D:191000101120000",
     "yesterday",
     "D:20250314092653+",
+    "D:20250314092653Z'x",
+    "D:2025031409265399'00'",
   ])("rejects %j", (raw) => {
     expect(parsePdfDate(raw)).toBeUndefined();
   });

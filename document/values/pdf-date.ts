@@ -70,14 +70,31 @@ function build(
 
 const PDF_DATE =
   /^\s*(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([Zz+-])(?:(\d{2})'?(?:(\d{2})'?)?)?)?\s*$/;
+/**
+ * Sloppy forms real writers produce, read leniently: LibreOffice on a server in UTC writes `Z'` (a stray
+ * apostrophe after the Z); some writers drop the offset's sign (`…5301'00'`). The first is UTC; the second
+ * is read as a wall-clock time without a zone, since the sign is unknown.
+ */
+const PDF_DATE_Z_APOSTROPHE = /^\s*(?:D:)?(\d{14})[Zz]'(?:00'?(?:00'?)?)?\s*$/;
+const PDF_DATE_UNSIGNED_OFFSET = /^\s*(?:D:)?(\d{14})(\d{2})'(\d{2})'?\s*$/;
 
 /** Parses a PDF date string; undefined when it is not one (or names an impossible time). */
 export function parsePdfDate(raw: string): ParsedDate | undefined {
   const m = PDF_DATE.exec(raw);
-  if (!m) return undefined;
+  if (!m) return parseSloppyPdfDate(raw);
   // Partial forms must be prefixes: no day without a month, etc. (the regex already enforces order).
   const sign = m[7];
   return build(raw, [m[1], m[2], m[3], m[4], m[5], m[6]], sign ? { sign, hh: m[8], mm: m[9] } : undefined);
+}
+
+function parseSloppyPdfDate(raw: string): ParsedDate | undefined {
+  const z = PDF_DATE_Z_APOSTROPHE.exec(raw);
+  const u = z ? undefined : PDF_DATE_UNSIGNED_OFFSET.exec(raw);
+  const digits = z?.[1] ?? u?.[1];
+  if (!digits) return undefined;
+  if (u && (Number(u[2]) > 14 || Number(u[3]) > 59)) return undefined;
+  const parts = [0, 4, 6, 8, 10, 12].map((at, i) => digits.slice(at, i === 0 ? 4 : at + 2));
+  return build(raw, parts, z ? { sign: "Z" } : undefined);
 }
 
 const ISO_DATE =
