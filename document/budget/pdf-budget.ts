@@ -395,7 +395,8 @@ class Meter {
       const formImages = new Map<string, number>();
       stack.add(key);
       this.runContent(s, formResources, formImages, depth, stack);
-      this.sideContent(formResources, formImages, stack, depth);
+      // Glyphs, patterns and soft masks of inherited resources were counted with their owner.
+      if (own) this.sideContent(own, formImages, stack, depth);
       stack.delete(key);
       cost = {
         operators: this.report.operators - before.operators,
