@@ -475,7 +475,11 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
 
     it("passes the document budget to the steps and caps the check step's memory as standalone does", async () => {
       const objects = await render({
-        set: ["evaluation=true", "config.documentBudget.maxPages=50", "config.documentBudget.maxOperators=900000"],
+        set: [
+          "evaluation=true",
+          "config.documentBudget.maxPages=50",
+          "config.documentBudget.maxOperators=900000",
+        ],
       });
       const config = objects.find((o) => o.kind === "ConfigMap")?.data ?? {};
       expect(config).toMatchObject({
