@@ -27,6 +27,8 @@ const ABORT_MB = Number(process.env.BENCH_HOSTILE_ABORT_MB ?? 14_000);
 const PICK = process.env.BENCH_HOSTILE_CASES?.split(",").map((s) => s.trim());
 const EXTRA_ENV = JSON.parse(process.env.BENCH_HOSTILE_ENV ?? "{}") as Record<string, string>;
 const PAGE = 4096;
+/** The service tree's RSS before the first case. */
+let restBytes = 0;
 
 /** RSS in bytes of `root` and every process below it (from /proc). */
 export function treeRss(root: number): number {
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
     },
   });
   const pid = svc.proc!.pid!;
+  restBytes = treeRss(pid);
   let peak = 0;
   const sampler = setInterval(() => {
     peak = Math.max(peak, treeRss(pid));
@@ -150,6 +153,10 @@ async function runCase(
   getPeak: () => number,
   setPeak: (v: number) => void,
 ): Promise<Row> {
+  // Let the previous case's memory go first (a killed step, a replaced worker), so peaks are each case's own.
+  const settleUntil = Date.now() + 30_000;
+  while (treeRss(pid) > restBytes + 512 * 1024 * 1024 && Date.now() < settleUntil)
+    await new Promise((r) => setTimeout(r, 250));
   setPeak(treeRss(pid));
   const started = performance.now();
   const created = await svc.create(CLIENTS.full, {

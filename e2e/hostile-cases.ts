@@ -140,6 +140,16 @@ export const HOSTILE_CASES: HostileCase[] = [
     name: "truncated",
     what: "invoice cut after 40% of its bytes",
     source: pdf(() => makeMalformedPdf(1302, "truncated")),
+    expect: { status: "FAILED", failureCode: "document_unreadable" },
+  },
+  {
+    name: "truncated_tail",
+    what: "invoice cut before its cross-reference data",
+    source: pdf(async () => {
+      const doc = await invoice();
+      const text = Buffer.from(doc).toString("latin1");
+      return doc.slice(0, Math.max(text.lastIndexOf("startxref"), 0));
+    }),
     expect: completed,
   },
   {
