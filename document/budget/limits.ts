@@ -13,6 +13,11 @@ export const STRUCTURE_LIMITS = {
   maxSaveDepth: 1_000,
   /** Objects (n g obj headers) in the file. */
   maxObjects: 2_000_000,
+  /**
+   * Decoded bytes of any one stream (images and embedded files aside): readers hold a stream whole, and
+   * parse fonts, CMaps and XMP packets whole (the largest real ones are CJK fonts of ~20 MB).
+   */
+  maxStreamBytes: 64 * 1024 * 1024,
 } as const;
 
 /**

@@ -4,6 +4,7 @@ import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DOCUMENT_BUDGET, type DocumentBudget } from "../../core/document-budget.js";
 import {
+  flateOfRepeatedByte,
   HOSTILE_PDF_KINDS,
   type HostilePdfKind,
   jpegHeaderOnly,
@@ -179,6 +180,18 @@ describe("measurePdf counts as a reader executes", () => {
     expect(measure(jpeg).breach?.limit).toBe("image_pixels");
     const inline = doc(["/Contents 4 0 R"], [stream("BI /W 9000 /H 9000 /CS /G /BPC 8 ID \x00 EI")]);
     expect(measure(inline).breach?.limit).toBe("image_pixels");
+  });
+
+  it("limits each stream on its own too (readers hold and parse a stream whole)", () => {
+    const bytes = doc(
+      ["/Contents 4 0 R"],
+      [flate("0 0 m S"), { dict: "<< /Filter /FlateDecode >>", data: flateOfRepeatedByte(0x20, 80 << 20) }],
+    );
+    const r = measure(bytes, { maxDecodedBytes: 1 << 30 });
+    expect(r.breach).toEqual({
+      limit: "decoded_bytes",
+      message: "A stream of the document expands to more than 64 MB when decoded.",
+    });
   });
 
   it("measures streams nobody references too (a reader rebuilding a broken file reads them)", () => {

@@ -153,11 +153,20 @@ class Meter {
   private decode(stream: PdfStream): Uint8Array | undefined {
     if (get(stream.dict, "Filter") === undefined) return stream.raw;
     // zlib takes at most buffer.constants.MAX_LENGTH as its output limit.
-    const room = Math.min(MAX_LENGTH, Math.max(1, this.budget.maxDecodedBytes - this.report.decodedBytes));
+    const left = Math.max(1, this.budget.maxDecodedBytes - this.report.decodedBytes);
+    const perStream = STRUCTURE_LIMITS.maxStreamBytes;
+    const room = Math.min(MAX_LENGTH, left, perStream);
     try {
       return decodeStream(stream, room).data;
     } catch (err) {
-      if (err instanceof DecodeLimitError) this.decodedTooMuch();
+      if (err instanceof DecodeLimitError) {
+        if (room === perStream && perStream < left)
+          this.exceed(
+            "decoded_bytes",
+            `A stream of the document expands to more than ${fmt(perStream / MB)} MB when decoded.`,
+          );
+        this.decodedTooMuch();
+      }
       if (err instanceof DecodeError) return undefined;
       throw err;
     }
