@@ -75,6 +75,7 @@ export async function runStandalone(): Promise<number> {
     baseEnv: { ...envForSteps(process.env), DOCVERIFY_DATA_DIR: dataDir },
     log: componentLogger(log, "runner"),
     pidDir: path.join(dataDir, "workers"),
+    memoryLimitMb: config.stepMemoryMb,
   });
   const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
   // Throttling counters live in memory: one standalone process serves every request.

@@ -3,11 +3,18 @@ import { type AuthoritativeInfo, type CheckStepResult, keys, type StepInput } fr
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { admitDocument } from "../document/budget/gate.js";
 import { renderPageText } from "../document/document-text.js";
 import type { DocumentModel } from "../document/model.js";
 import type { OcrEngine } from "../document/ocr.js";
 import { ocrForStep } from "../document/ocr-pass.js";
-import { buildDocumentModel, DocumentUnreadableError, INFO_KEYS } from "../document/pdf-model.js";
+import {
+  buildDocumentModel,
+  DocumentEncryptedError,
+  DocumentUnreadableError,
+  INFO_KEYS,
+} from "../document/pdf-model.js";
+import { setPdfjsLimits } from "../document/pdfjs.js";
 import type { Check, CheckContext } from "./check.js";
 import { CHECKS } from "./registry.js";
 import { loadTrustAnchors } from "./trust-anchors.js";
@@ -16,7 +23,9 @@ import { loadTrustAnchors } from "./trust-anchors.js";
  * The check step: loads the stored document, parses it once, runs every applicable check with a time
  * bound each (a check that throws or overruns becomes outcome `error`; it never fails the step), gathers
  * the discovered facts and writes the extracted text (`--- page N ---` markers) for the agent.
- * Fails the step only when the document cannot be read at all (`document_unreadable`) or was never
+ * Fails the step only when the document cannot be read at all (`document_unreadable`), needs a password
+ * (`document_encrypted`), is over the document budget or takes longer to parse than allowed
+ * (`document_too_complex`: document/budget/gate.ts decides before any parser runs), or was never
  * prepared; infrastructure errors (object store down) are thrown so the step is retried.
  */
 
@@ -135,6 +144,23 @@ export async function runCheckStep(
     throw err;
   }
 
+  // One view of the bytes for the gate and the model: the raw parse the gate makes is the checks' too.
+  const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const gateStarted = performance.now();
+  const admission = await admitDocument(
+    { bytes: view, contentType: document.contentType },
+    ctx.config.budget,
+  );
+  const gateMs = Math.round(performance.now() - gateStarted);
+  if (!admission.ok) {
+    log.warn(
+      { limit: admission.limit, reason: admission.reason, gateMs },
+      "the document is refused before parsing",
+    );
+    return { step: "check", checks: [], discovered: [], failure: failure(admission.code) };
+  }
+  setPdfjsLimits({ maxImagePixels: ctx.config.budget.maxImagePixels });
+
   let doc: DocumentModel;
   const parseStarted = performance.now();
   try {
@@ -143,7 +169,7 @@ export async function runCheckStep(
       (signal) =>
         buildDocumentModel(
           {
-            bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+            bytes: view,
             contentType: document.contentType,
             filename: document.filename,
             declaredContentType: document.declaredContentType ?? null,
@@ -155,7 +181,15 @@ export async function runCheckStep(
       "Parsing the document",
     );
   } catch (err) {
-    if (err instanceof DocumentUnreadableError || err instanceof CheckTimeoutError) {
+    if (err instanceof CheckTimeoutError) {
+      log.warn({ reason: err.message }, "parsing the document ran out of time");
+      return { step: "check", checks: [], discovered: [], failure: failure("document_too_complex") };
+    }
+    if (err instanceof DocumentEncryptedError) {
+      log.warn({ reason: err.message }, "the document needs a password");
+      return { step: "check", checks: [], discovered: [], failure: failure("document_encrypted") };
+    }
+    if (err instanceof DocumentUnreadableError) {
       log.warn({ reason: err.message }, "the document cannot be read");
       return { step: "check", checks: [], discovered: [], failure: failure("document_unreadable") };
     }
@@ -167,6 +201,8 @@ export async function runCheckStep(
       pages: doc.pdf?.pageCount,
       pagesRead: doc.pdf?.pages.length,
       warnings: doc.warnings.length ? doc.warnings : undefined,
+      gateMs,
+      operators: admission.report?.operators,
       parseMs: Math.round(performance.now() - parseStarted),
     },
     "document parsed",

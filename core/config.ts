@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_DOCUMENT_BUDGET, type DocumentBudget } from "./document-budget.js";
 
 /**
  * Service configuration from the environment. Names are fixed by ARCHITECTURE.md ("Configuration");
@@ -83,6 +84,11 @@ const EnvSchema = z.object({
   DOCVERIFY_DOWNLOAD_TIMEOUT_SECONDS: int(1),
   DOCVERIFY_STEP_TIMEOUT_SECONDS: int(1),
   DOCVERIFY_STEP_MAX_ATTEMPTS: int(1),
+  DOCVERIFY_STEP_MEMORY_MB: int(128),
+  DOCVERIFY_MAX_PAGES: int(1),
+  DOCVERIFY_MAX_DECODED_MB: int(1),
+  DOCVERIFY_MAX_OPERATORS: int(1),
+  DOCVERIFY_MAX_IMAGE_MEGAPIXELS: int(1),
   DOCVERIFY_DETECTION_DEADLINE_SECONDS: int(1),
   DOCVERIFY_CONCURRENCY: int(1),
   DOCVERIFY_WORKERS: int(0),
@@ -140,6 +146,13 @@ export interface Config {
   downloadTimeoutSeconds: number;
   stepTimeoutSeconds: number;
   stepMaxAttempts: number;
+  /**
+   * Memory of one step process, standalone (the cluster's is the step Pod's memory limit): V8's heap is
+   * limited to 3/4 of it and a watchdog kills the process when its resident size passes it.
+   */
+  stepMemoryMb: number;
+  /** What one document may cost the check step (document_too_complex beyond). */
+  budget: DocumentBudget;
   detectionDeadlineSeconds: number;
   concurrency: number;
   workers: number;
@@ -218,6 +231,19 @@ export function loadConfig(
     downloadTimeoutSeconds: e.DOCVERIFY_DOWNLOAD_TIMEOUT_SECONDS ?? 60,
     stepTimeoutSeconds: e.DOCVERIFY_STEP_TIMEOUT_SECONDS ?? 120,
     stepMaxAttempts: e.DOCVERIFY_STEP_MAX_ATTEMPTS ?? 3,
+    stepMemoryMb: e.DOCVERIFY_STEP_MEMORY_MB ?? 1536,
+    budget: {
+      maxPages: e.DOCVERIFY_MAX_PAGES ?? DEFAULT_DOCUMENT_BUDGET.maxPages,
+      maxDecodedBytes:
+        e.DOCVERIFY_MAX_DECODED_MB !== undefined
+          ? e.DOCVERIFY_MAX_DECODED_MB * 1024 * 1024
+          : DEFAULT_DOCUMENT_BUDGET.maxDecodedBytes,
+      maxOperators: e.DOCVERIFY_MAX_OPERATORS ?? DEFAULT_DOCUMENT_BUDGET.maxOperators,
+      maxImagePixels:
+        e.DOCVERIFY_MAX_IMAGE_MEGAPIXELS !== undefined
+          ? e.DOCVERIFY_MAX_IMAGE_MEGAPIXELS * 1_000_000
+          : DEFAULT_DOCUMENT_BUDGET.maxImagePixels,
+    },
     detectionDeadlineSeconds: e.DOCVERIFY_DETECTION_DEADLINE_SECONDS ?? 900,
     concurrency: e.DOCVERIFY_CONCURRENCY ?? 8,
     workers: e.DOCVERIFY_WORKERS ?? 2,

@@ -12,6 +12,10 @@ export const FAILURE_MESSAGES = {
     "No document was found for the given upload_id; upload the file before creating the detection.",
   unsupported_content_type: "The document is not a supported type; submit a PDF, JPEG, PNG or TIFF file.",
   document_unreadable: "The document is damaged or cannot be read as the type it claims to be.",
+  document_encrypted:
+    "The document is protected by a password or certificate and cannot be opened; submit it without the protection.",
+  document_too_complex:
+    "The document is beyond what this deployment checks (too many pages, drawing operations or image pixels, data that expands too far, or checks that ran out of time or memory); a copy exported again from its source usually passes.",
   check_failed:
     "The document checks could not be completed; retry the detection or contact support with the detection id.",
   agent_failed:

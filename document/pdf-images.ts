@@ -1,6 +1,7 @@
 import { inflateSync } from "node:zlib";
 import sharp, { type OutputInfo, type Sharp } from "sharp";
 import type { DocumentModel } from "./model.js";
+import { RENDER_LIMITS } from "./budget/limits.js";
 import { withPdfjs } from "./pdfjs.js";
 import { rawPdfOf } from "./pdf-raw/cache.js";
 import type { PageInfo, RawPdf } from "./pdf-raw/document.js";
@@ -487,7 +488,8 @@ function compositeOnWhite(
 /**
  * Renders the given pages with pdfjs onto pdfjs's own canvas factory (never a second @napi-rs/canvas copy:
  * see DEPENDENCIES.md §9) at `scale` (1 = 72 dpi), at most maxPixels per page, and hands each page's
- * pixels to `onPage`. Stops early when the signal aborts.
+ * pixels to `onPage`. Stops early when the signal aborts. Whatever the caller asks, the shared bounds of
+ * RENDER_LIMITS (document/budget/limits.ts) hold: pixels per page, and pages per call.
  */
 export async function renderPdfPages(
   bytes: Uint8Array,
@@ -496,9 +498,12 @@ export async function renderPdfPages(
   onPage: (page: number, image: RgbaImage) => Promise<void>,
   opts: { signal?: AbortSignal; maxPixels?: number } = {},
 ): Promise<void> {
-  const maxPixels = opts.maxPixels ?? 6_000_000;
+  const maxPixels = Math.min(
+    opts.maxPixels ?? RENDER_LIMITS.maxPixelsPerPage,
+    RENDER_LIMITS.maxPixelsPerPage,
+  );
   await withPdfjs(bytes, opts.signal, async (doc) => {
-    for (const n of pageNumbers) {
+    for (const n of pageNumbers.slice(0, RENDER_LIMITS.maxPagesPerDocument)) {
       if (opts.signal?.aborted) break;
       if (n < 1 || n > doc.numPages) continue;
       const page = await doc.getPage(n);

@@ -22,6 +22,11 @@ export class DocumentUnreadableError extends Error {
   override name = "DocumentUnreadableError";
 }
 
+/** The PDF needs a password (or certificate) to open: unreadable, and specifically so. */
+export class DocumentEncryptedError extends DocumentUnreadableError {
+  override name = "DocumentEncryptedError";
+}
+
 export interface ModelInput {
   bytes: Uint8Array;
   contentType: string;
@@ -135,7 +140,7 @@ async function parsePdf(bytes: Uint8Array, warnings: string[], signal?: AbortSig
     (err) => {
       const reason = err instanceof Error ? err.message : String(err);
       if (/password/i.test(reason) || (err as { name?: string })?.name === "PasswordException") {
-        return new DocumentUnreadableError("The PDF is encrypted with a password, so it cannot be read.");
+        return new DocumentEncryptedError("The PDF is encrypted with a password, so it cannot be read.");
       }
       return new DocumentUnreadableError(`The PDF cannot be parsed: ${reason}`);
     },
@@ -216,7 +221,9 @@ const FEATURE_PATTERNS: { name: string; minVersion: string; re: RegExp }[] = [
   { name: "JPEG 2000 images", minVersion: "1.5", re: /\/JPXDecode/ },
   { name: "optional content (layers)", minVersion: "1.5", re: /\/OCProperties/ },
   { name: "AES-128 encryption", minVersion: "1.6", re: /\/AESV2/ },
-  { name: "AES-256 encryption", minVersion: "2.0", re: /\/AESV3/ },
+  // AES-256 came to PDF 1.7 through Adobe's extension level 3 (Acrobat 9 and qpdf write %PDF-1.7 with
+  // /Extensions /ADBE); ISO made it part of PDF 2.0.
+  { name: "AES-256 encryption", minVersion: "1.7", re: /\/AESV3/ },
 ];
 
 export function scanPdfBytes(bytes: Uint8Array): PdfRaw {

@@ -1,8 +1,23 @@
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
+import { DEFAULT_DOCUMENT_BUDGET } from "../core/document-budget.js";
 
 /** A PDF as pdfjs opened it. */
 export type PdfjsDocument = Awaited<ReturnType<typeof getDocument>["promise"]>;
 export type PdfjsPage = Awaited<ReturnType<PdfjsDocument["getPage"]>>;
+
+/**
+ * Bounds on what pdfjs decodes for one document, set by the check step from its budget
+ * (core/document-budget.ts): images larger than `maxImagePixels` are not decoded (pdfjs' maxImageSize; the
+ * budget gate has refused documents with such images already, this also covers inline images).
+ */
+export interface PdfjsLimits {
+  maxImagePixels: number;
+}
+let limits: PdfjsLimits = { maxImagePixels: DEFAULT_DOCUMENT_BUDGET.maxImagePixels };
+
+export function setPdfjsLimits(next: PdfjsLimits): void {
+  limits = { ...next };
+}
 
 /**
  * Opens `bytes` with pdfjs the one way the service does — no eval, no font faces or system fonts, going
@@ -23,6 +38,8 @@ export async function withPdfjs<T>(
     disableFontFace: true,
     useSystemFonts: false,
     stopAtErrors: false,
+    maxImageSize: limits.maxImagePixels,
+    isOffscreenCanvasSupported: false,
   });
   const abort = () => void task.destroy();
   signal?.addEventListener("abort", abort, { once: true });

@@ -263,6 +263,32 @@ describe("Detection reconciler on real local adapters", () => {
     });
   });
 
+  it("retries a check step out of time once, then fails document_too_complex; a crash until the attempts run out", async () => {
+    const hung = await world({ check: "hang" }, { stepTimeoutSeconds: 1, stepMaxAttempts: 3 });
+    const a = await hung.terminal(await hung.create());
+    expect(a.status).toMatchObject({ phase: "Failed", failure: { code: "document_too_complex" } });
+    expect(a.status?.steps?.find((s) => s.name === "check")).toMatchObject({
+      attempt: 2,
+      message: expect.stringMatching(/^DeadlineExceeded/),
+    });
+    const crashing = await world({ check: "crash" }, { stepMaxAttempts: 3 });
+    const b = await crashing.terminal(await crashing.create());
+    expect(b.status).toMatchObject({ phase: "Failed", failure: { code: "check_failed" } });
+    expect(b.status?.steps?.find((s) => s.name === "check")?.attempt).toBe(3);
+  });
+
+  it("never retries a step that reports a budget breach or an encrypted document", async () => {
+    for (const code of ["document_too_complex", "document_encrypted"]) {
+      const w = await world({ check: `fail:${code}` }, { stepMaxAttempts: 3 });
+      const d = await w.terminal(await w.create());
+      expect(d.status).toMatchObject({ phase: "Failed", failure: { code } });
+      expect(d.status?.steps?.find((s) => s.name === "check")).toMatchObject({
+        attempt: 1,
+        state: "Succeeded",
+      });
+    }
+  });
+
   it("fails a detection that runs past its deadline", async () => {
     const w = await world({ prepare: "hang" }, { detectionDeadlineSeconds: 2 });
     const d = await w.terminal(await w.create());

@@ -27,14 +27,56 @@ import {
   type StepResult,
   terminalEvent,
 } from "./detection-status.js";
-import { crashFailureCode, decideRetry, retryDelayMs } from "./step-policy.js";
+import { decideRetry, retryDelayMs } from "./step-policy.js";
 
 const now = new Date("2026-03-01T10:00:00.000Z");
 const earlier = "2026-03-01T09:59:00.000Z";
 const MAX = 3;
 const settings = { stepMaxAttempts: MAX, retentionSeconds: 3600 };
 const ATTEMPTS = Array.from({ length: MAX }, (_, i) => i + 1);
-const REASONS = ["Error", "DeadlineExceeded", "OOMKilled", "Lost", "ResultMissing"] as const;
+/** Every reason an attempt can fail with: from the runners (both runtimes) and from the reconciler. */
+const REASONS = [
+  "Error",
+  "DeadlineExceeded",
+  "OOMKilled",
+  "Lost",
+  "Deleted",
+  "Evicted",
+  "ResultMissing",
+] as const;
+/** The retry policy spelled out (docs/decisions.md, "Retries"): what decideRetry must decide. */
+const OUT_OF_RESOURCES = new Set<string>(["DeadlineExceeded", "OOMKilled"]);
+const CRASH_CODE: Record<StepName, FailureCode> = {
+  prepare: "internal_error",
+  check: "check_failed",
+  agent: "agent_failed",
+};
+const RESOURCE_CODE: Record<StepName, FailureCode> = {
+  prepare: "internal_error",
+  check: "document_too_complex",
+  agent: "agent_failed",
+};
+const NOT_AGAIN = "Not retried again: it would run out of time or memory again on the same document.";
+type Expected = { retry: true } | { retry: false; code: FailureCode; event: string; log: string };
+function expectedAfter(step: StepName, reason: string, attempt: number, max: number): Expected {
+  const resources = OUT_OF_RESOURCES.has(reason);
+  // Out of time or memory: one retry at most.
+  if (resources && attempt >= 2)
+    return {
+      retry: false,
+      code: RESOURCE_CODE[step],
+      event: NOT_AGAIN,
+      log: "step failed; not retried (out of time or memory again)",
+    };
+  if (attempt >= max)
+    return {
+      retry: false,
+      code: resources ? RESOURCE_CODE[step] : CRASH_CODE[step],
+      event: "No attempts left.",
+      log: "step failed; no attempts left",
+    };
+  return { retry: true };
+}
 
 const detection = (sample = false): Detection => ({
   apiVersion: API_GROUP_VERSION,
@@ -185,7 +227,7 @@ const RESULTS: Record<StepName, ResultCase[]> = {
         },
       }),
     ),
-    ...(["document_unreadable", "check_failed"] as const).map(
+    ...(["document_unreadable", "document_encrypted", "document_too_complex", "check_failed"] as const).map(
       (code): ResultCase => ({
         name: `a failure (${code})`,
         result: { step: "check", checks: [], discovered: [], failure: failure(code) },
@@ -295,8 +337,8 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
   for (const step of STEP_NAMES) {
     for (const reason of REASONS) {
       for (const attempt of [...ATTEMPTS, MAX + 1]) {
-        const last = attempt >= MAX;
-        it(`${step}, attempt ${attempt}, ${reason} → ${last ? `fails with ${crashFailureCode(step)}` : "retries"}`, () => {
+        const want = expectedAfter(step, reason, attempt, MAX);
+        it(`${step}, attempt ${attempt}, ${reason} → ${want.retry ? "retries" : `fails with ${want.code}`}`, () => {
           const before = runningAt(step, attempt);
           const t = attemptFailed(before, { step, reason, message: "It went wrong." }, now, settings);
           const s = t.status;
@@ -311,7 +353,7 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
           expect(s.steps?.filter((x) => x.name !== step)).toEqual(
             before.steps?.filter((x) => x.name !== step),
           );
-          if (!last) {
+          if (want.retry) {
             const delay = retryDelayMs(attempt);
             expect(t.retryInMs).toBe(delay);
             expect(entry?.retryAt).toBe(new Date(now.getTime() + delay).toISOString());
@@ -329,7 +371,7 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
               fields: { step, attempt, reason, retryInMs: delay },
             });
           } else {
-            const code = crashFailureCode(step);
+            const code = want.code;
             expect(t.retryInMs).toBeUndefined();
             expect(entry?.retryAt).toBeUndefined();
             expect(s).toMatchObject({
@@ -345,7 +387,7 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
               {
                 type: "Warning",
                 reason: "StepFailed",
-                message: `${reason}: It went wrong. No attempts left.`,
+                message: `${reason}: It went wrong. ${want.event}`,
               },
               {
                 type: "Warning",
@@ -353,7 +395,7 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
                 message: `The detection failed (${code}): ${failure(code).message}`,
               },
             ]);
-            expect(t.log).toMatchObject({ level: "error", msg: "step failed; no attempts left" });
+            expect(t.log).toMatchObject({ level: "error", msg: want.log });
           }
         });
       }
@@ -373,16 +415,45 @@ describe("attemptFailed: every step × every reason × every attempt", () => {
 });
 
 describe("decideRetry: the retry policy in one place", () => {
-  it("retries every reason with backoff until the attempts run out", () => {
-    for (const step of STEP_NAMES) {
-      for (const reason of REASONS) {
-        for (const attempt of [1, 2, 3, 4, 5]) {
-          expect(decideRetry({ step, attempt, reason }, 4)).toEqual(
-            attempt < 4 ? { retry: true, delayMs: retryDelayMs(attempt) } : { retry: false },
-          );
+  it("retries a crash or a lost workload with backoff until the attempts run out, whatever the limit", () => {
+    for (const max of [1, 2, 3, 4, 6]) {
+      for (const step of STEP_NAMES) {
+        for (const reason of REASONS.filter((r) => !OUT_OF_RESOURCES.has(r))) {
+          for (const attempt of [1, 2, 3, 4, 5, 6, 7]) {
+            expect(decideRetry({ step, attempt, reason }, max)).toEqual(
+              attempt < max
+                ? { retry: true, delayMs: retryDelayMs(attempt) }
+                : { retry: false, code: CRASH_CODE[step], why: "attempts" },
+            );
+          }
         }
       }
     }
+  });
+
+  it("retries running out of time or memory once at most, then ends the check document_too_complex", () => {
+    for (const max of [1, 2, 3, 4, 6]) {
+      for (const step of STEP_NAMES) {
+        for (const reason of OUT_OF_RESOURCES) {
+          for (const attempt of [1, 2, 3, 4, 5, 6, 7]) {
+            const d = decideRetry({ step, attempt, reason }, max);
+            if (attempt === 1 && max > 1) expect(d).toEqual({ retry: true, delayMs: retryDelayMs(1) });
+            else
+              expect(d).toEqual({
+                retry: false,
+                code: RESOURCE_CODE[step],
+                why: attempt >= 2 ? "resources" : "attempts",
+              });
+          }
+        }
+      }
+    }
+  });
+
+  it("treats an unknown reason as the infrastructure's (retried)", () => {
+    expect(decideRetry({ step: "check", attempt: 1, reason: "ContainerCannotRun" }, 3)).toMatchObject({
+      retry: true,
+    });
   });
 });
 

@@ -10,7 +10,7 @@ import type {
 } from "../core/detection.js";
 import type { EventType } from "../core/event-recorder.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
-import { crashFailureCode, decideRetry, truncate } from "./step-policy.js";
+import { decideRetry, truncate } from "./step-policy.js";
 
 /**
  * The Detection's status transitions, pure: each function takes a status (never changed) and what was
@@ -215,8 +215,9 @@ export function attemptSucceeded(
 }
 
 /**
- * The current attempt of a step failed (crashed, timed out, lost, or exited without a result): retried
- * with backoff while decideRetry allows, otherwise the detection fails with the step's crash code.
+ * The current attempt of a step failed (crashed, timed out, ran out of memory, lost, or exited without a
+ * result): retried with backoff while decideRetry allows, otherwise the detection fails with the code
+ * decideRetry names.
  */
 export function attemptFailed(
   status: DetectionStatus,
@@ -240,17 +241,24 @@ export function attemptFailed(
     settings.stepMaxAttempts,
   );
   if (!decision.retry) {
-    failIn(next, crashFailureCode(failed.step), now);
+    failIn(next, decision.code, now);
     if (failed.step === "agent") {
       next.agent = {
         ...next.agent,
         error: `The agent step failed ${entry.attempt} times; last: ${truncate(failed.message, 300)}`,
       };
     }
+    const final =
+      decision.why === "attempts"
+        ? { event: "No attempts left.", log: "step failed; no attempts left" }
+        : {
+            event: "Not retried again: it would run out of time or memory again on the same document.",
+            log: "step failed; not retried (out of time or memory again)",
+          };
     return withTerminalEvent(status, {
       status: next,
-      events: [{ type: "Warning", reason: "StepFailed", message: `${entry.message} No attempts left.` }],
-      log: { level: "error", fields, msg: "step failed; no attempts left" },
+      events: [{ type: "Warning", reason: "StepFailed", message: `${entry.message} ${final.event}` }],
+      log: { level: "error", fields, msg: final.log },
     });
   }
   entry.retryAt = new Date(now.getTime() + decision.delayMs).toISOString();

@@ -5,13 +5,38 @@ import type { WorkloadStatus } from "../core/ports.js";
 
 /** Pure decisions about steps, kept apart from I/O so they can be tested exhaustively. */
 
-/** The failure code a detection ends with when a step's process keeps crashing or timing out. */
+/** The failure code a detection ends with when a step's process keeps crashing (or is lost). */
 export function crashFailureCode(step: StepName): FailureCode {
   switch (step) {
     case "prepare":
       return "internal_error";
     case "check":
       return "check_failed";
+    case "agent":
+      return "agent_failed";
+  }
+}
+
+/**
+ * Why an attempt failed, as far as retrying goes. Running out of time (DeadlineExceeded) or memory
+ * (OOMKilled) is, as a rule, a property of the document: the same bytes on the same step take the same
+ * time and memory again. It may also be a slow or crowded machine, so such a failure gets one more attempt,
+ * never more. Everything else — a crash (Error), a workload that disappeared (Lost, Deleted, Evicted), a
+ * step that exited without its result (ResultMissing) — is the infrastructure's and is retried with
+ * backoff until the attempts run out.
+ */
+export const RESOURCE_REASONS: ReadonlySet<string> = new Set(["DeadlineExceeded", "OOMKilled"]);
+
+/** Retries after a step ran out of time or memory. */
+export const RESOURCE_RETRIES = 1;
+
+/** The failure code a detection ends with when a step keeps running out of time or memory. */
+export function resourceFailureCode(step: StepName): FailureCode {
+  switch (step) {
+    case "prepare":
+      return "internal_error";
+    case "check":
+      return "document_too_complex";
     case "agent":
       return "agent_failed";
   }
@@ -37,16 +62,26 @@ export interface FailedAttempt {
   reason: string;
 }
 
-export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
+export type RetryDecision =
+  | { retry: true; delayMs: number }
+  /** Final: the detection fails with `code`; `why` says whether attempts ran out or retrying cannot help. */
+  | { retry: false; code: FailureCode; why: "attempts" | "resources" };
 
 /**
- * The retry policy, in one place: whether a failed attempt of a step is tried again, and after how
- * long. Today every failure is retried with backoff until `maxAttempts` attempts have run, whatever
- * its reason; a policy that treats some reasons as final (a deterministic timeout, a budget breach)
- * is an edit here and nowhere else.
+ * The retry policy, in one place: whether a failed attempt of a step is tried again, after how long, and
+ * otherwise which failure code the detection ends with.
+ * - out of time or memory (RESOURCE_REASONS): retried once (attempt 1 → 2), then final with
+ *   resourceFailureCode (the check step: document_too_complex);
+ * - anything else: retried with backoff until `maxAttempts` attempts have run, then final with
+ *   crashFailureCode (the check step: check_failed).
+ * A step that reports a failure in its result (a budget breach, an unreadable or encrypted document, a
+ * refused source) has succeeded as a process and never comes here: it is never retried.
  */
 export function decideRetry(failed: FailedAttempt, maxAttempts: number): RetryDecision {
-  if (failed.attempt >= maxAttempts) return { retry: false };
+  const resources = RESOURCE_REASONS.has(failed.reason);
+  const code = resources ? resourceFailureCode(failed.step) : crashFailureCode(failed.step);
+  if (resources && failed.attempt > RESOURCE_RETRIES) return { retry: false, code, why: "resources" };
+  if (failed.attempt >= maxAttempts) return { retry: false, code, why: "attempts" };
   return { retry: true, delayMs: retryDelayMs(failed.attempt) };
 }
 

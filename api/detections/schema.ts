@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { FAILURE_CODES } from "../../core/failure-codes.js";
 import { API_STATUSES } from "../../core/phases.js";
 import { normalizeRegion } from "../../core/regions.js";
 import { OBJECT_NAME_RE } from "../../core/resource.js";
@@ -54,7 +55,9 @@ export const DetectionDetail = z
   .object({
     id: z.string().openapi({ example: "det-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
     status: z.enum(API_STATUSES),
-    failure_code: nullableString.openapi({ description: "Reason for FAILED; null in every other state" }),
+    failure_code: nullableString.openapi({
+      description: `Reason for FAILED; null in every other state. One of: ${FAILURE_CODES.join(", ")}.`,
+    }),
     failure_message: nullableString.openapi({ description: "One sentence explaining failure_code" }),
     score: z.number().int().nullable().openapi({
       description: "Fraud score 0-100; null while running and when one check alone decided the result",

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type Decryptor, openSecurity, type Security } from "./crypt.js";
 import { DecodeError, decodeStream } from "./filters.js";
 import { indexOfBytes, isOp, Lexer, Parser } from "./lexer.js";
 import {
@@ -104,12 +105,70 @@ export class RawPdf {
   private decodeCache = new WeakMap<PdfStream, Uint8Array>();
   private scanned?: Map<number, { gen: number; offset: number }[]>;
   private resolving = 0;
+  /** The file's encryption as opened with the empty user password (crypt.ts); "none" when unencrypted. */
+  security: Security = { kind: "none" };
+  private decryptor?: Decryptor;
+  /** The /Encrypt dictionary's object number (its own strings are not encrypted). */
+  private encryptNum?: number;
 
   constructor(
     readonly bytes: Uint8Array,
     readonly limits: RawLimits = DEFAULT_LIMITS,
   ) {
     this.load();
+    this.openEncryption();
+  }
+
+  /**
+   * An encrypted file that opens with the empty user password is decrypted from here on: every object read
+   * later has its strings and stream data decrypted (objects inside object streams are decrypted with
+   * their stream). A file that needs a password stays as it is (`security.kind` "locked").
+   */
+  private openEncryption(): void {
+    let trailer: PdfDict | undefined;
+    for (let r = this.last; r >= 0 && !trailer; r--) {
+      const t = (this.revisions[r] as Revision).trailer;
+      if (t?.map.has("Encrypt")) trailer = t;
+    }
+    if (!trailer) return;
+    const ref = get(trailer, "Encrypt");
+    if (isRef(ref)) this.encryptNum = ref.num;
+    const id = this.resolve(get(trailer, "ID"));
+    const id0 = Array.isArray(id) ? id[0] : undefined;
+    this.security = openSecurity(
+      this.dict(ref),
+      typeof id0 === "object" && id0 !== null && !Array.isArray(id0) && id0.kind === "string"
+        ? id0.bytes
+        : undefined,
+    );
+    if (this.security.kind !== "open") return;
+    this.decryptor = this.security.decryptor;
+    // Objects read while loading (cross-reference streams, lengths) were read undecrypted.
+    this.objectCache.clear();
+    this.objStmCache.clear();
+    this.decodeCache = new WeakMap();
+  }
+
+  /** Decrypts, in place, the strings of object `num gen` (a signature's /Contents excepted). */
+  private decryptValue(v: PdfValue, num: number, gen: number, depth = 0): void {
+    const d = this.decryptor;
+    if (!d || depth > 64 || typeof v !== "object" || v === null) return;
+    if (Array.isArray(v)) {
+      for (const x of v) this.decryptValue(x, num, gen, depth + 1);
+      return;
+    }
+    if (v.kind === "string") {
+      v.bytes = d.string(v.bytes, num, gen);
+      return;
+    }
+    const dict = v.kind === "dict" ? v : v.kind === "stream" ? v.dict : undefined;
+    if (!dict) return;
+    // A signature's /Contents is written after encryption and stays in the clear (ISO 32000-2 §7.6.2).
+    const signature = dict.map.has("ByteRange");
+    for (const [k, x] of dict.map) {
+      if (signature && k === "Contents") continue;
+      this.decryptValue(x, num, gen, depth + 1);
+    }
   }
 
   get last(): number {
@@ -469,10 +528,17 @@ export class RawPdf {
       if (isOp(v)) return { num: a.v, value: null };
       const save = lex.pos;
       const t = lex.next();
+      const decrypt = this.decryptor !== undefined && a.v !== this.encryptNum;
       if (isDict(v) && t.t === "kw" && t.v === "stream") {
-        return { num: a.v, value: this.readStreamData(v, lex.pos, rev) };
+        const stream = this.readStreamData(v, lex.pos, rev);
+        if (decrypt) {
+          this.decryptValue(stream.dict, a.v, g.v);
+          stream.raw = (this.decryptor as Decryptor).stream(stream.raw, a.v, g.v, stream.dict);
+        }
+        return { num: a.v, value: stream };
       }
       lex.pos = save;
+      if (decrypt) this.decryptValue(v, a.v, g.v);
       return { num: a.v, value: v };
     } catch (err) {
       if (err instanceof PdfSyntaxError || err instanceof DecodeError) return undefined;

@@ -12,6 +12,11 @@ export class DecodeError extends Error {
   override name = "DecodeError";
 }
 
+/** A stream that decodes to more than the caller's limit (a decompression bomb, or just too large). */
+export class DecodeLimitError extends DecodeError {
+  override name = "DecodeLimitError";
+}
+
 /** Image codecs and others the walker does not decode (not needed to compare revisions). */
 export const PASSTHROUGH_FILTERS = new Set([
   "DCTDecode",
@@ -47,7 +52,7 @@ export function decodeStream(stream: PdfStream, maxOutput: number): DecodeResult
         break;
       case "ASCII85Decode":
       case "A85":
-        data = ascii85(data);
+        data = ascii85(data, maxOutput);
         break;
       case "RunLengthDecode":
       case "RL":
@@ -75,14 +80,14 @@ function inflate(data: Uint8Array, maxOutput: number): Uint8Array {
     return zlib.inflateSync(data, { maxOutputLength: maxOutput });
   } catch (err) {
     if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-      throw new DecodeError(`a compressed stream expands beyond ${maxOutput} bytes`);
+      throw new DecodeLimitError(`a compressed stream expands beyond ${maxOutput} bytes`);
     }
     // Truncated or slightly corrupt streams: take what decodes, as readers do.
     try {
       return zlib.inflateSync(data, { maxOutputLength: maxOutput, finishFlush: zlib.constants.Z_SYNC_FLUSH });
     } catch (err2) {
       if ((err2 as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-        throw new DecodeError(`a compressed stream expands beyond ${maxOutput} bytes`);
+        throw new DecodeLimitError(`a compressed stream expands beyond ${maxOutput} bytes`);
       }
       try {
         return zlib.inflateRawSync(data, {
@@ -115,7 +120,7 @@ function predict(data: Uint8Array, parms: PdfDict | undefined, maxOutput: number
   }
   // PNG predictors (10-15): each row starts with its filter type byte.
   const rows = Math.floor(data.length / (rowLen + 1));
-  if (rows * rowLen > maxOutput) throw new DecodeError("a predicted stream is too large");
+  if (rows * rowLen > maxOutput) throw new DecodeLimitError("a predicted stream is too large");
   const out = new Uint8Array(rows * rowLen);
   const prev = new Uint8Array(rowLen);
   for (let r = 0; r < rows; r++) {
@@ -164,16 +169,59 @@ function asciiHex(data: Uint8Array): Uint8Array {
   return Buffer.from(hex, "hex");
 }
 
-function ascii85(data: Uint8Array): Uint8Array {
+/**
+ * Output of the decoders that build bytes one at a time: a growing Uint8Array (1 byte per byte, unlike a
+ * number[] at 8), refusing to pass `max` bytes.
+ */
+class ByteSink {
+  private buf = new Uint8Array(4096);
+  length = 0;
+  constructor(
+    private readonly max: number,
+    private readonly what: string,
+  ) {}
+
+  private room(n: number): void {
+    const need = this.length + n;
+    if (need > this.max) throw new DecodeLimitError(`${this.what} is too large`);
+    if (need <= this.buf.length) return;
+    const next = new Uint8Array(Math.min(Math.max(need, this.buf.length * 2), Math.max(need, this.max)));
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+
+  push(b: number): void {
+    this.room(1);
+    this.buf[this.length++] = b;
+  }
+
+  fill(b: number, n: number): void {
+    this.room(n);
+    this.buf.fill(b, this.length, this.length + n);
+    this.length += n;
+  }
+
+  append(bytes: ArrayLike<number>): void {
+    this.room(bytes.length);
+    this.buf.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+function ascii85(data: Uint8Array, maxOutput: number): Uint8Array {
   let s = Buffer.from(data).toString("latin1").replace(/\s+/g, "");
   if (s.startsWith("<~")) s = s.slice(2);
   const end = s.indexOf("~>");
   if (end >= 0) s = s.slice(0, end);
-  const out: number[] = [];
+  const out = new ByteSink(maxOutput, "an ASCII85 stream");
   let group: number[] = [];
   for (const ch of s) {
     if (ch === "z" && group.length === 0) {
-      out.push(0, 0, 0, 0);
+      out.fill(0, 4);
       continue;
     }
     const c = ch.charCodeAt(0) - 33;
@@ -182,7 +230,7 @@ function ascii85(data: Uint8Array): Uint8Array {
     if (group.length === 5) {
       let v = 0;
       for (const d of group) v = v * 85 + d;
-      out.push((v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff);
+      out.append([(v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff]);
       group = [];
     }
   }
@@ -192,31 +240,31 @@ function ascii85(data: Uint8Array): Uint8Array {
     let v = 0;
     for (const d of group) v = v * 85 + d;
     const bytes = [(v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff];
-    out.push(...bytes.slice(0, n - 1));
+    out.append(bytes.slice(0, n - 1));
   }
-  return Uint8Array.from(out);
+  return out.bytes();
 }
 
 function runLength(data: Uint8Array, maxOutput: number): Uint8Array {
-  const out: number[] = [];
+  const out = new ByteSink(maxOutput, "a run-length stream");
   let i = 0;
   while (i < data.length) {
     const n = data[i++] as number;
     if (n === 128) break;
     if (n < 128) {
-      for (let k = 0; k <= n && i < data.length; k++) out.push(data[i++] as number);
+      const end = Math.min(data.length, i + n + 1);
+      out.append(data.subarray(i, end));
+      i = end;
     } else {
-      const b = data[i++] ?? 0;
-      for (let k = 0; k < 257 - n; k++) out.push(b);
+      out.fill(data[i++] ?? 0, 257 - n);
     }
-    if (out.length > maxOutput) throw new DecodeError("a run-length stream is too large");
   }
-  return Uint8Array.from(out);
+  return out.bytes();
 }
 
 function lzw(data: Uint8Array, parms: PdfDict | undefined, maxOutput: number): Uint8Array {
   const early = numberOf(get(parms, "EarlyChange")) ?? 1;
-  const out: number[] = [];
+  const out = new ByteSink(maxOutput, "an LZW stream");
   let dict: number[][] = [];
   const reset = () => {
     dict = [];
@@ -241,19 +289,18 @@ function lzw(data: Uint8Array, parms: PdfDict | undefined, maxOutput: number): U
         prev = null;
         continue;
       }
-      if (code === 257) return Uint8Array.from(out);
+      if (code === 257) return out.bytes();
       let entry = dict[code];
       if (!entry || (entry.length === 0 && code > 257)) {
         if (prev && code === dict.length) entry = [...prev, prev[0] as number];
         else throw new DecodeError("an LZW stream is corrupt");
       }
-      out.push(...entry);
-      if (out.length > maxOutput) throw new DecodeError("an LZW stream is too large");
+      out.append(entry);
       if (prev) dict.push([...prev, entry[0] as number]);
       prev = entry;
       const size = dict.length + early;
       if (size >= 1 << codeLen && codeLen < 12) codeLen++;
     }
   }
-  return Uint8Array.from(out);
+  return out.bytes();
 }

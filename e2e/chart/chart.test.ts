@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { STEP_NAMES } from "../../core/detection.js";
+import { loadConfig } from "../../core/config.js";
 import { kubeToolsAvailable } from "../cluster/test-cluster.js";
 import {
   CHART_DIR,
@@ -355,6 +356,7 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       DOCVERIFY_CLIENTS_FILE: "set in the api Deployment (a mounted Secret), not the shared ConfigMap",
       DOCVERIFY_TOKEN_SIGNING_KEY: "given as a file (DOCVERIFY_TOKEN_SIGNING_KEY_FILE)",
       DOCVERIFY_WORKERS: "standalone warm workers only",
+      DOCVERIFY_STEP_MEMORY_MB: "standalone only: a step Pod's cap is its memory limit (steps.resources)",
       DOCVERIFY_TRUST_ANCHORS: "a file path; step Pods cannot mount files yet (see the chart README)",
       DOCVERIFY_LLM_API_KEY: "a Secret (secretKeyRef), not the ConfigMap",
       S3_ACCESS_KEY: "a Secret (secretKeyRef)",
@@ -469,6 +471,26 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
         DOCVERIFY_TOKEN_VERIFY_CONCURRENCY: "4",
         DOCVERIFY_TRUSTED_PROXY_HOPS: "1",
       });
+    });
+
+    it("passes the document budget to the steps and caps the check step's memory as standalone does", async () => {
+      const objects = await render({
+        set: [
+          "evaluation=true",
+          "config.documentBudget.maxPages=50",
+          "config.documentBudget.maxOperators=900000",
+        ],
+      });
+      const config = objects.find((o) => o.kind === "ConfigMap")?.data ?? {};
+      expect(config).toMatchObject({
+        DOCVERIFY_MAX_PAGES: "50",
+        DOCVERIFY_MAX_DECODED_MB: "256",
+        DOCVERIFY_MAX_OPERATORS: "900000",
+        DOCVERIFY_MAX_IMAGE_MEGAPIXELS: "64",
+      });
+      const stepPod = JSON.parse(config.DOCVERIFY_STEP_POD ?? "{}");
+      // The standalone default of DOCVERIFY_STEP_MEMORY_MB (core/config.ts), in the same unit.
+      expect(stepPod.stepResources.check.limits.memory).toBe(`${loadConfig({}).stepMemoryMb}Mi`);
     });
 
     it("keeps every name within 63 characters for a long release name", async () => {

@@ -22,6 +22,7 @@ import { API_GROUP_VERSION } from "../../core/resource.js";
 import { type Detection, DETECTION_KIND, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
 import { makeDocument, makeRandomBytes } from "../../fixtures/documents.js";
+import { makeHostilePdf } from "../../fixtures/hostile-pdf.js";
 import { createKubeResourceStore } from "../../platform/kube/resource-store.js";
 import {
   type RedisServer,
@@ -201,6 +202,8 @@ describe.skipIf(missing.length > 0)(title, () => {
     const docs = {
       invoice: Buffer.from(await makeDocument({ seed: 7, docType: "invoice", region: "US" })),
       statement: Buffer.from(await makeDocument({ seed: 8, docType: "bank_statement", region: "GB" })),
+      fanout: Buffer.from(makeHostilePdf("xobject_fanout")),
+      bomb: Buffer.from(makeHostilePdf("flate_bomb")),
     };
     docServer = http.createServer((req, res) => {
       const send = (body: Buffer) => {
@@ -208,6 +211,8 @@ describe.skipIf(missing.length > 0)(title, () => {
         res.end(body);
       };
       if (req.url === "/invoice.pdf") send(docs.invoice);
+      else if (req.url === "/fanout.pdf") send(docs.fanout);
+      else if (req.url === "/bomb.pdf") send(docs.bomb);
       else if (req.url?.startsWith("/slow/statement.pdf")) setTimeout(() => send(docs.statement), 6_000);
       else res.writeHead(404).end();
     });
@@ -370,6 +375,32 @@ describe.skipIf(missing.length > 0)(title, () => {
       `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
     );
     expect(pods.body.items).toHaveLength(0);
+  });
+
+  it("ends hostile documents document_too_complex in their check Pod, without retrying them", async () => {
+    for (const file of ["fanout.pdf", "bomb.pdf"]) {
+      const created = await call("POST", "/v1/detection", {
+        source_url: `${docBase}/${file}`,
+        doc_type: "invoice",
+        region: "us",
+      });
+      expect(created.status).toBe(202);
+      const done = await waitTerminal(created.body.id as string);
+      expect(done, file).toMatchObject({
+        status: "FAILED",
+        failure_code: "document_too_complex",
+        billable: false,
+      });
+      const d = await apiRequest<Detection>(
+        admin,
+        "GET",
+        `/apis/${API_GROUP_VERSION}/namespaces/${NS}/detections/${created.body.id}`,
+      );
+      expect(d.body.status?.steps?.find((x) => x.name === "check")).toMatchObject({
+        attempt: 1,
+        state: "Succeeded",
+      });
+    }
   });
 
   it("`kubectl get detections` shows the printer columns (and the message under -o wide)", async () => {

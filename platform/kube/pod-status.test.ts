@@ -138,6 +138,21 @@ describe("podToWorkloadStatus", () => {
     expect(s).toMatchObject({ state: "Failed", reason: "OOMKilled", exitCode: 137 });
   });
 
+  it("Failed because V8 reached its heap limit (the log tail as termination message) is OOMKilled", () => {
+    const tail = [
+      "<--- Last few GCs --->",
+      "[1:0x5f1c2e0]    41023 ms: Mark-Compact 1148.9 (1163.4) -> 1147.2 (1163.7) MB",
+      "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+    ].join("\n");
+    const s = podToWorkloadStatus(pod("Failed", { state: terminated(134, "Error", tail) }));
+    expect(s).toMatchObject({ state: "Failed", reason: "OOMKilled", exitCode: 134 });
+    // Another crash stays an Error.
+    const other = podToWorkloadStatus(
+      pod("Failed", { state: terminated(134, "Error", "Segmentation fault") }),
+    );
+    expect(other.reason).toBe("Error");
+  });
+
   it("Failed by eviction, with no container status, is Failed with the Pod's reason", () => {
     const s = podToWorkloadStatus(
       pod("Failed", { reason: "Evicted", message: "The node was low on memory." }),

@@ -6,6 +6,10 @@ import { LABELS } from "../../core/resource.js";
 /** The step container's name in every step Pod. */
 export const STEP_CONTAINER = "step";
 
+/** V8's last words when a heap limit is reached (as platform/local/memory-watch.ts reads them). */
+const HEAP_EXHAUSTED =
+  /JavaScript heap out of memory|Reached heap limit|Ineffective mark-compacts near heap limit/;
+
 /** Waiting reasons that no amount of waiting fixes (the Pod would sit in Pending until its deadline). */
 const FATAL_WAITING_REASONS = new Set([
   "InvalidImageName",
@@ -44,7 +48,8 @@ function stepContainer(pod: V1Pod): V1ContainerStatus | undefined {
  * - Running → Running, unless the container already terminated (the phase lags): then as below.
  * - Succeeded → Succeeded with exit code 0 and the termination message (the step's summary line).
  * - Failed → Failed; reason: the Pod's own (DeadlineExceeded from activeDeadlineSeconds, Evicted, ...), else
- *   the container's (OOMKilled, ContainerCannotRun, ...), else Error; exitCode and message from the container.
+ *   the container's (OOMKilled, ContainerCannotRun, ...) — OOMKilled too when V8 aborted at its heap limit —,
+ *   else Error; exitCode and message from the container.
  * - Unknown (the node stopped reporting) → Running: the detection's deadline bounds the wait.
  * - deletionTimestamp set on an unfinished Pod → Failed with reason Deleted (the attempt is lost).
  */
@@ -79,8 +84,13 @@ export function podToWorkloadStatus(pod: V1Pod): WorkloadStatus {
     }
     const containerReason =
       terminated?.reason && terminated.reason !== "Completed" ? terminated.reason : undefined;
-    const reason = pod.status?.reason ?? containerReason ?? "Error";
     const why = message ?? pod.status?.message?.trim() ?? undefined;
+    // V8 at its heap limit (step-pod.ts sets it below the memory limit) aborts with its own words, which
+    // the kubelet keeps as the termination message (FallbackToLogsOnError): that is running out of memory.
+    const heapExhausted =
+      (containerReason ?? "Error") === "Error" && why !== undefined && HEAP_EXHAUSTED.test(why);
+    const reason =
+      pod.status?.reason ?? (heapExhausted ? "OOMKilled" : undefined) ?? containerReason ?? "Error";
     return {
       ...base,
       state: "Failed",

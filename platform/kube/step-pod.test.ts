@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../../core/ports.js";
-import { buildStepPod, STEP_POD_SELECTOR } from "./step-pod.js";
+import { buildStepPod, quantityBytes, STEP_POD_SELECTOR } from "./step-pod.js";
 
 const spec: WorkloadSpec = {
   name: "det-01-prepare-1",
@@ -92,6 +92,7 @@ describe("buildStepPod", () => {
       DOCVERIFY_STEP_INPUT: '{"step":"prepare"}',
       DOCVERIFY_TERMINATION_LOG: "/dev/termination-log",
       DOCVERIFY_RUNTIME: "cluster",
+      NODE_OPTIONS: "--max-old-space-size=384",
     });
     expect(c.terminationMessagePath).toBe("/dev/termination-log");
   });
@@ -99,5 +100,29 @@ describe("buildStepPod", () => {
   it("has no ownerReference when the owner's uid is unknown (an ownerReference needs it)", () => {
     const p = buildStepPod({ ...spec, owner: { name: "det-01" } }, "ns", { image: "i" });
     expect(p.metadata!.ownerReferences).toBeUndefined();
+  });
+
+  it("limits V8's heap to three quarters of the step's memory limit (NODE_OPTIONS)", () => {
+    const nodeOptions = (p: ReturnType<typeof buildStepPod>) =>
+      p.spec!.containers[0]!.env!.find((e) => e.name === "NODE_OPTIONS")?.value;
+    expect(nodeOptions(pod)).toBe("--max-old-space-size=384"); // prepare: 512Mi
+    const check = buildStepPod({ ...spec, name: "det-01-check-1", step: "check" }, "docverify", {
+      image: "x",
+      resources: { limits: { memory: "512Mi" } },
+      stepResources: { check: { limits: { memory: "1536Mi" } } },
+      env: { NODE_OPTIONS: "--enable-source-maps" },
+    });
+    expect(nodeOptions(check)).toBe("--enable-source-maps --max-old-space-size=1152");
+    const none = buildStepPod(spec, "docverify", { image: "x", resources: { requests: { cpu: "1" } } });
+    expect(nodeOptions(none)).toBeUndefined();
+  });
+
+  it("reads Kubernetes memory quantities", () => {
+    expect(quantityBytes("1536Mi")).toBe(1536 * 2 ** 20);
+    expect(quantityBytes("2Gi")).toBe(2 * 2 ** 30);
+    expect(quantityBytes("1.5G")).toBe(1.5e9);
+    expect(quantityBytes("1e9")).toBe(1e9);
+    expect(quantityBytes("536870912")).toBe(536870912);
+    expect(quantityBytes("lots")).toBeUndefined();
   });
 });

@@ -42,6 +42,41 @@ export interface StepPodOptions {
   runAsUser?: number;
 }
 
+/** Bytes of a Kubernetes quantity ("1536Mi", "2Gi", "1.5G", "1e9"); undefined when it is not one. */
+export function quantityBytes(q: string | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  const m = /^([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E|m)?$/.exec(q.trim());
+  if (!m) return undefined;
+  const scale: Record<string, number> = {
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    Pi: 2 ** 50,
+    Ei: 2 ** 60,
+    k: 1e3,
+    K: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+    E: 1e18,
+    m: 1e-3,
+  };
+  return Number(m[1]) * (m[2] ? (scale[m[2]] as number) : 1);
+}
+
+/**
+ * V8's heap limit for a step container with this memory limit: three quarters of it, as standalone
+ * (platform/local/memory-watch.ts), so a step that grows its heap fails with V8's own "heap out of memory"
+ * (read back as OOMKilled, pod-status.ts) before the kernel's OOM killer ends the container.
+ */
+export function heapLimitOption(resources: V1ResourceRequirements | undefined): string | undefined {
+  const bytes = quantityBytes(resources?.limits?.memory);
+  if (!bytes) return undefined;
+  return `--max-old-space-size=${Math.max(64, Math.floor((bytes / 2 ** 20) * 0.75))}`;
+}
+
 const DEFAULT_RESOURCES: V1ResourceRequirements = {
   requests: { cpu: "100m", memory: "256Mi" },
   limits: { cpu: "1", memory: "1Gi" },
@@ -61,6 +96,12 @@ export function buildStepPod(spec: WorkloadSpec, namespace: string, opts: StepPo
   });
   // Tells the step it runs in the cluster runtime (its object store is S3, not a data directory).
   env.set("DOCVERIFY_RUNTIME", { name: "DOCVERIFY_RUNTIME", value: "cluster" });
+  const resources = opts.stepResources?.[spec.step] ?? opts.resources ?? DEFAULT_RESOURCES;
+  const heap = heapLimitOption(resources);
+  if (heap) {
+    const given = env.get("NODE_OPTIONS")?.value;
+    env.set("NODE_OPTIONS", { name: "NODE_OPTIONS", value: given ? `${given} ${heap}` : heap });
+  }
 
   const runAsUser = opts.runAsUser ?? 65532;
   return {
@@ -116,7 +157,7 @@ export function buildStepPod(spec: WorkloadSpec, namespace: string, opts: StepPo
           command: ["docverify"],
           args: [spec.step, "--detection", spec.owner.name],
           env: [...env.values()],
-          resources: opts.stepResources?.[spec.step] ?? opts.resources ?? DEFAULT_RESOURCES,
+          resources,
           terminationMessagePath: TERMINATION_MESSAGE_PATH,
           terminationMessagePolicy: "FallbackToLogsOnError",
           securityContext: {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { Logger } from "pino";
 import type { WorkloadSpec, WorkloadStatus } from "../../core/ports.js";
+import { HEAP_EXHAUSTED, heapLimitArgs, MemoryWatchdog, outOfMemory } from "./memory-watch.js";
 import { forEachLine, truncateUtf8 } from "./output-lines.js";
 
 /**
@@ -71,28 +72,37 @@ export interface ProcessLauncherOptions {
   /** Arguments before the step's own, e.g. [...process.execArgv, "bin/docverify.js"]. */
   args: string[];
   log: Logger;
+  /** Memory cap of each step process in MB (memory-watch.ts); none when undefined. */
+  memoryLimitMb?: number;
 }
 
 /**
  * One process per step. The step's summary is the last non-empty stdout line (cut to 4 KB); other output
  * goes to the log at debug level. Exit 0 → Succeeded; another exit or a signal → Failed "Error"
  * (exitCode = code, or 128 + signal, message = the last line it wrote); killed at its time limit →
- * Failed "DeadlineExceeded".
+ * Failed "DeadlineExceeded"; past its memory cap (resident size, or V8's heap) → Failed "OOMKilled".
  */
 export function createProcessLauncher(opts: ProcessLauncherOptions): StepLauncher {
-  const { command, args, log } = opts;
+  const { command, args, log, memoryLimitMb } = opts;
   const children = new Set<ChildProcess>();
+  const watchdog = new MemoryWatchdog();
 
   return {
     launch(spec, env, events) {
       const wlog = log.child({ workload: spec.name });
-      const child = spawn(command, [...args, spec.step, "--detection", spec.owner.name], {
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true, // its own process group, so a kill reaches the step's children too
-      });
+      const child = spawn(
+        command,
+        [...heapLimitArgs(memoryLimitMb), ...args, spec.step, "--detection", spec.owner.name],
+        {
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+          detached: true, // its own process group, so a kill reaches the step's children too
+        },
+      );
       children.add(child);
       let timedOut = false;
+      let overMemory = false;
+      let heapExhausted = false;
       let lastOut: string | undefined;
       let lastErr: string | undefined;
       forEachLine(child.stdout!, (line) => {
@@ -103,9 +113,22 @@ export function createProcessLauncher(opts: ProcessLauncherOptions): StepLaunche
       forEachLine(child.stderr!, (line) => {
         if (!line.trim()) return;
         lastErr = line;
+        if (HEAP_EXHAUSTED.test(line)) heapExhausted = true;
         wlog.debug({ stream: "stderr" }, line);
       });
+      const watch =
+        memoryLimitMb && child.pid !== undefined
+          ? watchdog.watch(child.pid, memoryLimitMb * 1024 * 1024, (rss) => {
+              overMemory = true;
+              wlog.warn(
+                { rssMb: Math.round(rss / 1048576), memoryLimitMb },
+                "Step passed its memory limit; killing it",
+              );
+              killTree(child, true);
+            })
+          : undefined;
       child.on("error", (err) => {
+        watch?.stop();
         children.delete(child);
         events.finished({
           state: "Failed",
@@ -114,10 +137,13 @@ export function createProcessLauncher(opts: ProcessLauncherOptions): StepLaunche
         });
       });
       child.on("close", (code, signal) => {
+        watch?.stop();
         children.delete(child);
         if (lastOut !== undefined && (code === 0 || timedOut)) wlog.debug({ stream: "stdout" }, lastOut);
         if (timedOut) {
           events.finished(deadlineExceeded(spec, signal));
+        } else if (overMemory || (code !== 0 && heapExhausted)) {
+          events.finished(outOfMemory(spec, memoryLimitMb, code ?? signalCode(signal)));
         } else if (code === 0) {
           events.finished({
             state: "Succeeded",
@@ -150,6 +176,7 @@ export function createProcessLauncher(opts: ProcessLauncherOptions): StepLaunche
     },
 
     async close() {
+      watchdog.close();
       const exits: Promise<unknown>[] = [];
       for (const child of children) {
         if (child.exitCode === null && child.signalCode === null) {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BackoffPolicy, backoffMs } from "../../core/backoff.js";
 import type { WorkloadSpec } from "../../core/ports.js";
+import { HEAP_EXHAUSTED, heapLimitArgs, MemoryWatchdog, outOfMemory, residentBytes } from "./memory-watch.js";
 import { forEachLine, truncateUtf8 } from "./output-lines.js";
 import {
   deadlineExceeded,
@@ -20,8 +21,10 @@ import type { RunStepMessage, StepDoneMessage } from "./worker.js";
  * The warm worker pool of the standalone workload runner: `size` processes (`command ...args worker`,
  * see worker.ts) that each run one step at a time, handed to them over IPC in FIFO order. A worker that
  * dies mid-step fails that step ("Error") and is replaced; one killed at a step's time limit fails it
- * with DeadlineExceeded. Worker pids are written to `pidDir`, so the next start reaps the workers a
- * kill -9 of the service left behind.
+ * with DeadlineExceeded; one past its memory cap (memory-watch.ts: V8's heap, or its resident size) fails
+ * it with OOMKilled. A worker still holding more than half its cap after a step is replaced before it takes
+ * another (V8 and the allocator seldom give memory back), so idle workers stay small. Worker pids are
+ * written to `pidDir`, so the next start reaps the workers a kill -9 of the service left behind.
  */
 
 export interface WorkerPoolOptions {
@@ -33,6 +36,8 @@ export interface WorkerPoolOptions {
   env: Record<string, string>;
   log: Logger;
   pidDir?: string;
+  /** Memory cap of each worker in MB (memory-watch.ts); none when undefined. */
+  memoryLimitMb?: number;
 }
 
 /** Before replacing a worker that keeps dying before it is ready: 0.25 s, 0.5 s, ... capped at 30 s. */
@@ -51,7 +56,9 @@ interface Worker {
   ready: boolean;
   gone: boolean;
   current?: Job;
-  killedFor?: "timeout" | "delete" | "close";
+  killedFor?: "timeout" | "delete" | "close" | "memory" | "recycle";
+  /** V8 said it reached its heap limit (the worker then aborts). */
+  heapExhausted: boolean;
   exited: Promise<void>;
 }
 
@@ -98,7 +105,9 @@ export function reapOrphanedWorkers(pidDir: string, log: Logger): number[] {
 }
 
 export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
-  const { command, args, log } = opts;
+  const { command, args, log, memoryLimitMb } = opts;
+  const watchdog = new MemoryWatchdog();
+  const limitBytes = memoryLimitMb ? memoryLimitMb * 1024 * 1024 : undefined;
   const workers = new Set<Worker>();
   const pending: Job[] = [];
   const respawnTimers = new Set<NodeJS.Timeout>();
@@ -109,7 +118,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
 
   function spawnWorker(): void {
     if (closed) return;
-    const proc = spawn(command, [...args, "worker"], {
+    const proc = spawn(command, [...heapLimitArgs(memoryLimitMb), ...args, "worker"], {
       env: { ...opts.env },
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
@@ -119,6 +128,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
       pid: proc.pid,
       ready: false,
       gone: false,
+      heapExhausted: false,
       exited: new Promise<void>((r) => (resolveExited = r)),
     };
     workers.add(worker);
@@ -135,8 +145,22 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
     }
     const wlog = log.child({ worker: proc.pid });
     const forward = (stream: string) => (line: string) => {
-      if (line.trim()) wlog.debug({ stream, workload: worker.current?.spec.name }, line);
+      if (!line.trim()) return;
+      if (stream === "stderr" && HEAP_EXHAUSTED.test(line)) worker.heapExhausted = true;
+      wlog.debug({ stream, workload: worker.current?.spec.name }, line);
     };
+    const watch =
+      limitBytes && proc.pid !== undefined
+        ? watchdog.watch(proc.pid, limitBytes, (rss) => {
+            if (worker.gone || worker.killedFor) return;
+            worker.killedFor = worker.current ? "memory" : "recycle";
+            wlog.warn(
+              { rssMb: Math.round(rss / 1048576), memoryLimitMb, workload: worker.current?.spec.name },
+              "A worker passed its memory limit; killing it",
+            );
+            killTree(proc, false);
+          })
+        : undefined;
     forEachLine(proc.stdout!, forward("stdout"));
     forEachLine(proc.stderr!, forward("stderr"));
     proc.on("message", (msg: unknown) => {
@@ -151,6 +175,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
     const gone = (code: number | null, signal: NodeJS.Signals | null, err?: Error) => {
       if (worker.gone) return;
       worker.gone = true;
+      watch?.stop();
       workers.delete(worker);
       if (pidFile) {
         try {
@@ -178,6 +203,8 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
     if (job) {
       if (worker.killedFor === "timeout") {
         job.events.finished(deadlineExceeded(job.spec, signal));
+      } else if (worker.killedFor === "memory" || worker.heapExhausted) {
+        job.events.finished(outOfMemory(job.spec, memoryLimitMb, code ?? signalCode(signal)));
       } else {
         job.events.finished({
           state: "Failed",
@@ -218,7 +245,21 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
     const message = truncateUtf8(typeof msg.message === "string" ? msg.message : "", MAX_MESSAGE_BYTES);
     if (exitCode === 0) job.events.finished({ state: "Succeeded", exitCode, message });
     else job.events.finished({ state: "Failed", reason: "Error", exitCode, message });
+    recycleIfLarge(worker);
     dispatch();
+  }
+
+  /** Replaces an idle worker that holds more than half its cap: it would start the next step that large. */
+  function recycleIfLarge(worker: Worker): void {
+    if (!limitBytes || worker.pid === undefined || worker.killedFor || worker.gone) return;
+    const rss = residentBytes(worker.pid);
+    if (rss === undefined || rss <= limitBytes / 2) return;
+    worker.killedFor = "recycle";
+    log.info(
+      { worker: worker.pid, rssMb: Math.round(rss / 1048576) },
+      "Replacing a worker that kept its memory",
+    );
+    killTree(worker.proc, false);
   }
 
   function dispatch(): void {
@@ -268,6 +309,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
 
     async close() {
       closed = true;
+      watchdog.close();
       for (const t of respawnTimers) clearTimeout(t);
       respawnTimers.clear();
       pending.length = 0;

@@ -34,7 +34,7 @@ interface LogLine {
 
 function newRunner(
   workers: number,
-  extra: { baseEnv?: Record<string, string>; pidDir?: string; command?: string } = {},
+  extra: { baseEnv?: Record<string, string>; pidDir?: string; command?: string; memoryLimitMb?: number } = {},
 ) {
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -51,6 +51,7 @@ function newRunner(
     baseEnv: extra.baseEnv ?? { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     log: pino({ level: "debug" }, sink),
     ...(extra.pidDir ? { pidDir: extra.pidDir } : {}),
+    ...(extra.memoryLimitMb ? { memoryLimitMb: extra.memoryLimitMb } : {}),
   });
   runner.onChange((owner) => changes.push(owner));
   cleanups.push(() => runner.close());
@@ -232,6 +233,29 @@ describe.each([
     expect(seen).toEqual([s.owner.name, s.owner.name]);
   });
 
+  it("stops a step whose resident memory passes its cap: OOMKilled, and the next step runs", async () => {
+    const { runner } = newRunner(workers, { memoryLimitMb: 256 });
+    const s = spec({ FAKE_GROW_MB: "1536" });
+    await runner.start(s);
+    const st = await finished(runner, s.name);
+    expect(st).toMatchObject({
+      state: "Failed",
+      reason: "OOMKilled",
+      message: "The check step used more than its 256 MB of memory and was stopped.",
+    });
+    const next = spec();
+    await runner.start(next);
+    expect((await finished(runner, next.name)).state).toBe("Succeeded");
+  });
+
+  it("limits V8's heap to three quarters of the cap: a step that exhausts it is OOMKilled", async () => {
+    const { runner } = newRunner(workers, { memoryLimitMb: 200 });
+    const s = spec({ FAKE_HEAP: "1" });
+    await runner.start(s);
+    const st = await finished(runner, s.name);
+    expect(st).toMatchObject({ state: "Failed", reason: "OOMKilled" });
+  });
+
   it("close kills what runs", async () => {
     const dir = await tempDir();
     const { runner } = newRunner(workers);
@@ -337,6 +361,22 @@ describe("createLocalWorkloadRunner (warm workers)", () => {
     await runner.start(next);
     expect((await finished(runner, next.name)).state).toBe("Succeeded");
     expect(alive(await pidFrom(join(dir, "next")))).toBe(true);
+  });
+
+  it("replaces a worker that keeps more than half its cap after a step, before it takes another", async () => {
+    const { runner } = newRunner(1, { memoryLimitMb: 400 });
+    const big = spec({ FAKE_RETAIN_MB: "260" });
+    await runner.start(big);
+    const first = summary(await finished(runner, big.name)).pid;
+    const small = spec();
+    await runner.start(small);
+    const second = summary(await finished(runner, small.name)).pid;
+    expect(second).not.toBe(first);
+    await waitFor(async () => !alive(first), `worker ${first} to exit`);
+    // A worker that stays small is kept.
+    const again = spec();
+    await runner.start(again);
+    expect(summary(await finished(runner, again.name)).pid).toBe(second);
   });
 
   it("records worker pids and on creation reaps the workers a killed service left behind", async () => {

@@ -23,6 +23,11 @@ export interface LocalWorkloadRunnerOptions {
   log: Logger;
   /** Where worker pids are written, so the next start can reap workers orphaned by a kill -9. */
   pidDir?: string;
+  /**
+   * Memory cap of every step process or worker in MB (memory-watch.ts): V8's heap gets 3/4 of it, and a
+   * process whose resident size passes it is killed (Failed "OOMKilled"). None when undefined.
+   */
+  memoryLimitMb?: number;
 }
 
 interface Workload {
@@ -51,7 +56,12 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
   }
   const launcher: StepLauncher =
     poolSize === 0
-      ? createProcessLauncher({ command: opts.command, args: opts.args, log })
+      ? createProcessLauncher({
+          command: opts.command,
+          args: opts.args,
+          log,
+          ...(opts.memoryLimitMb ? { memoryLimitMb: opts.memoryLimitMb } : {}),
+        })
       : createWorkerPool({
           command: opts.command,
           args: opts.args,
@@ -59,6 +69,7 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
           env: baseEnv,
           log,
           ...(opts.pidDir ? { pidDir: opts.pidDir } : {}),
+          ...(opts.memoryLimitMb ? { memoryLimitMb: opts.memoryLimitMb } : {}),
         });
   const workloads = new Map<string, Workload>();
   const listeners: ((owner: string) => void)[] = [];

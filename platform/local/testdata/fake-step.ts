@@ -10,6 +10,9 @@
  *   FAKE_PID_FILE=<path> write the pid of the process running the step there first
  *   FAKE_LONG=1          the summary line is 10 000 characters long
  *   FAKE_TAG=<text>      echoed in the summary
+ *   FAKE_GROW_MB=<n>     allocate (and touch) 32 MB buffers outside V8's heap, one every 20 ms, up to n MB
+ *   FAKE_HEAP=1          grow V8's heap until it fails
+ *   FAKE_RETAIN_MB=<n>   keep n MB allocated after the step (worker mode: the worker stays that large)
  * The summary is a JSON line {step, owner, tag, pid, exitCode}; other lines go to stdout before it and
  * to stderr, and a blank line follows it (the runner keeps the last non-empty line).
  */
@@ -18,8 +21,26 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { StepName } from "../../../core/detection.js";
 import { runWorkerLoop } from "../worker.js";
 
+const retained: Buffer[] = [];
+
 async function work(step: string, owner: string, env: Record<string, string | undefined>) {
   if (env.FAKE_PID_FILE) writeFileSync(env.FAKE_PID_FILE, String(process.pid));
+  if (env.FAKE_GROW_MB) {
+    const held: Buffer[] = [];
+    for (let mb = 0; mb < Number(env.FAKE_GROW_MB); mb += 32) {
+      held.push(Buffer.alloc(32 * 1024 * 1024, 1));
+      await sleep(20);
+    }
+    retained.push(...held);
+  }
+  if (env.FAKE_HEAP === "1") {
+    const heap: number[][] = [];
+    for (;;) {
+      heap.push(Array.from({ length: 100_000 }, (_, i) => i * 1.5));
+      if (heap.length % 50 === 0) await sleep(1);
+    }
+  }
+  if (env.FAKE_RETAIN_MB) retained.push(Buffer.alloc(Number(env.FAKE_RETAIN_MB) * 1024 * 1024, 1));
   console.log(`starting ${step} for ${owner}`);
   console.error(`a diagnostic on stderr for ${owner}`);
   if (env.FAKE_SLEEP_MS) await sleep(Number(env.FAKE_SLEEP_MS));
