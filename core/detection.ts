@@ -178,6 +178,11 @@ export const keys = {
   result: (detection: string, step: StepName) => `runs/${detection}/${step}.json`,
   text: (detection: string) => `runs/${detection}/text.txt`,
   runPrefix: (detection: string) => `runs/${detection}/`,
+  /** The reviewer's evidence (docs/evidence.md): the manifest and the rendered page images. */
+  evidence: (detection: string) => `evidence/${detection}/evidence.json`,
+  evidencePage: (detection: string, page: number, version: "submitted" | "first-saved" = "submitted") =>
+    `evidence/${detection}/pages/${page}${version === "first-saved" ? "-first-saved" : ""}.png`,
+  evidencePrefix: (detection: string) => `evidence/${detection}/`,
   upload: (uploadId: string) => `uploads/${uploadId}/document`,
   uploadMeta: (uploadId: string) => `uploads/${uploadId}/meta.json`,
   uploadPrefix: (uploadId: string) => `uploads/${uploadId}/`,
