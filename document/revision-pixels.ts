@@ -1,0 +1,259 @@
+import { type BoxTuple, fractionToPixels, type PageGeometry, pixelsToBox, toFraction } from "../core/page-geometry.js";
+import type { DocumentModel } from "./model.js";
+import { withPageRenderer } from "./pdf-images.js";
+import { rawPdfOf } from "./pdf-raw/cache.js";
+import type { RawPdf } from "./pdf-raw/document.js";
+import { cachedDiff, type ChangeKind } from "./pdf-raw/revision-changes.js";
+import { diffRegions } from "./pixel-diff.js";
+import type { RgbaImage } from "./raster.js";
+
+/**
+ * The document "as first saved" next to the document as submitted: for a PDF with incremental updates, the
+ * earliest revision that still opens (its bytes up to that revision's %%EOF) and, for each page a later
+ * update changed, the regions whose rendered pixels differ between the two, with the text the text layer
+ * shows there before and after. Read once per document model (pdf.revisions turns the regions into
+ * findings; the check step renders both versions of those pages for the reviewer).
+ */
+
+/** Pages compared at most (the first changed pages in page order). */
+export const MAX_COMPARED_PAGES = 8;
+/** Resolution of the comparison (dots per inch) and the bound on the longer side in pixels. */
+export const COMPARE_DPI = 100;
+export const COMPARE_MAX_SIDE_PX = 1600;
+/** Change kinds that alter what a page shows. */
+const VISIBLE_KINDS = new Set<ChangeKind>([
+  "page_content",
+  "page_replaced",
+  "page_properties",
+  "annotation_added",
+  "annotation_changed",
+  "annotation_removed",
+  "form_field",
+  "signature",
+  "font_added",
+  "image_changed",
+]);
+/** Diff at most the newest this many updates (as pdf.revisions does). */
+const MAX_DIFFED = 50;
+
+export interface FirstSaved {
+  /** 0-based index of the revision. */
+  revision: number;
+  /** Its bytes: the file up to the end of that revision. */
+  bytes: Uint8Array;
+}
+
+export interface ChangedRegion {
+  /** In the page's user space (points, origin bottom left). */
+  bbox: BoxTuple;
+  /** Pixels that differ at COMPARE_DPI. */
+  pixels: number;
+  /** Text shown in the region as first saved and as submitted, where they differ. */
+  before?: string;
+  after?: string;
+}
+
+export interface PageComparison {
+  page: number;
+  geometry: PageGeometry;
+  regions: ChangedRegion[];
+  /** The 0-based revisions after the first saved one that changed the page. */
+  revisions: number[];
+}
+
+export interface RevisionComparison {
+  firstSaved: { revision: number };
+  pages: PageComparison[];
+  /** Pages changed but not compared (beyond MAX_COMPARED_PAGES, or beyond the first save's pages). */
+  notCompared: number[];
+}
+
+const firstSavedCache = new WeakMap<DocumentModel, Promise<FirstSaved | undefined>>();
+const comparisonCache = new WeakMap<DocumentModel, Promise<RevisionComparison | undefined>>();
+
+/** The earliest revision of a PDF with incremental updates that pdfjs opens with at least one page. */
+export function firstSavedRevision(doc: DocumentModel, signal?: AbortSignal): Promise<FirstSaved | undefined> {
+  let p = firstSavedCache.get(doc);
+  if (!p) {
+    p = findFirstSaved(doc, signal);
+    firstSavedCache.set(doc, p);
+    p.then((r) => {
+      if (!r && signal?.aborted) firstSavedCache.delete(doc);
+    }).catch(() => firstSavedCache.delete(doc));
+  }
+  return p;
+}
+
+async function findFirstSaved(doc: DocumentModel, signal?: AbortSignal): Promise<FirstSaved | undefined> {
+  if (!doc.pdf) return undefined;
+  const raw = rawPdfOf(doc);
+  if (raw.revisions.length < 2) return undefined;
+  for (const rev of raw.revisions.slice(0, -1)) {
+    if (signal?.aborted) return undefined;
+    const bytes = doc.bytes.subarray(0, rev.end);
+    try {
+      const pages = await withPageRenderer(bytes, signal, async (r) => r.pageCount);
+      if (pages > 0) return { revision: rev.index, bytes };
+    } catch {
+      // this revision does not open on its own: try the next one
+    }
+  }
+  return undefined;
+}
+
+/** Pages (final numbering) that an update after revision `after` changed visibly, with the revisions. */
+export function changedPages(raw: RawPdf, after: number): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  const first = Math.max(after + 1, raw.revisions.length - MAX_DIFFED);
+  for (let k = first; k < raw.revisions.length; k++) {
+    for (const c of cachedDiff(raw, k).changes) {
+      if (c.page === undefined || !VISIBLE_KINDS.has(c.kind)) continue;
+      const list = out.get(c.page) ?? [];
+      if (!list.includes(k)) list.push(k);
+      out.set(c.page, list);
+    }
+  }
+  return out;
+}
+
+type TextItem = { text: string; bbox: BoxTuple };
+
+/** Text items overlapping a region, in reading order. */
+function textIn(items: TextItem[], region: BoxTuple): TextItem[] {
+  return items
+    .filter((t) => {
+      const w = Math.min(t.bbox[2], region[2]) - Math.max(t.bbox[0], region[0]);
+      const h = Math.min(t.bbox[3], region[3]) - Math.max(t.bbox[1], region[1]);
+      const height = t.bbox[3] - t.bbox[1] || 1;
+      return w > 0 && h > 0.3 * height && t.text.trim() !== "";
+    })
+    .sort((a, b) => b.bbox[1] - a.bbox[1] || a.bbox[0] - b.bbox[0]);
+}
+
+/**
+ * What differs between the texts of two sides: the items of each side the other does not have (same text
+ * at about the same place), their texts joined, and the box around them (a changed digit is shown as the
+ * whole value it belongs to).
+ */
+function differing(
+  before: TextItem[],
+  after: TextItem[],
+): { before?: string; after?: string; box?: BoxTuple } {
+  const rest = [...after];
+  const gone: TextItem[] = [];
+  for (const t of before) {
+    const i = rest.findIndex(
+      (x) => x.text === t.text && Math.abs(x.bbox[0] - t.bbox[0]) < 2 && Math.abs(x.bbox[1] - t.bbox[1]) < 2,
+    );
+    if (i >= 0) rest.splice(i, 1);
+    else gone.push(t);
+  }
+  const b = gone.map((t) => t.text.trim()).join(" ").slice(0, 200);
+  const a = rest.map((t) => t.text.trim()).join(" ").slice(0, 200);
+  const boxes = [...gone, ...rest].map((t) => t.bbox);
+  const box = boxes.length
+    ? boxes.reduce<BoxTuple>(
+        (u, x) => [Math.min(u[0], x[0]), Math.min(u[1], x[1]), Math.max(u[2], x[2]), Math.max(u[3], x[3])],
+        boxes[0] as BoxTuple,
+      )
+    : undefined;
+  return { ...(b ? { before: b } : {}), ...(a ? { after: a } : {}), ...(box ? { box } : {}) };
+}
+
+/** Regions beyond this many on one page are one region: the page was redrawn. */
+const MAX_REGIONS_PER_PAGE = 12;
+
+/**
+ * Compares the first-saved and the submitted rendering of every page a later update changed (at most
+ * MAX_COMPARED_PAGES), once per document model. Undefined for a file without incremental updates or
+ * whose earlier revisions do not open.
+ */
+export function compareRevisions(
+  doc: DocumentModel,
+  signal?: AbortSignal,
+): Promise<RevisionComparison | undefined> {
+  let p = comparisonCache.get(doc);
+  if (!p) {
+    p = compare(doc, signal);
+    comparisonCache.set(doc, p);
+    // A comparison stopped by its caller's time bound is not kept: another caller may have more time.
+    p.then((r) => {
+      if (!r && signal?.aborted) comparisonCache.delete(doc);
+    }).catch(() => comparisonCache.delete(doc));
+  }
+  return p;
+}
+
+async function compare(doc: DocumentModel, signal?: AbortSignal): Promise<RevisionComparison | undefined> {
+  const first = await firstSavedRevision(doc, signal);
+  if (!first) return undefined;
+  const raw = rawPdfOf(doc);
+  const changed = changedPages(raw, first.revision);
+  const scale = COMPARE_DPI / 72;
+  const before = new Map<number, { image: RgbaImage; text: { text: string; bbox: BoxTuple }[] }>();
+  const notCompared: number[] = [];
+  await withPageRenderer(first.bytes, signal, async (r) => {
+    for (const page of [...changed.keys()].sort((a, b) => a - b)) {
+      if (signal?.aborted) return;
+      if (page > r.pageCount || before.size >= MAX_COMPARED_PAGES) {
+        notCompared.push(page);
+        continue;
+      }
+      const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
+      if (!rendered) continue;
+      before.set(page, { image: rendered.image, text: await r.text(page) });
+    }
+  });
+  if (signal?.aborted) return undefined;
+  const pages: PageComparison[] = [];
+  await withPageRenderer(doc.bytes, signal, async (r) => {
+    for (const [page, old] of before) {
+      if (signal?.aborted) return;
+      const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
+      if (!rendered) continue;
+      const { image, geometry } = rendered;
+      const text = await r.text(page);
+      let diffs = diffRegions(old.image, image);
+      if (diffs.length > MAX_REGIONS_PER_PAGE) {
+        diffs = [
+          diffs.reduce((u, d) => ({
+            box: [
+              Math.min(u.box[0], d.box[0]),
+              Math.min(u.box[1], d.box[1]),
+              Math.max(u.box[2], d.box[2]),
+              Math.max(u.box[3], d.box[3]),
+            ],
+            pixels: u.pixels + d.pixels,
+          })),
+        ];
+      }
+      const regions = diffs.map((d): ChangedRegion => {
+        const pixelBox = pixelsToBox(geometry, d.box, image.width, image.height);
+        const { box, ...words } = differing(textIn(old.text, pixelBox), textIn(text, pixelBox));
+        const bbox: BoxTuple = box
+          ? [
+              Math.round(Math.min(pixelBox[0], box[0]) * 100) / 100,
+              Math.round(Math.min(pixelBox[1], box[1]) * 100) / 100,
+              Math.round(Math.max(pixelBox[2], box[2]) * 100) / 100,
+              Math.round(Math.max(pixelBox[3], box[3]) * 100) / 100,
+            ]
+          : pixelBox;
+        return { bbox, pixels: d.pixels, ...words };
+      });
+      pages.push({ page, geometry, regions, revisions: changed.get(page) ?? [] });
+    }
+  });
+  if (signal?.aborted) return undefined;
+  return { firstSaved: { revision: first.revision }, pages, notCompared };
+}
+
+/** A region's box in pixels of an image of the page `width` × `height` (for drawing it elsewhere). */
+export function regionPixels(
+  geometry: PageGeometry,
+  bbox: readonly number[],
+  width: number,
+  height: number,
+): BoxTuple | undefined {
+  const f = toFraction(geometry, bbox);
+  return f ? fractionToPixels(f, width, height) : undefined;
+}
