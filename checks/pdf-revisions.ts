@@ -289,7 +289,11 @@ export const REGION_CODE = "revision_changed_region";
  * True when revision k (0-based) makes only changes the modification policy permits: no problem at any
  * level, a complete review, and no more than the DocMDP level of a certification signature before it.
  */
-export function revisionPermitted(raw: RawPdf, k: number, signedLevels: { revision: number; level: number }[]): boolean {
+export function revisionPermitted(
+  raw: RawPdf,
+  k: number,
+  signedLevels: { revision: number; level: number }[],
+): boolean {
   const review = cachedReview(raw, k);
   if (review.incomplete || review.problems.length > 0) return false;
   const limit = Math.min(3, ...signedLevels.filter((s) => s.revision < k).map((s) => s.level));
@@ -318,12 +322,28 @@ function regionFindings(raw: RawPdf, comparison: RevisionComparison, changes: Fi
     const strongest = Math.max(
       0,
       ...changes
-        .filter((f) => f.page === pc.page && pc.revisions.includes(((f.evidence?.revision as number) ?? 0) - 1))
+        .filter(
+          (f) => f.page === pc.page && pc.revisions.includes(((f.evidence?.revision as number) ?? 0) - 1),
+        )
         .map((f) => f.severity ?? 0),
+    );
+    // Form fields and annotations draw outside the page's text layer: their values say what changed.
+    const valued = pc.revisions.flatMap((k) =>
+      cachedDiff(raw, k).changes.filter(
+        (c) => c.page === pc.page && (c.before !== undefined || c.after !== undefined),
+      ),
     );
     const revs = pc.revisions.map((k) => k + 1);
     const by = `revision${revs.length > 1 ? "s" : ""} ${revs.join(", ")}`;
-    for (const r of pc.regions) {
+    for (const region of pc.regions) {
+      const r =
+        region.before === undefined && region.after === undefined && valued.length === 1
+          ? {
+              ...region,
+              ...(valued[0]?.before !== undefined ? { before: valued[0].before } : {}),
+              ...(valued[0]?.after !== undefined ? { after: valued[0].after } : {}),
+            }
+          : region;
       const value =
         r.before !== undefined && r.after !== undefined
           ? `: ${quote(r.before)} → ${quote(r.after)}`

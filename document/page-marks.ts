@@ -3,8 +3,8 @@ import type { RgbaImage } from "./raster.js";
 /**
  * Draws numbered boxes on a rendered page (the reviewer's evidence, docs/evidence.md): each mark is a
  * rectangle drawn just outside the given pixel box (so it never hides the value it marks) in MARK_COLOUR,
- * with its number in white on a tab of TAB_COLOUR above its top-left corner (below it at the top edge of
- * the page). Digits come from a built-in 5 × 7 bitmap font: no font files, the same pixels everywhere.
+ * with its number in white on a tab of TAB_COLOUR left of its top-left corner (right of the box when the
+ * box touches the left edge), where a value in a column usually has blank space. Digits come from a built-in 5 × 7 bitmap font: no font files, the same pixels everywhere.
  * The two colours are exact and fully opaque, so a test can find the boxes in the decoded PNG.
  */
 
@@ -79,14 +79,13 @@ export function drawMarks(img: RgbaImage, marks: readonly Mark[]): void {
     fill(img, x1 - line, y0, x1, y1, MARK_COLOUR);
   }
   for (const m of marks) {
-    const [x0, y0, , y1] = outlineOf(m.box, img.width, img.height);
+    const [x0, y0, x1] = outlineOf(m.box, img.width, img.height);
     const text = String(m.number);
     const pad = scale;
     const tabW = text.length * 6 * scale - scale + 2 * pad;
     const tabH = 7 * scale + 2 * pad;
-    const above = y0 - tabH >= 0;
-    const tx = Math.max(0, Math.min(img.width - tabW, x0));
-    const ty = above ? y0 - tabH : Math.min(img.height - tabH, y1);
+    const tx = x0 - tabW >= 0 ? x0 - tabW : Math.min(img.width - tabW, x1);
+    const ty = Math.max(0, Math.min(img.height - tabH, y0));
     fill(img, tx, ty, tx + tabW, ty + tabH, TAB_COLOUR);
     for (let i = 0; i < text.length; i++) {
       const rows = DIGITS[text[i] as string] ?? [];

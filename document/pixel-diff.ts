@@ -53,7 +53,8 @@ export function diffRegions(a: RgbaImage, b: RgbaImage, opts: DiffOptions = {}):
         Math.abs((a.data[o + 1] as number) - (b.data[o + 1] as number)),
         Math.abs((a.data[o + 2] as number) - (b.data[o + 2] as number)),
       );
-      if (d > threshold) counts[cy + Math.floor(x / cell)] = (counts[cy + Math.floor(x / cell)] as number) + 1;
+      if (d > threshold)
+        counts[cy + Math.floor(x / cell)] = (counts[cy + Math.floor(x / cell)] as number) + 1;
     }
   }
   const changed = new Uint8Array(cw * ch);

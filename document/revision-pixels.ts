@@ -1,4 +1,10 @@
-import { type BoxTuple, fractionToPixels, type PageGeometry, pixelsToBox, toFraction } from "../core/page-geometry.js";
+import {
+  type BoxTuple,
+  fractionToPixels,
+  type PageGeometry,
+  pixelsToBox,
+  toFraction,
+} from "../core/page-geometry.js";
 import type { DocumentModel } from "./model.js";
 import { withPageRenderer } from "./pdf-images.js";
 import { rawPdfOf } from "./pdf-raw/cache.js";
@@ -72,7 +78,10 @@ const firstSavedCache = new WeakMap<DocumentModel, Promise<FirstSaved | undefine
 const comparisonCache = new WeakMap<DocumentModel, Promise<RevisionComparison | undefined>>();
 
 /** The earliest revision of a PDF with incremental updates that pdfjs opens with at least one page. */
-export function firstSavedRevision(doc: DocumentModel, signal?: AbortSignal): Promise<FirstSaved | undefined> {
+export function firstSavedRevision(
+  doc: DocumentModel,
+  signal?: AbortSignal,
+): Promise<FirstSaved | undefined> {
   let p = firstSavedCache.get(doc);
   if (!p) {
     p = findFirstSaved(doc, signal);
@@ -148,8 +157,25 @@ function differing(
     if (i >= 0) rest.splice(i, 1);
     else gone.push(t);
   }
-  const b = gone.map((t) => t.text.trim()).join(" ").slice(0, 200);
-  const a = rest.map((t) => t.text.trim()).join(" ").slice(0, 200);
+  if (gone.length === 0 && rest.length > 0) {
+    // Nothing of the first save's text is gone, yet the pixels changed and new text is here: the old
+    // text is still in the file under the new drawing (covered), at the new text's place.
+    const near = (t: TextItem) =>
+      rest.some(
+        (x) =>
+          Math.min(t.bbox[2], x.bbox[2]) - Math.max(t.bbox[0], x.bbox[0]) > 0 &&
+          Math.min(t.bbox[3], x.bbox[3]) - Math.max(t.bbox[1], x.bbox[1]) > 0,
+      );
+    for (const t of before) if (near(t)) gone.push(t);
+  }
+  const b = gone
+    .map((t) => t.text.trim())
+    .join(" ")
+    .slice(0, 200);
+  const a = rest
+    .map((t) => t.text.trim())
+    .join(" ")
+    .slice(0, 200);
   const boxes = [...gone, ...rest].map((t) => t.bbox);
   const box = boxes.length
     ? boxes.reduce<BoxTuple>(
