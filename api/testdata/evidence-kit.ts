@@ -57,7 +57,7 @@ export const whitePng = (width = 85, height = 110) =>
     .png()
     .toBuffer();
 
-/** Moves a detection to COMPLETED (score 88) and stores the evidence of `checks` with images of `imaged`. */
+/** Stores the evidence of `checks` with images of `imaged`, then moves the detection to COMPLETED (score 88). */
 export async function completeWithEvidence(
   h: Harness,
   id: string,
@@ -68,34 +68,6 @@ export async function completeWithEvidence(
     manifest?: (m: EvidenceManifest) => EvidenceManifest;
   } = {},
 ): Promise<EvidenceManifest> {
-  const stored = (await h.store.get(id)) as Detection;
-  await h.store.updateStatus({
-    ...stored,
-    status: {
-      ...stored.status,
-      phase: "Completed",
-      score: 88,
-      completedAt: h.clock.now().toISOString(),
-      document: {
-        filename: "statement.pdf",
-        contentType: "application/pdf",
-        sizeBytes: 1000,
-        key: keys.document(id, "statement.pdf"),
-        sha256: "0",
-      },
-      verdict: {
-        fraudScore: 88,
-        documentTypeMatch: true,
-        actualDocType: "bank_statement",
-        reasoning: "High risk (score 88/100): 2 checks flagged 2 findings.",
-        perCheck: checks.map((c) => ({
-          checkId: c.checkId,
-          importance: c.outcome === "flag" ? 9 : 0,
-          reasoning: c.summary,
-        })),
-      },
-    },
-  });
   const pages = pagesWithFindings(checks).map((p) => p.page);
   const geometry = new Map(pages.map((n) => [n, { ...LETTER, number: n }]));
   const built = buildEvidence({ detection: id, checks, geometry });
@@ -150,6 +122,35 @@ export async function completeWithEvidence(
   };
   if (opts.manifest) manifest = opts.manifest(manifest);
   await h.deps.objects.put(h.deps.bucket, keys.evidence(id), JSON.stringify(manifest));
+  // Completed last, as in the service: the check step stored the evidence before the agent ran.
+  const stored = (await h.store.get(id)) as Detection;
+  await h.store.updateStatus({
+    ...stored,
+    status: {
+      ...stored.status,
+      phase: "Completed",
+      score: 88,
+      completedAt: h.clock.now().toISOString(),
+      document: {
+        filename: "statement.pdf",
+        contentType: "application/pdf",
+        sizeBytes: 1000,
+        key: keys.document(id, "statement.pdf"),
+        sha256: "0",
+      },
+      verdict: {
+        fraudScore: 88,
+        documentTypeMatch: true,
+        actualDocType: "bank_statement",
+        reasoning: "High risk (score 88/100): 2 checks flagged 2 findings.",
+        perCheck: checks.map((c) => ({
+          checkId: c.checkId,
+          importance: c.outcome === "flag" ? 9 : 0,
+          reasoning: c.summary,
+        })),
+      },
+    },
+  });
   return manifest;
 }
 
