@@ -4,12 +4,15 @@
  * their colour, and the marked box must be the one the fixture recorded (placed on the image by the page
  * box and the image size, not by the finding's own bbox) — and there must be no box where nothing changed.
  */
+import { readFile } from "node:fs/promises";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
-import { PdfTextEditor } from "../fixtures/pdf-text-edit.js";
+import { retypeAmountsOn } from "../fixtures/tamper-text.js";
 import { appendRevision, makeFormPdf, tamperRevision } from "../fixtures/revisions.js";
 import { makeTextTamperedPdf, type TextTamperKind } from "../fixtures/tampered-text.js";
+import { type RpFixture, realProducerSet, type SetResult } from "../fixtures/real-producer/set.js";
+import { toolAvailability } from "../fixtures/real-producer/tools.js";
 import { judge } from "./check.js";
 import { checkDocument, iou, marksIn, onRow, pointsToPixels } from "./testdata/evidence-kit.js";
 import { createTestStepContext, type TestStepContext } from "./testdata/step-context.js";
@@ -139,25 +142,8 @@ describe("an incremental edit: the page as first saved next to the page as submi
 
 /** A long statement with one amount retyped in Courier on each of the given pages. */
 async function retypedOn(pages: number[], total: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.load(
-    await makeDocument({ seed: 5, docType: "bank_statement", region: "GB", pages: total }),
-    { updateMetadata: false },
-  );
-  const editor = new PdfTextEditor(doc);
-  const courier = await editor.standard(StandardFonts.Courier);
-  const blocks = editor.blocks();
-  for (const p of pages) {
-    const target = blocks.find((b) => b.page === p && /^-?£[\d,]+\.\d{2}$/.test(b.text));
-    if (!target) throw new Error(`no amount on page ${p}`);
-    await editor.rewrite(target, {
-      text: target.text.replace(/\d/, (d) => String((Number(d) % 9) + 1)),
-      font: courier,
-      fontKey: editor.fontKey(p, courier),
-      keepRightEdge: true,
-    });
-  }
-  editor.commit();
-  return doc.save({ useObjectStreams: false });
+  const genuine = await makeDocument({ seed: 5, docType: "bank_statement", region: "GB", pages: total });
+  return (await retypeAmountsOn(genuine, pages)).bytes;
 }
 
 describe("bounds", () => {
@@ -218,3 +204,63 @@ describe("bounds", () => {
     }
   });
 });
+
+const tools = toolAvailability();
+
+describe.skipIf(!tools.ok)(
+  tools.ok
+    ? "real-producer fixtures: the tool's edit is boxed where the sidecar says"
+    : `real-producer fixtures: SKIPPED — ${tools.reason}`,
+  () => {
+    let set: SetResult;
+    beforeAll(async () => {
+      set = await realProducerSet({ subset: "test" });
+    }, 600_000);
+
+    const byKind = (kind: string) => set.fixtures.find((f) => f.tamper?.kind === kind) as RpFixture;
+
+    it.each(["white_box_new_text", "incremental_update", "mupdf_redact_insert_incremental"])(
+      "%s",
+      async (kind) => {
+        const f = byKind(kind);
+        const change = f.tamper?.changes[0] as NonNullable<RpFixture["tamper"]>["changes"][number];
+        const bytes = new Uint8Array(await readFile(f.file));
+        const checked = await checkDocument(ctx, bytes, { docType: f.docType, region: f.region });
+        const page = checked.manifest.pages.find((p) => p.number === change.page)!;
+        expect(page?.image, f.id).toBeTruthy();
+
+        const submitted = await marksIn((await checked.png(change.page)) as Buffer);
+        const after = pointsToPixels(
+          page,
+          change.bboxAfter ?? change.bbox,
+          submitted.width,
+          submitted.height,
+        );
+        expect(Math.max(...submitted.marks.map((m) => iou(m.inner, after))), f.id).toBeGreaterThanOrEqual(
+          0.5,
+        );
+        // The group of that box says what changed, from → to.
+        const group = checked.manifest.groups.find((g) => g.after === change.after);
+        expect(group?.before, JSON.stringify(checked.manifest.groups.map((g) => g.headline))).toBe(
+          change.before,
+        );
+
+        if (!kind.includes("incremental")) return;
+        expect(page.firstSaved, f.id).toBeTruthy();
+        const first = await marksIn((await checked.png(change.page, "first-saved")) as Buffer);
+        const before = pointsToPixels(page, change.bbox, first.width, first.height);
+        expect(Math.max(...first.marks.map((m) => iou(m.inner, before))), f.id).toBeGreaterThanOrEqual(0.5);
+        // No box where nothing changed: every changed region is the edit or a change the tool made
+        // besides it, as the sidecar lists them (MuPDF's redaction drops the words after the value).
+        const known = [change, ...(f.tamper?.sideEffects ?? []).filter((e) => e.page === change.page)]
+          .filter((e): e is typeof e & { bbox: number[] } => Array.isArray(e.bbox))
+          .map((e) => pointsToPixels(page, e.bbox, first.width, first.height));
+        for (const m of first.marks)
+          expect(
+            known.some((k) => onRow(m.inner, k)),
+            JSON.stringify({ m, known }),
+          ).toBe(true);
+      },
+    );
+  },
+);

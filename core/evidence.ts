@@ -422,7 +422,14 @@ function draftOf(items: Item[]): Draft {
     else places.push({ page, bbox: roundBox(box) });
   }
   const strongest = [...items].sort((a, b) => b.severity - a.severity || a.index - b.index);
-  const valued = strongest.find((i) => i.before !== null || i.after !== null);
+  // The changed value the group shows: from its strongest findings that name one, the fullest (a check
+  // that compares whole words beats one that saw only the changed glyph).
+  const withValue = strongest.filter((i) => i.before !== null || i.after !== null);
+  const top = withValue[0]?.severity;
+  const length = (i: Item) => (i.before?.length ?? 0) + (i.after?.length ?? 0);
+  const valued = withValue
+    .filter((i) => i.severity === top)
+    .reduce<Item | undefined>((best, i) => (!best || length(i) > length(best) ? i : best), undefined);
   return {
     items,
     places,

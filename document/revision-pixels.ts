@@ -139,17 +139,62 @@ function textIn(items: TextItem[], region: BoxTuple): TextItem[] {
     .sort((a, b) => b.bbox[1] - a.bbox[1] || a.bbox[0] - b.bbox[0]);
 }
 
+const heightOf = (t: TextItem) => Math.max(1, t.bbox[3] - t.bbox[1]);
+const sameLine = (a: TextItem, b: TextItem) =>
+  Math.min(a.bbox[3], b.bbox[3]) - Math.max(a.bbox[1], b.bbox[1]) > 0.5 * Math.min(heightOf(a), heightOf(b));
+const gapBetween = (a: TextItem, b: TextItem) =>
+  Math.max(a.bbox[0], b.bbox[0]) - Math.min(a.bbox[2], b.bbox[2]);
+/** Items closer than this share of their height belong to one word (glyphs a producer wrote apart). */
+const GLUED = 0.15;
+
+/** The items glued to `seed` on their line (the rest of the word or number a changed glyph is part of). */
+function grow(items: readonly TextItem[], seed: readonly TextItem[]): TextItem[] {
+  const set = new Set(seed);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const t of items) {
+      if (set.has(t) || t.text.trim() === "") continue;
+      for (const u of set) {
+        const h = Math.min(heightOf(t), heightOf(u));
+        // Adjacent, not drawn over each other (text left under a cover overlaps the new text).
+        const gap = gapBetween(t, u);
+        if (sameLine(t, u) && gap <= GLUED * h && gap >= -0.3 * h) {
+          set.add(t);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  return [...set];
+}
+
+/** Items read as text: left to right per line, glued items joined without a space. */
+function readText(items: readonly TextItem[]): string {
+  const sorted = [...items].sort((a, b) => b.bbox[1] - a.bbox[1] || a.bbox[0] - b.bbox[0]);
+  let out = "";
+  let prev: TextItem | undefined;
+  for (const t of sorted) {
+    const glued = prev && sameLine(prev, t) && gapBetween(prev, t) <= GLUED * heightOf(t);
+    out += `${prev && !glued ? " " : ""}${t.text.trim()}`;
+    prev = t;
+  }
+  return out.slice(0, 200);
+}
+
 /**
- * What differs between the texts of two sides: the items of each side the other does not have (same text
- * at about the same place), their texts joined, and the box around them (a changed digit is shown as the
- * whole value it belongs to).
+ * What differs between the texts of two sides at a changed region: the items of each side the other
+ * does not have (same text at about the same place), grown to the words they belong to (a changed digit
+ * reads as the whole number), their texts, and the box around them.
  */
 function differing(
   before: TextItem[],
   after: TextItem[],
+  allBefore: readonly TextItem[],
+  allAfter: readonly TextItem[],
 ): { before?: string; after?: string; box?: BoxTuple } {
   const rest = [...after];
-  const gone: TextItem[] = [];
+  let gone: TextItem[] = [];
   for (const t of before) {
     const i = rest.findIndex(
       (x) => x.text === t.text && Math.abs(x.bbox[0] - t.bbox[0]) < 2 && Math.abs(x.bbox[1] - t.bbox[1]) < 2,
@@ -168,15 +213,11 @@ function differing(
       );
     for (const t of before) if (near(t)) gone.push(t);
   }
-  const b = gone
-    .map((t) => t.text.trim())
-    .join(" ")
-    .slice(0, 200);
-  const a = rest
-    .map((t) => t.text.trim())
-    .join(" ")
-    .slice(0, 200);
-  const boxes = [...gone, ...rest].map((t) => t.bbox);
+  gone = gone.length ? grow(allBefore, gone) : gone;
+  const added = rest.length ? grow(allAfter, rest) : rest;
+  const b = readText(gone);
+  const a = readText(added);
+  const boxes = [...gone, ...added].map((t) => t.bbox);
   const box = boxes.length
     ? boxes.reduce<BoxTuple>(
         (u, x) => [Math.min(u[0], x[0]), Math.min(u[1], x[1]), Math.max(u[2], x[2]), Math.max(u[3], x[3])],
@@ -255,7 +296,12 @@ async function compare(doc: DocumentModel, signal?: AbortSignal): Promise<Revisi
       }
       const regions = diffs.map((d): ChangedRegion => {
         const pixelBox = pixelsToBox(geometry, d.box, image.width, image.height);
-        const { box, ...words } = differing(textIn(old.text, pixelBox), textIn(text, pixelBox));
+        const { box, ...words } = differing(
+          textIn(old.text, pixelBox),
+          textIn(text, pixelBox),
+          old.text,
+          text,
+        );
         const bbox: BoxTuple = box
           ? [
               Math.round(Math.min(pixelBox[0], box[0]) * 100) / 100,

@@ -138,10 +138,10 @@ describe.skipIf(!available)(
       await groups.first().click();
       const box = page.locator('.box[data-group="1"]').first();
       await expect(box.getAttribute("class")).resolves.toContain("hl");
-      await page.waitForFunction(() => {
-        const b = document.querySelector('.box[data-group="1"]')?.getBoundingClientRect();
-        return !!b && b.top >= 0 && b.bottom <= window.innerHeight;
-      });
+      await page.waitForFunction(
+        `(() => { const b = document.querySelector('.box[data-group="1"]')?.getBoundingClientRect();
+          return !!b && b.top >= 0 && b.bottom <= window.innerHeight; })()`,
+      );
       const rect = await box.boundingBox();
       expect(rect && rect.width > 5 && rect.height > 5).toBe(true);
       await expect(groups.first().getAttribute("class")).resolves.toContain("active");
@@ -160,9 +160,7 @@ describe.skipIf(!available)(
       const imgs = pair.locator("img");
       expect(await imgs.count()).toBe(2);
       for (const img of await imgs.all()) {
-        await expect(img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).resolves.toBeGreaterThan(
-          100,
-        );
+        await expect(img.evaluate("(el) => el.naturalWidth")).resolves.toBeGreaterThan(100);
       }
       const region = page.locator("button.group", { hasText: "→" }).first();
       await region.click();
@@ -177,10 +175,10 @@ describe.skipIf(!available)(
       await page.waitForLoadState("networkidle");
       await page.screenshot({ path: path.join(ARTIFACTS, "5-hostile-text.png"), fullPage: false });
       const shown = await page.locator("body").textContent();
-      expect(shown, JSON.stringify(docs.hostile?.evidence).slice(0, 3000)).toContain("<script>window.__pwned=2</script>");
-      await expect(
-        page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
-      ).resolves.toBeUndefined();
+      expect(shown, JSON.stringify(docs.hostile?.evidence).slice(0, 3000)).toContain(
+        "<script>window.__pwned=2</script>",
+      );
+      await expect(page.evaluate("window.__pwned")).resolves.toBeUndefined();
       await expect(page.locator('img[src="x"]').count()).resolves.toBe(0);
       await expect(page.locator("script").count()).resolves.toBe(1);
       await page.screenshot({ path: path.join(ARTIFACTS, "5-hostile-text.png"), fullPage: false });
