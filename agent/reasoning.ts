@@ -73,13 +73,6 @@ export function formatEvidence(evidence: Finding["evidence"]): string {
     .join("; ");
 }
 
-function where(checkId: string, finding: Finding): string {
-  const parts = [checkId];
-  if (finding.page !== undefined) parts.push(`page ${finding.page}`);
-  if (finding.bbox) parts.push(`area [${finding.bbox.map((n) => Math.round(n)).join(", ")}]`);
-  return parts.join(", ");
-}
-
 function opening(input: ReasoningInput): string {
   const { score, contributions } = input.breakdown;
   const band = BAND_WORDS[scoreBand(score)];

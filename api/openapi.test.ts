@@ -391,7 +391,6 @@ describe("every status an operation answers is documented, with a matching examp
 
   it("evidence, page images and the reviewer page", async () => {
     const alice = await h.token("alice");
-    const reader = await h.token("reader");
     const createOnly = await h.token("alice", SCOPES.create);
     const id = await createDetection(h, alice);
     const ev = `/v1/detection/${id}/evidence`;
