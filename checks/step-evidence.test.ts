@@ -5,9 +5,11 @@
  * box and the image size, not by the finding's own bbox) — and there must be no box where nothing changed.
  */
 import { readFile } from "node:fs/promises";
+import sharp from "sharp";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
+import { editedPhoto } from "../fixtures/tamper-image.js";
 import { retypeAmountsOn } from "../fixtures/tamper-text.js";
 import { appendRevision, makeFormPdf, tamperRevision } from "../fixtures/revisions.js";
 import { makeTextTamperedPdf, type TextTamperKind } from "../fixtures/tampered-text.js";
@@ -145,6 +147,29 @@ async function retypedOn(pages: number[], total: number): Promise<Uint8Array> {
   const genuine = await makeDocument({ seed: 5, docType: "bank_statement", region: "GB", pages: total });
   return (await retypeAmountsOn(genuine, pages)).bytes;
 }
+
+describe("an image document", () => {
+  it("is its one page: rendered (scaled within the bound) when anything was found about it", async () => {
+    const photo = await editedPhoto(await makeDocument({ seed: 2, docType: "payslip", region: "GB" }), 3);
+    const checked = await checkDocument(
+      ctx,
+      new Uint8Array(photo.bytes),
+      { docType: "payslip", region: "GB" },
+      {},
+      "image/jpeg",
+    );
+    expect(checked.manifest.findingsTotal).toBeGreaterThan(0);
+    const page = checked.manifest.pages[0]!;
+    expect(page.number).toBe(1);
+    expect(page.geometry?.units).toBe("px");
+    const png = (await checked.png(1)) as Buffer;
+    const meta = await sharp(png).metadata();
+    const source = await sharp(photo.bytes).metadata();
+    expect(meta.format).toBe("png");
+    expect(Math.max(meta.width!, meta.height!)).toBeLessThanOrEqual(2000);
+    expect(Math.abs(meta.width! / meta.height! - source.width! / source.height!)).toBeLessThan(0.01);
+  });
+});
 
 describe("bounds", () => {
   it("a 200-page PDF renders only the pages that carry findings (layout is read on the first 100)", async () => {

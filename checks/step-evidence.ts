@@ -159,7 +159,14 @@ export async function writeEvidence(
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(new Error("evidence rendering time is up")), limits.timeoutMs);
   const budget: Budget = { images: 0, bytes: 0, deadline: started + limits.timeoutMs, limits, notes: [] };
-  const withFindings = pagesWithFindings(checks).slice(0, EVIDENCE_LIMITS.maxPages);
+  const imageDocument = !doc.pdf && doc.contentType.startsWith("image/");
+  const findingsTotal = checks.reduce((n, c) => n + c.findings.length, 0);
+  // An image document is its one page: every finding about it is about that page.
+  const withFindings = imageDocument
+    ? findingsTotal > 0
+      ? [{ page: 1, severity: 0, count: findingsTotal }]
+      : []
+    : pagesWithFindings(checks).slice(0, EVIDENCE_LIMITS.maxPages);
   const geometry = new Map<number, PageGeometry>();
   const images = new Map<number, PageImage>();
   const firstSaved = new Map<number, PageImage>();
@@ -204,7 +211,7 @@ export async function writeEvidence(
           signal: ctl.signal,
         });
       }
-    } else if (doc.contentType.startsWith("image/") && withFindings.length > 0) {
+    } else if (imageDocument && withFindings.length > 0) {
       await renderImage(doc, checks, {
         geometry,
         images,
@@ -234,7 +241,9 @@ export async function writeEvidence(
         height: size ? Math.round(size.height * 100) / 100 : null,
         rotate: g?.rotate ?? 0,
         geometry: g ?? null,
-        findingCount: checks.reduce((n, c) => n + c.findings.filter((f) => f.page === page).length, 0),
+        findingCount: imageDocument
+          ? findingsTotal
+          : checks.reduce((n, c) => n + c.findings.filter((f) => f.page === page).length, 0),
         groups: [...new Set((built?.marks.get(page) ?? []).map((m) => m.group))].sort((a, b) => a - b),
         image,
         firstSaved: firstSaved.get(page) ?? null,
