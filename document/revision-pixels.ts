@@ -266,9 +266,13 @@ async function compare(doc: DocumentModel, signal?: AbortSignal): Promise<Revisi
         notCompared.push(page);
         continue;
       }
-      const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
-      if (!rendered) continue;
-      before.set(page, { image: rendered.image, text: await r.text(page) });
+      try {
+        const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
+        if (rendered) before.set(page, { image: rendered.image, text: await r.text(page) });
+      } catch {
+        if (signal?.aborted) return;
+        notCompared.push(page); // this page of the first save does not render: compare the others
+      }
     }
   });
   if (signal?.aborted) return undefined;
@@ -276,10 +280,18 @@ async function compare(doc: DocumentModel, signal?: AbortSignal): Promise<Revisi
   await withPageRenderer(doc.bytes, signal, async (r) => {
     for (const [page, old] of before) {
       if (signal?.aborted) return;
-      const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
+      let rendered: Awaited<ReturnType<typeof r.render>>;
+      let text: TextItem[];
+      try {
+        rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
+        text = rendered ? await r.text(page) : [];
+      } catch {
+        if (signal?.aborted) return;
+        notCompared.push(page);
+        continue;
+      }
       if (!rendered) continue;
       const { image, geometry } = rendered;
-      const text = await r.text(page);
       let diffs = diffRegions(old.image, image);
       if (diffs.length > MAX_REGIONS_PER_PAGE) {
         diffs = [
