@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { CheckResult } from "../core/check-result.js";
+import type { EvidenceGroup } from "../core/evidence.js";
 import type { DocType, Verdict } from "../core/verdict.js";
 
 /**
@@ -16,6 +17,8 @@ export interface AgentInput {
   textTruncated?: boolean;
   checks: CheckResult[];
   discovered: string[];
+  /** The evidence's headline groups the check step stored (numbered as on the page images), when it did. */
+  groups?: EvidenceGroup[];
 }
 
 /** The run an analysis belongs to: its id and a logger that already carries it. */

@@ -182,10 +182,21 @@ describe("combineVerdict", () => {
       true,
     );
     expect(reasoning).toMatch(/Score \d+\/100, combining the deterministic rules/);
-    expect(reasoning).toContain("[metadata.dates, page 1]");
+    expect(reasoning).toContain("1. The modification date is earlier than the creation date, page 1.");
     expect(reasoning).toContain("modified: 2024-11-30T08:12:00Z");
-    expect(reasoning).toContain("[file.type]");
+    expect(reasoning).toContain("file.type extension_mismatch");
     expect(reasoning.indexOf("Language model")).toBeLessThan(reasoning.indexOf("Findings ("));
+  });
+
+  it("stays within 4 KB whatever the model writes", () => {
+    const i = input([strong, mild, pass]);
+    const v = combineVerdict(
+      i,
+      analyzeWithRules(i),
+      answer({ reasoning: "Долгий ответ модели. ".repeat(2000) }),
+    );
+    expect(Buffer.byteLength(v.reasoning ?? "")).toBeLessThanOrEqual(4000);
+    expect(v.reasoning).toContain("Findings (");
   });
 
   it("lists every check in per_check and says when nothing was flagged", () => {

@@ -1,6 +1,6 @@
 import type { AgentInput } from "./engine.js";
 import type { LlmAnswer } from "./llm-prompt.js";
-import { writeFindingsSection } from "./reasoning.js";
+import { capReasoning, groupsOf, writeFindingsSection } from "./reasoning.js";
 import type { RulesAnalysis } from "./rules-engine.js";
 import { flaggedFindings, SCORING, type ScoringConstants } from "./score.js";
 import { DOC_TYPE_WORDS, DOC_TYPES, type DocType, type PerCheck, type Verdict } from "../core/verdict.js";
@@ -29,7 +29,8 @@ export const HYBRID = {
 
 export type HybridConstants = { [K in keyof typeof HYBRID]: number };
 
-const MAX_MODEL_REASONING_CHARS = 4000;
+/** The model's own reasoning, quoted at most this long (the whole reasoning stays within 4 KB). */
+const MAX_MODEL_REASONING_CHARS = 1500;
 const MAX_TYPE_WORDS_CHARS = 80;
 const MAX_CHECK_REASONING_CHARS = 600;
 
@@ -149,13 +150,14 @@ export function combineVerdict(
   const type = normaliseDocType(input.declaredDocType, answer, rules.verdict);
   const modelReasoning = clip(answer.reasoning, MAX_MODEL_REASONING_CHARS);
   const by = opts.model ? ` (${opts.model})` : "";
-  const reasoning = [
+  const reasoning = capReasoning([
     modelReasoning === ""
       ? `The language model${by} gave no reasoning.`
       : `Language model assessment${by}: ${modelReasoning}`,
     scoreParagraph(score, h),
-    writeFindingsSection(rules.breakdown) ?? "Deterministic findings: no check flagged anything.",
-  ].join("\n\n");
+    writeFindingsSection(rules.breakdown, input.groups ?? groupsOf(input.checks)) ??
+      "Deterministic findings: no check flagged anything.",
+  ]);
   return {
     fraudScore: score.score,
     ...type,

@@ -1,4 +1,5 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
+import { buildEvidence, type EvidenceGroup } from "../core/evidence.js";
 import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
 import type { Classification } from "./classify.js";
 import { type ScoreBreakdown, scoreBand } from "./score.js";
@@ -17,7 +18,28 @@ export interface ReasoningInput {
   discovered: string[];
   /** True when the document had extractable text. */
   hasText: boolean;
+  /**
+   * The evidence's headline groups (core/evidence.ts), numbered as on the page images; built from the
+   * checks when the check step stored none.
+   */
+  groups?: readonly EvidenceGroup[];
 }
+
+/**
+ * Bounds of verdict.reasoning (docs/evidence.md, "Reasoning"): it leads with at most `groups` headline
+ * groups, each citing its strongest finding (so at most that many findings are cited, whatever the
+ * document), clips every sentence taken from a check, and stays within `bytes` (UTF-8) in all. The full
+ * list of findings is the evidence (GET /v1/detection/{id}/evidence).
+ */
+export const REASONING_LIMITS = {
+  groups: 8,
+  /** Characters of a finding's message and of its evidence in a cited line. */
+  messageChars: 200,
+  evidenceChars: 200,
+  /** Characters of a check summary quoted in the limits paragraph. */
+  summaryChars: 200,
+  bytes: 4000,
+} as const;
 
 const MAX_VALUE_CHARS = 300;
 const MAX_EVIDENCE_PHRASES = 5;
@@ -49,13 +71,6 @@ export function formatEvidence(evidence: Finding["evidence"]): string {
   return Object.entries(evidence)
     .map(([key, value]) => `${key}: ${formatValue(value)}`)
     .join("; ");
-}
-
-function where(checkId: string, finding: Finding): string {
-  const parts = [checkId];
-  if (finding.page !== undefined) parts.push(`page ${finding.page}`);
-  if (finding.bbox) parts.push(`area [${finding.bbox.map((n) => Math.round(n)).join(", ")}]`);
-  return parts.join(", ");
 }
 
 function opening(input: ReasoningInput): string {
@@ -123,50 +138,91 @@ function typeParagraph(input: ReasoningInput): string {
 }
 
 function findingsParagraphs(input: ReasoningInput): string[] {
-  const section = writeFindingsSection(input.breakdown);
+  const section = writeFindingsSection(input.breakdown, input.groups ?? groupsOf(input.checks));
   return section === undefined ? [] : [section];
 }
 
+/** The evidence's groups of the checks, when the check step stored none (numbered the same way). */
+export function groupsOf(checks: readonly CheckResult[]): EvidenceGroup[] {
+  return buildEvidence({ detection: "", checks }).groups;
+}
+
+const clipTo = (s: string, max: number) => {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+};
+
 /**
- * The deterministic findings section: every flagged finding with where it is, its evidence, its severity
- * and what its check contributed to the rules score. Undefined when nothing was flagged.
+ * The deterministic findings section: the headline groups of the flagged checks, strongest first (at
+ * most REASONING_LIMITS.groups), each with where it is, its strongest finding's message and evidence, its
+ * severity and the checks that found it; then what each check contributed to the score. Undefined when
+ * nothing was flagged.
  */
-export function writeFindingsSection(breakdown: ScoreBreakdown): string | undefined {
+export function writeFindingsSection(
+  breakdown: ScoreBreakdown,
+  groups: readonly EvidenceGroup[] = [],
+): string | undefined {
   const flagged = breakdown.contributions.filter((c) => c.findings.length > 0);
   if (flagged.length === 0) return undefined;
-  const lines = [
-    `Findings (${plural(
-      flagged.reduce((n, c) => n + c.findings.length, 0),
-      "finding",
-    )}):`,
-  ];
-  for (const contribution of [...flagged].sort((a, b) => b.points - a.points)) {
-    for (const { finding, severity } of contribution.findings) {
-      const evidence = formatEvidence(finding.evidence);
-      lines.push(
-        `- [${where(contribution.checkId, finding)}] ${sentence(finding.message)}` +
-          (evidence ? ` Evidence: ${evidence}.` : "") +
-          ` Severity ${severity}/10 (code ${finding.code}).`,
-      );
+  const total = flagged.reduce((n, c) => n + c.findings.length, 0);
+  const flaggedIds = new Set(flagged.map((c) => c.checkId));
+  // The strongest counted finding of each check and code, to quote under a group.
+  const quoted = new Map<string, { finding: Finding; severity: number }>();
+  for (const c of flagged)
+    for (const f of c.findings) {
+      const key = `${c.checkId}:${f.finding.code}`;
+      if (!quoted.has(key)) quoted.set(key, f);
     }
-    lines.push(`  ${contribution.checkId} contributed ${points(contribution.points)} to the score.`);
+  const cited = groups.filter((g) => g.checks.some((c) => flaggedIds.has(c.checkId)) && g.severity >= 1);
+  const shown = cited.slice(0, REASONING_LIMITS.groups);
+  const lines = [
+    `Findings (${plural(total, "finding")} from ${plural(flagged.length, "check")}, in ${plural(cited.length, "group")}; the evidence lists every finding with its place on the page):`,
+  ];
+  for (const g of shown) {
+    const lead = g.checks.find((c) => flaggedIds.has(c.checkId)) ?? g.checks[0];
+    const q = lead ? quoted.get(`${lead.checkId}:${lead.code}`) : undefined;
+    const message = q ? sentence(clipTo(q.finding.message, REASONING_LIMITS.messageChars)) : "";
+    const evidence = q ? clipTo(formatEvidence(q.finding.evidence), REASONING_LIMITS.evidenceChars) : "";
+    const by = [...new Set(g.checks.map((c) => `${c.checkId} ${c.code}`))].slice(0, 4).join(", ");
+    const headline = sentence(g.headline);
+    const repeats =
+      message !== "" && headline.replace(/[.!?]$/, "").includes(message.replace(/[.!?]$/, "").slice(0, 60));
+    lines.push(
+      `${g.number}. ${headline}` +
+        (message && !repeats ? ` ${message}` : "") +
+        (evidence ? ` Evidence: ${evidence}.` : "") +
+        ` Severity ${g.severity}/10 (${by}${g.findingCount > 1 ? `; ${g.findingCount} findings` : ""}).`,
+    );
   }
+  if (cited.length > shown.length) {
+    const rest = cited.slice(shown.length);
+    lines.push(
+      `… and ${plural(rest.length, "further group")} (severity ${Math.max(...rest.map((g) => g.severity))} at most) in the evidence.`,
+    );
+  }
+  lines.push(
+    `Score: ${[...flagged]
+      .sort((a, b) => b.points - a.points)
+      .map((c) => `${c.checkId} contributed ${points(c.points)}`)
+      .join("; ")}.`,
+  );
   return lines.join("\n");
 }
 
 function limitsParagraph(input: ReasoningInput): string | undefined {
   const parts: string[] = [];
+  const summary = (c: CheckResult) => clipTo(c.summary, REASONING_LIMITS.summaryChars);
   for (const check of input.checks) {
     if (check.outcome === "error") {
       parts.push(
-        `The check ${check.checkId} could not be completed (${check.summary.trim().replace(/[.!?]$/, "")}), so what it ` +
+        `The check ${check.checkId} could not be completed (${summary(check).replace(/[.!?]$/, "")}), so what it ` +
           "examines was not assessed; this adds a little uncertainty to the score.",
       );
     }
   }
   for (const check of input.checks) {
     if (check.outcome === "skip")
-      parts.push(`The check ${check.checkId} did not apply: ${sentence(check.summary)}`);
+      parts.push(`The check ${check.checkId} did not apply: ${sentence(summary(check))}`);
   }
   if (!input.hasText) parts.push("The document has no extractable text, so its content could not be read.");
   return parts.length > 0 ? `Limits of this assessment: ${parts.join(" ")}` : undefined;
@@ -184,18 +240,63 @@ const CLOSING =
   "A higher score means a higher likelihood of fraud but does not prove it, and a low score does not prove " +
   "authenticity; high-risk cases must be reviewed by a person before any decision is made.";
 
-/** The full reasoning text a human reviewer reads: plain text, paragraphs separated by blank lines. */
+/**
+ * The full reasoning text a human reviewer reads: plain text, paragraphs separated by blank lines, at
+ * most REASONING_LIMITS.bytes.
+ */
 export function writeReasoning(input: ReasoningInput): string {
-  return [
+  return capReasoning([
     opening(input),
     typeParagraph(input),
     ...findingsParagraphs(input),
     passesAndFacts(input),
     limitsParagraph(input),
     CLOSING,
-  ]
-    .filter((p): p is string => p !== undefined && p !== "")
-    .join("\n\n");
+  ]);
+}
+
+const bytesOf = (s: string) => Buffer.byteLength(s, "utf8");
+
+/** `text` cut to at most `max` UTF-8 bytes, ending in "…" when cut (never inside a character). */
+export function clipBytes(text: string, max: number): string {
+  if (bytesOf(text) <= max) return text;
+  let end = Math.min(text.length, max);
+  while (end > 0 && bytesOf(text.slice(0, end)) > max - 3) end--;
+  if (/[\uD800-\uDBFF]$/.test(text.slice(0, end))) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * Joins the paragraphs within REASONING_LIMITS.bytes: when they do not fit, the findings section loses
+ * group lines from its end, then the middle paragraphs are clipped; the opening and the closing note stay.
+ */
+export function capReasoning(parts: (string | undefined)[], max: number = REASONING_LIMITS.bytes): string {
+  const paragraphs = parts.filter((p): p is string => p !== undefined && p !== "");
+  const join = () => paragraphs.join("\n\n");
+  let text = join();
+  if (bytesOf(text) <= max) return text;
+  const f = paragraphs.findIndex((p) => p.startsWith("Findings ("));
+  if (f >= 0) {
+    const lines = (paragraphs[f] as string).split("\n");
+    const score = lines.pop() as string;
+    let dropped = 0;
+    while (bytesOf(text) > max && lines.length > 2) {
+      const last = lines.pop() as string;
+      if (/^… and /.test(last)) continue;
+      dropped++;
+      paragraphs[f] = [...lines, `… and ${plural(dropped, "further group")} in the evidence.`, score].join(
+        "\n",
+      );
+      text = join();
+    }
+  }
+  for (let i = paragraphs.length - 2; i >= 1 && bytesOf(text) > max; i--) {
+    const over = bytesOf(text) - max;
+    const p = paragraphs[i] as string;
+    paragraphs[i] = clipBytes(p, Math.max(80, bytesOf(p) - over));
+    text = join();
+  }
+  return clipBytes(text, max);
 }
 
 /** The short reasoning of one check for per_check: its summary plus its top findings. */

@@ -77,6 +77,7 @@ export function analyzeWithRules(input: AgentInput, constants: ScoringConstants 
     checks: input.checks,
     discovered: input.discovered,
     hasText: documentWords(input.text) !== "",
+    ...(input.groups ? { groups: input.groups } : {}),
   });
 
   const verdict: Verdict = {

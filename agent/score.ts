@@ -1,4 +1,5 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
+import { SCORE_BANDS, scoreBandOf } from "../core/verdict.js";
 
 /**
  * How the rules engine turns check results into a fraud score: a small pure function with named constants.
@@ -49,7 +50,7 @@ export const SCORING = {
   /** Points when the declared type could not be confirmed from the text (no text, or too weak a signal). */
   unconfirmedTypePoints: 3,
   /** Score bands for the reasoning's first sentence: below `moderate` is low, from `high` on is high. */
-  bands: { moderate: 30, high: 60 },
+  bands: SCORE_BANDS,
 } as const;
 
 export type ScoringConstants = {
@@ -171,7 +172,5 @@ export function importanceOf(points: number): number {
 export type ScoreBand = "low" | "moderate" | "high";
 
 export function scoreBand(score: number, k: ScoringConstants = SCORING): ScoreBand {
-  if (score >= k.bands.high) return "high";
-  if (score >= k.bands.moderate) return "moderate";
-  return "low";
+  return scoreBandOf(score, k.bands);
 }

@@ -173,6 +173,7 @@ export async function runAgentStep(
     textTruncated: text.length >= MAX_TEXT_CHARS - 1,
     checks: checkResult.value.checks,
     discovered: checkResult.value.discovered,
+    ...(checkResult.value.evidence ? { groups: checkResult.value.evidence.groups } : {}),
   };
   const run = { runId, log };
   const outcome = await produceVerdict(selection.engine, agentInput, run);

@@ -10,6 +10,7 @@ import type { ApiDeps, AppEnv } from "./deps.js";
 import { registerDetectionRoutes } from "./detections/index.js";
 import { errorHandler } from "./error-handler.js";
 import { registerJobRoutes } from "./jobs/index.js";
+import { registerReviewRoutes } from "./review/index.js";
 import { registerDocsRoutes } from "./system/docs.js";
 import { registerHealthRoutes } from "./system/health.js";
 import { httpMetrics, registerMetricsRoute } from "./system/metrics.js";
@@ -88,6 +89,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   registerDetectionRoutes(app);
   registerUploadRoutes(app);
   registerJobRoutes(app);
+  registerReviewRoutes(app);
   registerHealthRoutes(app);
   registerMetricsRoute(app, deps.metrics);
   registerDocsRoutes(app);
@@ -116,6 +118,10 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
         { name: "detections", description: "Create, read, list and delete detections" },
         { name: "uploads", description: "Upload a document for a detection (the alternative to source_url)" },
         { name: "jobs", description: "Batch jobs over a bucket" },
+        {
+          name: "review",
+          description: "The reviewer page of a detection, opened by the signed review_url of its evidence",
+        },
         { name: "operations", description: "Liveness and readiness" },
       ],
     }) satisfies Parameters<typeof app.getOpenAPIDocument>[0];

@@ -14,6 +14,7 @@ import { StoreError } from "../core/ports.js";
 import { SCOPES } from "../core/scopes.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { call, createHarness, type Harness } from "./testdata/app-kit.js";
+import { completeWithEvidence, createDetection } from "./testdata/evidence-kit.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const REDOCLY = path.join(ROOT, "node_modules/@redocly/cli/bin/cli.js");
@@ -98,9 +99,13 @@ describe("operations and security", () => {
         "createUpload",
         "deleteDetection",
         "getDetection",
+        "getDetectionEvidence",
+        "getDetectionEvidencePage",
         "getHealth",
         "getJob",
         "getReadiness",
+        "getReviewPage",
+        "getReviewPageImage",
         "listDetections",
         "uploadDocument",
       ].sort(),
@@ -120,9 +125,13 @@ describe("operations and security", () => {
       uploadDocument: "public",
       getHealth: "public",
       getReadiness: "public",
+      getReviewPage: "public",
+      getReviewPageImage: "public",
       createDetection: [SCOPES.create, SCOPES.createSample],
       listDetections: [SCOPES.get],
       getDetection: [SCOPES.get],
+      getDetectionEvidence: [SCOPES.get],
+      getDetectionEvidencePage: [SCOPES.get],
       deleteDetection: [SCOPES.delete],
       createUpload: [SCOPES.create],
       createJob: [SCOPES.jobsCreate],
@@ -223,13 +232,17 @@ describe("every status an operation answers is documented, with a matching examp
 
   const seen: string[] = [];
   /** Asserts that answer `r` of `method path` is documented and matches a documented example. */
-  function documented(method: string, p: string, r: { status: number; body: Doc }): void {
+  function documented(method: string, p: string, r: { status: number; body: Doc; headers?: Headers }): void {
     const op = doc.paths[p]?.[method];
     expect(op, `${method} ${p}`).toBeDefined();
     const res = op.responses[String(r.status)];
     const where = `${op.operationId} ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
     expect(res, where).toBeDefined();
     seen.push(`${op.operationId} ${r.status}`);
+    // The answer's media type is the one documented for that status (JSON unless it says otherwise).
+    const type = (r.headers?.get("content-type") ?? "application/json").split(";")[0]!.trim();
+    expect(Object.keys(res.content ?? {}), where).toContain(type);
+    if (type !== "application/json") return;
     const media = res.content?.["application/json"];
     expect(media, where).toBeDefined();
     if (Array.isArray(r.body.detail)) {
@@ -376,6 +389,48 @@ describe("every status an operation answers is documented, with a matching examp
     documented("get", "/v1/detection", await call(h, "GET", "/v1/detection", { token: alice }));
   });
 
+  it("evidence, page images and the reviewer page", async () => {
+    const alice = await h.token("alice");
+    const createOnly = await h.token("alice", SCOPES.create);
+    const id = await createDetection(h, alice);
+    const ev = `/v1/detection/${id}/evidence`;
+    const evDoc = "/v1/detection/{detection_id}/evidence";
+    const pageDoc = "/v1/detection/{detection_id}/evidence/pages/{file}";
+    documented("get", evDoc, await call(h, "GET", ev, { token: alice }));
+    documented("get", pageDoc, await call(h, "GET", `${ev}/pages/1.png`, { token: alice }));
+    await completeWithEvidence(h, id);
+    const full = await call(h, "GET", ev, { token: alice });
+    documented("get", evDoc, full);
+    documented("get", evDoc, await call(h, "GET", ev, { token: createOnly }));
+    documented("get", evDoc, await call(h, "GET", "/v1/detection/DET_01/evidence", { token: alice }));
+    documented(
+      "get",
+      evDoc,
+      await call(h, "GET", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/evidence", { token: alice }),
+    );
+    documented("get", pageDoc, await call(h, "GET", `${ev}/pages/1.png`, { token: alice }));
+    documented("get", pageDoc, await call(h, "GET", `${ev}/pages/7.png`, { token: alice }));
+    documented("get", pageDoc, await call(h, "GET", `${ev}/pages/x.gif`, { token: alice }));
+    documented("get", pageDoc, await call(h, "GET", `${ev}/pages/1.png`, { token: createOnly }));
+    documented(
+      "get",
+      pageDoc,
+      await call(h, "GET", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/evidence/pages/1.png", {
+        token: alice,
+      }),
+    );
+    const link = new URL(full.body.review_url as string);
+    documented("get", "/review/{detection_id}", await call(h, "GET", `${link.pathname}${link.search}`));
+    documented("get", "/review/{detection_id}", await call(h, "GET", link.pathname));
+    const image = `${link.pathname}/pages/1.png${link.search}`;
+    documented("get", "/review/{detection_id}/pages/{file}", await call(h, "GET", image));
+    documented(
+      "get",
+      "/review/{detection_id}/pages/{file}",
+      await call(h, "GET", `${link.pathname}/pages/1.png`),
+    );
+  });
+
   it("uploads", async () => {
     const alice = await h.token("alice");
     const reader = await h.token("reader");
@@ -465,6 +520,12 @@ describe("every status an operation answers is documented, with a matching examp
     ],
     ["GET", "/v1/detection", "/v1/detection"],
     ["GET", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
+    ["GET", "/v1/detection/{detection_id}/evidence", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/evidence"],
+    [
+      "GET",
+      "/v1/detection/{detection_id}/evidence/pages/{file}",
+      "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/evidence/pages/1.png",
+    ],
     ["DELETE", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
     ["POST", "/v1/uploads", "/v1/uploads"],
     [
@@ -534,6 +595,13 @@ describe("every status an operation answers is documented, with a matching examp
         }
         expect(r.status, doc).toBe(503);
         documented(method.toLowerCase(), doc, r);
+      }
+      // The reviewer page and its images read the detection too (a link's token is checked against it).
+      for (const p of ["/review/{detection_id}", "/review/{detection_id}/pages/{file}"]) {
+        const real = p.replace("{detection_id}", "det-01jd5x9q3m8w2v7k4c6b0n1r2t").replace("{file}", "1.png");
+        const r = await call(down, "GET", `${real}?token=1.${"0".repeat(64)}`);
+        expect(r.status, p).toBe(503);
+        documented("get", p, r);
       }
       documented("get", "/healthz", await call(down, "GET", "/healthz"));
       documented("get", "/readyz", await call(down, "GET", "/readyz"));

@@ -223,7 +223,10 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
   const document: DocumentInfo = prepared.document;
 
   t = performance.now();
-  const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx);
+  // Quality only: the reviewer's page images (npm run bench measures their cost) are not rendered here.
+  const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx, {
+    evidence: false,
+  });
   times.check = ms(t);
   await ctx.objects.put(ctx.bucket, keys.result(detection, "check"), JSON.stringify(checked), {
     contentType: "application/json",

@@ -3,7 +3,9 @@
  * - turnaround of one detection at a time (create → COMPLETED as seen by polling), p50/p95;
  * - throughput: a burst of detections submitted at once, detections per minute until all are terminal;
  * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run;
- * - each step process's start cost (bench/step-start.ts).
+ * - each step process's start cost (bench/step-start.ts);
+ * - what the reviewer's evidence (page images) adds to the check step: a 10-page statement with 3 flagged
+ *   pages, and a 200-page one with 3 flagged pages (bench/ten-page.ts).
  * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
  */
 import { spawn } from "node:child_process";
@@ -13,6 +15,7 @@ import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
 import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
 import { measureStepStart } from "./step-start.js";
+import { evidenceCost } from "./ten-page.js";
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
 const BURST = Number(process.env.BENCH_BURST ?? 120);
@@ -139,6 +142,16 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
     rows.push([
       `step process start: ${s.step} (spawn to exit, median; peak RSS)`,
       `${s.ms} ms, ${s.rssMb} MB`,
+    ]);
+  }
+  for (const [pages, flagged] of [
+    [10, [2, 5, 8]],
+    [200, [17, 60, 95]],
+  ] as const) {
+    const e = await evidenceCost(pages, [...flagged], pages > 10 ? 3 : 5);
+    rows.push([
+      `check step, ${pages}-page statement, pages ${flagged.join(", ")} flagged: without → with evidence (medians, runs alternating)`,
+      `${e.withoutMs} ms → ${e.withMs} ms (${e.withMs >= e.withoutMs ? "+" : ""}${e.withMs - e.withoutMs} ms; ${e.images} images, ${(e.bytes / 1024).toFixed(0)} KiB; the step's own rendering time ${e.renderMs} ms)`,
     ]);
   }
   const w = Math.max(...rows.map((r) => r[0].length));

@@ -1,11 +1,13 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import sharp from "sharp";
 import { createHarness, type Harness } from "../api/testdata/app-kit.js";
+import { completeWithEvidence, sampleChecks } from "../api/testdata/evidence-kit.js";
 import { keys } from "../core/detection.js";
 import { runSubmit, type SubmitIo } from "./submit.js";
 
@@ -69,6 +71,16 @@ describe("docverify submit: options are checked before anything is sent", () => 
     expect(r.code).toBe(2);
     expect(r.err).toMatch(message);
     expect(r.err).not.toMatch(/[{[]"/);
+    expect(requests).toBe(0);
+  });
+
+  it("--evidence needs a directory and the verdict", async () => {
+    const noWait = await submit([pdf, "--url", url, "--evidence", dir, "--no-wait"]);
+    expect(noWait.code).toBe(2);
+    expect(noWait.err).toMatch(/--evidence needs the verdict: leave out --no-wait/);
+    const file = await submit([pdf, "--url", url, "--evidence", pdf]);
+    expect(file.code).toBe(2);
+    expect(file.err).toMatch(/--evidence .* is not a directory\./);
     expect(requests).toBe(0);
   });
 
@@ -159,6 +171,42 @@ describe("docverify submit against the API", () => {
       size: 50,
       detection: created.id,
     });
+  });
+
+  it("--evidence DIR writes evidence.json and the page images, and prints the reviewer page's link", async () => {
+    const out = path.join(dir, "evidence-out");
+    const known = new Set((await h.store.list()).items.map((d) => d.metadata.name));
+    const running = submit([
+      pdf,
+      "--url",
+      url,
+      "--doc-type",
+      "bank_statement",
+      "--region",
+      "GB",
+      "--evidence",
+      out,
+    ]);
+    // Play the operator: once the detection exists, complete it with evidence.
+    let id: string | undefined;
+    while (!id) {
+      id = (await h.store.list()).items.map((d) => d.metadata.name).find((n) => !known.has(n));
+      if (!id) await new Promise((r) => setTimeout(r, 5));
+    }
+    await completeWithEvidence(h, id, sampleChecks(), { firstSaved: [1] });
+    const r = await running;
+    expect(r.code, r.err).toBe(0);
+    const evidence = JSON.parse(await readFile(path.join(out, "evidence.json"), "utf8"));
+    expect(evidence).toMatchObject({ id, status: "COMPLETED", findings_total: 2, groups_total: 1 });
+    for (const name of ["page-1.png", "page-1-first-saved.png"]) {
+      expect((await sharp(await readFile(path.join(out, name))).metadata()).format).toBe("png");
+    }
+    expect(r.out).toContain(
+      `Evidence:  2 findings in 1 group; evidence.json and 2 page images written to ${out}`,
+    );
+    expect(r.out).toMatch(
+      new RegExp(`Review page: ${url}/review/${id}\\?token=\\d+\\.[0-9a-f]{64} \\(valid until `),
+    );
   });
 
   it("prints the service's refusals as sentences, never as JSON", async () => {

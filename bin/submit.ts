@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -24,6 +24,10 @@ Options:
   --timeout <seconds>     how long to wait for the verdict (default: 600)
   --no-wait               print the created detection's id (with --json: the detection) and return at once
   --json                  print the final DetectionDetail as JSON instead of a summary
+  --evidence <dir>        when COMPLETED, write the evidence to <dir> (created if missing): evidence.json
+                          (GET /v1/detection/{id}/evidence) and the page images page-<n>.png (and
+                          page-<n>-first-saved.png for pages an incremental update changed), and print
+                          the reviewer page's link (valid 15 minutes by default)
   --version               print the version and exit
   -h, --help              print this help and exit
 
@@ -90,6 +94,8 @@ interface Plan {
   wait: boolean;
   json: boolean;
   timeoutSeconds: number;
+  /** Where to write the evidence (absolute), when asked. */
+  evidenceDir?: string;
 }
 
 /** Checks every option and the target before anything is sent; a SubmitError (exit 2) says what is wrong. */
@@ -144,6 +150,16 @@ async function plan(
     json: values.json === true,
     timeoutSeconds,
   };
+  if (values.evidence !== undefined) {
+    if (!result.wait) {
+      throw new SubmitError("--evidence needs the verdict: leave out --no-wait to write the evidence.", 2);
+    }
+    const dir = path.resolve(values.evidence);
+    const info = await stat(dir).catch(() => undefined);
+    if (info && !info.isDirectory())
+      throw new SubmitError(`--evidence ${values.evidence} is not a directory.`, 2);
+    result.evidenceDir = dir;
+  }
   if (/^https?:\/\//i.test(target)) {
     try {
       new URL(target);
@@ -261,8 +277,72 @@ async function submit(p: Plan, creds: { id: string; secret: string }, io: Submit
       last = s;
     }
   }
+  let written: EvidenceWritten | undefined;
+  if (p.evidenceDir && detail.status === "COMPLETED") written = await writeEvidence(p, id, auth);
   io.out(p.json ? `${JSON.stringify(detail, null, 2)}\n` : formatSummary(detail));
+  if (written) {
+    const lines = [
+      `Evidence:  ${written.findings} finding${written.findings === 1 ? "" : "s"} in ${written.groups} group${written.groups === 1 ? "" : "s"}; evidence.json and ${written.images} page image${written.images === 1 ? "" : "s"} written to ${p.evidenceDir}`,
+      ...(written.reviewUrl
+        ? [
+            `Review page: ${written.reviewUrl}${written.reviewUntil ? ` (valid until ${written.reviewUntil})` : ""}`,
+          ]
+        : []),
+    ];
+    // With --json stdout is the DetectionDetail alone; the lines go to stderr.
+    (p.json ? io.err : io.out)(`${lines.join("\n")}\n`);
+  } else if (p.evidenceDir && detail.status !== "COMPLETED") {
+    io.err(`No evidence written: the detection is ${detail.status}.\n`);
+  }
   return detail.status === "COMPLETED" ? 0 : 1;
+}
+
+interface EvidenceWritten {
+  findings: number;
+  groups: number;
+  images: number;
+  reviewUrl?: string;
+  reviewUntil?: string;
+}
+
+/** Writes evidence.json and every page image of a completed detection to p.evidenceDir. */
+async function writeEvidence(p: Plan, id: string, auth: Record<string, string>): Promise<EvidenceWritten> {
+  const dir = p.evidenceDir as string;
+  const evidence = await call(p.base, "GET", `/v1/detection/${id}/evidence`, auth);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "evidence.json"), `${JSON.stringify(evidence, null, 2)}\n`);
+  } catch (err) {
+    throw new SubmitError(`The evidence cannot be written to ${dir} (${(err as Error).message}).`);
+  }
+  let images = 0;
+  const pages = ((evidence.pages as Json | null)?.items as Json[] | undefined) ?? [];
+  for (const page of pages) {
+    for (const [url, name] of [
+      [page.image_url, `page-${page.number}.png`],
+      [page.first_saved_url, `page-${page.number}-first-saved.png`],
+    ] as const) {
+      if (typeof url !== "string") continue;
+      let res: Response;
+      try {
+        res = await fetch(url, { headers: auth });
+      } catch (err) {
+        throw new SubmitError(`The page image ${url} could not be fetched (${(err as Error).message}).`);
+      }
+      if (!res.ok) throw new SubmitError(`The page image ${url} was refused: ${await explain(res)}`);
+      await writeFile(path.join(dir, name), Buffer.from(await res.arrayBuffer()));
+      images++;
+    }
+  }
+  return {
+    findings: Number(evidence.findings_total ?? 0),
+    groups: Number(evidence.groups_total ?? 0),
+    images,
+    ...(typeof evidence.review_url === "string" ? { reviewUrl: evidence.review_url } : {}),
+    ...(typeof evidence.review_url_expires_at === "string"
+      ? { reviewUntil: evidence.review_url_expires_at }
+      : {}),
+  };
 }
 
 function parse(argv: string[]) {
@@ -279,6 +359,7 @@ function parse(argv: string[]) {
       timeout: { type: "string" },
       "no-wait": { type: "boolean" },
       json: { type: "boolean" },
+      evidence: { type: "string" },
       version: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },

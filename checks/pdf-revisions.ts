@@ -7,7 +7,10 @@ import { rawFeatures } from "../document/pdf-raw/features.js";
 import { type Change, cachedDiff, type RevisionDiff } from "../document/pdf-raw/revision-changes.js";
 import type { TextEdit } from "../document/pdf-raw/text-diff.js";
 import { isAttachmentChange, updatePurpose } from "../document/pdf-raw/update-purpose.js";
-import { defineCheck, skip } from "./check.js";
+import { compareRevisions, type RevisionComparison } from "../document/revision-pixels.js";
+import { defineCheck, judge, skip } from "./check.js";
+import { findSignatures } from "./signature-pdf/find-signatures.js";
+import { cachedReview } from "./signature-pdf/modification-policy.js";
 
 /**
  * pdf.revisions: walks every revision of the PDF on the raw bytes (our own walker, not a reader that
@@ -16,6 +19,15 @@ import { defineCheck, skip } from "./check.js";
  * oddities (broken or looping xref chains, a /Prev that skips a revision, objects hidden after %%EOF).
  * Also reports the raw facts signature-independent checks cannot see: JavaScript, embedded files, form
  * fields, encryption, incremental updates.
+ *
+ * For a file with incremental updates it also compares the pages as first saved with the pages as
+ * submitted (document/revision-pixels.ts) and reports every region whose pixels differ as a
+ * `revision_changed_region` finding with the text before and after: the place of each change, which the
+ * reviewer sees marked on both renderings. A region changed only by revisions the modification policy
+ * permits (signatures, DSS data, form filling, annotations; checks/signature-pdf/modification-policy.ts,
+ * within the DocMDP level of any signature before them) has severity 0: evidence, never a score. Otherwise
+ * it carries the severity of the strongest change finding on that page, and the check's own severity is
+ * judged without the regions (they show where a change is, they are not a second change).
  */
 
 export const PDF_REVISIONS_CHECK_ID = "pdf.revisions";
@@ -289,10 +301,99 @@ export function revisionsReport(raw: RawPdf, signal?: AbortSignal): RevisionsRep
   return { raw, diffs, skipped: first - 1 };
 }
 
+export const REGION_CODE = "revision_changed_region";
+
+/**
+ * True when revision k (0-based) makes only changes the modification policy permits: no problem at any
+ * level, a complete review, and no more than the DocMDP level of a certification signature before it.
+ */
+export function revisionPermitted(
+  raw: RawPdf,
+  k: number,
+  signedLevels: { revision: number; level: number }[],
+): boolean {
+  const review = cachedReview(raw, k);
+  if (review.incomplete || review.problems.length > 0) return false;
+  const limit = Math.min(3, ...signedLevels.filter((s) => s.revision < k).map((s) => s.level));
+  return review.level <= limit;
+}
+
+function regionFindings(raw: RawPdf, comparison: RevisionComparison, changes: Finding[]): Finding[] {
+  let signedLevels: { revision: number; level: number }[] = [];
+  try {
+    signedLevels = findSignatures(raw)
+      .filter((s) => s.signedRevision >= 0)
+      .map((s) => ({ revision: s.signedRevision, level: s.docMdp ?? 3 }));
+  } catch {
+    signedLevels = [];
+  }
+  const first = comparison.firstSaved.revision + 1;
+  const out: Finding[] = [];
+  for (const pc of comparison.pages) {
+    const permitted = pc.revisions.every((k) => {
+      try {
+        return revisionPermitted(raw, k, signedLevels);
+      } catch {
+        return false;
+      }
+    });
+    const strongest = Math.max(
+      0,
+      ...changes
+        .filter(
+          (f) => f.page === pc.page && pc.revisions.includes(((f.evidence?.revision as number) ?? 0) - 1),
+        )
+        .map((f) => f.severity ?? 0),
+    );
+    // Form fields and annotations draw outside the page's text layer: their values say what changed.
+    const valued = pc.revisions.flatMap((k) =>
+      cachedDiff(raw, k).changes.filter(
+        (c) => c.page === pc.page && (c.before !== undefined || c.after !== undefined),
+      ),
+    );
+    const revs = pc.revisions.map((k) => k + 1);
+    const by = `revision${revs.length > 1 ? "s" : ""} ${revs.join(", ")}`;
+    for (const region of pc.regions) {
+      const r =
+        region.before === undefined && region.after === undefined && valued.length === 1
+          ? {
+              ...region,
+              ...(valued[0]?.before !== undefined ? { before: valued[0].before } : {}),
+              ...(valued[0]?.after !== undefined ? { after: valued[0].after } : {}),
+            }
+          : region;
+      const value =
+        r.before !== undefined && r.after !== undefined
+          ? `: ${quote(r.before)} → ${quote(r.after)}`
+          : r.after !== undefined
+            ? `: now showing ${quote(r.after)}`
+            : r.before !== undefined
+              ? `: ${quote(r.before)} is gone`
+              : "";
+      out.push({
+        code: REGION_CODE,
+        message: `Compared with the document as first saved (revision ${first}), ${by} changed what page ${pc.page} shows here${value}${permitted ? "; the change is one the document's revision policy permits (a signature, validation data, form filling or an annotation)" : ""}.`,
+        page: pc.page,
+        bbox: r.bbox,
+        evidence: {
+          firstSaved: first,
+          revisions: revs,
+          pixels: r.pixels,
+          permitted,
+          ...(r.before !== undefined ? { before: r.before } : {}),
+          ...(r.after !== undefined ? { after: r.after } : {}),
+        },
+        severity: permitted ? 0 : strongest,
+      });
+    }
+  }
+  return out;
+}
+
 export const pdfRevisionsCheck = defineCheck({
   id: PDF_REVISIONS_CHECK_ID,
   appliesTo: (doc) => doc.contentType === "application/pdf",
-  inspect(doc, ctx) {
+  async inspect(doc, ctx) {
     const raw = rawPdfOf(doc);
     if (!raw.catalog()) {
       return skip(
@@ -327,8 +428,15 @@ export const pdfRevisionsCheck = defineCheck({
     }
     const updates = raw.revisions.length - 1;
     if (updates > 0) discovered.push("incremental_updates");
+    if (updates > 0) {
+      // Pictures of the changes: when they cannot be made (a revision pdfjs cannot render, the time
+      // bound), the findings above stand without them.
+      const comparison = await compareRevisions(doc, ctx.signal).catch(() => undefined);
+      if (comparison) findings.push(...regionFindings(raw, comparison, findings));
+    }
     return { findings, discovered, report, updates };
   },
+  judge: ({ findings }) => judge(findings.filter((f) => f.code !== REGION_CODE)),
   summary({ findings, report, updates }) {
     const lin = report.raw.revisions[0]?.linearized ? " (linearized)" : "";
     const kinds = [...new Set(report.diffs.flatMap((d) => d.changes.map((c) => c.kind.replace(/_/g, " "))))];

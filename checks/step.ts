@@ -17,6 +17,7 @@ import {
 import { setPdfjsLimits } from "../document/pdfjs.js";
 import type { Check, CheckContext } from "./check.js";
 import { CHECKS } from "./registry.js";
+import { type RenderLimits, RENDER_DEFAULTS, writeEvidence } from "./step-evidence.js";
 import { loadTrustAnchors } from "./trust-anchors.js";
 
 /**
@@ -40,6 +41,11 @@ export interface CheckStepOptions {
   ocr?: OcrEngine;
   /** Bound on OCR of all image pages together; default half the step timeout. */
   ocrTimeoutMs?: number;
+  /**
+   * Bounds of the reviewer's evidence (step-evidence.ts); default RENDER_DEFAULTS with a time bound of
+   * min(30 s, a quarter of the step timeout). `false` writes no evidence (benchmarks compare with it).
+   */
+  evidence?: Partial<RenderLimits> | false;
 }
 
 class CheckTimeoutError extends Error {
@@ -255,11 +261,43 @@ export async function runCheckStep(
   const textKey = keys.text(input.detection);
   const text = renderText(doc);
   await ctx.objects.put(ctx.bucket, textKey, text, { contentType: "text/plain; charset=utf-8" });
+
+  let evidence: CheckStepResult["evidence"];
+  if (opts.evidence !== false) {
+    const manifest = await writeEvidence(doc, checks, {
+      detection: input.detection,
+      objects: ctx.objects,
+      bucket: ctx.bucket,
+      log,
+      limits: {
+        timeoutMs: Math.min(RENDER_DEFAULTS.timeoutMs, Math.max(1_000, Math.floor(stepMs / 4))),
+        ...opts.evidence,
+      },
+    });
+    log.info(
+      {
+        findings: manifest.findingsTotal,
+        groups: manifest.groupsTotal,
+        images: manifest.render?.images,
+        bytes: manifest.render?.bytes,
+        ms: manifest.render?.ms,
+        notes: manifest.render?.notes.length ? manifest.render.notes : undefined,
+      },
+      "evidence stored",
+    );
+    evidence = {
+      key: keys.evidence(input.detection),
+      findingsTotal: manifest.findingsTotal,
+      groupsTotal: manifest.groupsTotal,
+      groups: manifest.groups,
+    };
+  }
   return {
     step: "check",
     checks,
     discovered,
     ...(authoritative ? { authoritative } : {}),
     textKey,
+    ...(evidence ? { evidence } : {}),
   };
 }

@@ -48,3 +48,13 @@ describe("loadConfig: the llm engine settings", () => {
     );
   });
 });
+
+describe("loadConfig: the review link", () => {
+  it("lasts 900 s unless DOCVERIFY_REVIEW_LINK_TTL_SECONDS says otherwise", () => {
+    expect(loadConfig({}).reviewLinkTtlSeconds).toBe(900);
+    expect(loadConfig({ DOCVERIFY_REVIEW_LINK_TTL_SECONDS: "60" }).reviewLinkTtlSeconds).toBe(60);
+    expect(() => loadConfig({ DOCVERIFY_REVIEW_LINK_TTL_SECONDS: "0" })).toThrow(
+      /DOCVERIFY_REVIEW_LINK_TTL_SECONDS/,
+    );
+  });
+});

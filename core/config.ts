@@ -100,6 +100,7 @@ const EnvSchema = z.object({
   DOCVERIFY_TRUSTED_PROXY_HOPS: int(0),
   DOCVERIFY_UPLOAD_TTL_SECONDS: int(1),
   DOCVERIFY_UPLOAD_SWEEP_SECONDS: int(1),
+  DOCVERIFY_REVIEW_LINK_TTL_SECONDS: int(1),
   DOCVERIFY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   DOCVERIFY_PUBLIC_URL: str,
   REDIS_URL: str,
@@ -172,6 +173,8 @@ export interface Config {
   uploadTtlSeconds: number;
   /** How often the operator deletes expired, unused uploads. */
   uploadSweepSeconds: number;
+  /** Lifetime of a reviewer page link (`review_url` of GET /v1/detection/{id}/evidence). */
+  reviewLinkTtlSeconds: number;
   logLevel: string;
   publicUrl?: string;
   bucket: string;
@@ -257,6 +260,7 @@ export function loadConfig(
     trustedProxyHops: e.DOCVERIFY_TRUSTED_PROXY_HOPS ?? 0,
     uploadTtlSeconds: e.DOCVERIFY_UPLOAD_TTL_SECONDS ?? 3600,
     uploadSweepSeconds: e.DOCVERIFY_UPLOAD_SWEEP_SECONDS ?? 300,
+    reviewLinkTtlSeconds: e.DOCVERIFY_REVIEW_LINK_TTL_SECONDS ?? 900,
     logLevel: e.DOCVERIFY_LOG_LEVEL ?? "info",
     publicUrl: e.DOCVERIFY_PUBLIC_URL,
     bucket: e.S3_BUCKET ?? "docverify",

@@ -3,8 +3,8 @@ import type { ObjectStore } from "./ports.js";
 import { readUploadReservation } from "./upload.js";
 
 /**
- * Deletes every file a detection has in the service bucket: its stored document, its step results, and the
- * upload it was created from (reservation included, so the upload can start no other detection). Used by
+ * Deletes every file a detection has in the service bucket: its stored document, its step results, the
+ * reviewer's evidence (manifest and rendered page images, docs/evidence.md), and the upload it was created from (reservation included, so the upload can start no other detection). Used by
  * the finalizer (DELETE) and by retention. A job's input object stays in the client's own bucket (theirs):
  * only the copy under `documents/` is ours. Idempotent; returns how many objects went.
  */
@@ -15,7 +15,7 @@ export async function removeDetectionFiles(
 ): Promise<number> {
   const name = d.metadata.name;
   let removed = 0;
-  for (const prefix of [keys.documentPrefix(name), keys.runPrefix(name)]) {
+  for (const prefix of [keys.documentPrefix(name), keys.runPrefix(name), keys.evidencePrefix(name)]) {
     removed += await objects.deletePrefix(bucket, prefix);
   }
   const upload = d.spec.source.uploadId;

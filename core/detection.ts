@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CheckResult, TRUST_LEVELS } from "./check-result.js";
+import { EvidenceGroup } from "./evidence.js";
 import { FAILURE_CODES, type FailureCode } from "./failure-codes.js";
 import { PHASES } from "./phases.js";
 import { API_GROUP_VERSION, ObjectMeta } from "./resource.js";
@@ -145,6 +146,15 @@ export const CheckStepResult = z.object({
   authoritative: AuthoritativeInfo.optional(),
   /** Object key of the extracted text (page markers `--- page N ---`). */
   textKey: z.string().optional(),
+  /** The reviewer's evidence (docs/evidence.md): its manifest's key and the headline groups. */
+  evidence: z
+    .object({
+      key: z.string(),
+      findingsTotal: z.number().int().nonnegative(),
+      groupsTotal: z.number().int().nonnegative(),
+      groups: z.array(EvidenceGroup),
+    })
+    .optional(),
   failure: FailureInfo.optional(),
 });
 export type CheckStepResult = z.infer<typeof CheckStepResult>;
@@ -178,6 +188,11 @@ export const keys = {
   result: (detection: string, step: StepName) => `runs/${detection}/${step}.json`,
   text: (detection: string) => `runs/${detection}/text.txt`,
   runPrefix: (detection: string) => `runs/${detection}/`,
+  /** The reviewer's evidence (docs/evidence.md): the manifest and the rendered page images. */
+  evidence: (detection: string) => `evidence/${detection}/evidence.json`,
+  evidencePage: (detection: string, page: number, version: "submitted" | "first-saved" = "submitted") =>
+    `evidence/${detection}/pages/${page}${version === "first-saved" ? "-first-saved" : ""}.png`,
+  evidencePrefix: (detection: string) => `evidence/${detection}/`,
   upload: (uploadId: string) => `uploads/${uploadId}/document`,
   uploadMeta: (uploadId: string) => `uploads/${uploadId}/meta.json`,
   uploadPrefix: (uploadId: string) => `uploads/${uploadId}/`,

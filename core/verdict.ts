@@ -99,3 +99,19 @@ export const Verdict = z.object({
   perCheck: z.array(PerCheck),
 });
 export type Verdict = z.infer<typeof Verdict>;
+
+/**
+ * Score bands of the fraud score, for the reasoning's first sentence and the reviewer page: below
+ * `moderate` is low risk, from `high` on high risk (the rules engine's SCORING.bands are these).
+ */
+export const SCORE_BANDS = { moderate: 30, high: 60 } as const;
+export type ScoreBandName = "low" | "moderate" | "high";
+
+export function scoreBandOf(
+  score: number,
+  bands: { moderate: number; high: number } = SCORE_BANDS,
+): ScoreBandName {
+  if (score >= bands.high) return "high";
+  if (score >= bands.moderate) return "moderate";
+  return "low";
+}

@@ -1,8 +1,9 @@
 import { inflateSync } from "node:zlib";
 import sharp, { type OutputInfo, type Sharp } from "sharp";
 import type { DocumentModel } from "./model.js";
+import type { PageGeometry } from "../core/page-geometry.js";
 import { RENDER_LIMITS } from "./budget/limits.js";
-import { withPdfjs } from "./pdfjs.js";
+import { type PdfjsPage, withPdfjs } from "./pdfjs.js";
 import { rawPdfOf } from "./pdf-raw/cache.js";
 import type { PageInfo, RawPdf } from "./pdf-raw/document.js";
 import {
@@ -485,11 +486,124 @@ function compositeOnWhite(
 // Rendering with pdfjs
 // ---------------------------------------------------------------------------------------------
 
+/** A PDF opened for rendering: its page count, each page's geometry, and pages rendered one at a time. */
+export interface PdfPageRenderer {
+  pageCount: number;
+  /** Where the page's user space sits on the displayed page; undefined for a page pdfjs cannot read. */
+  geometry(page: number): Promise<PageGeometry | undefined>;
+  /**
+   * The page's pixels at `scale` (1 = 72 dpi), shrunk so they stay within maxPixels and (when given) so
+   * the longer side stays within maxSidePx; undefined for a page number out of range.
+   */
+  render(
+    page: number,
+    scale: number,
+    opts?: { maxPixels?: number; maxSidePx?: number },
+  ): Promise<{ image: RgbaImage; geometry: PageGeometry } | undefined>;
+  /** The page's text items with their boxes in user space (upright text; estimated for rotated text). */
+  text(page: number): Promise<{ text: string; bbox: [number, number, number, number] }[]>;
+}
+
+const ROTATIONS = [0, 90, 180, 270] as const;
+
+function geometryOf(page: PdfjsPage): PageGeometry {
+  const view = (page.view as number[]).slice(0, 4);
+  const r = (((page.rotate ?? 0) % 360) + 360) % 360;
+  return {
+    number: page.pageNumber,
+    view: [
+      Math.min(view[0]!, view[2]!),
+      Math.min(view[1]!, view[3]!),
+      Math.max(view[0]!, view[2]!),
+      Math.max(view[1]!, view[3]!),
+    ],
+    rotate: ROTATIONS.find((x) => x === r) ?? 0,
+    units: "pt",
+  };
+}
+
 /**
- * Renders the given pages with pdfjs onto pdfjs's own canvas factory (never a second @napi-rs/canvas copy:
- * see DEPENDENCIES.md §9) at `scale` (1 = 72 dpi), at most maxPixels per page, and hands each page's
+ * Opens `bytes` with pdfjs (document/pdfjs.ts) and hands `use` a renderer over its pages; pages render
+ * onto pdfjs's own canvas factory (never a second @napi-rs/canvas copy: see DEPENDENCIES.md §9), one at a
+ * time, on white. Stops early when the signal aborts.
+ */
+export async function withPageRenderer<T>(
+  bytes: Uint8Array,
+  signal: AbortSignal | undefined,
+  use: (renderer: PdfPageRenderer) => Promise<T>,
+): Promise<T> {
+  return withPdfjs(bytes, signal, (doc) => {
+    const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
+    const renderer: PdfPageRenderer = {
+      pageCount: doc.numPages,
+      async geometry(n) {
+        if (n < 1 || n > doc.numPages) return undefined;
+        try {
+          return geometryOf(await doc.getPage(n));
+        } catch {
+          return undefined;
+        }
+      },
+      async render(n, scale, opts = {}) {
+        if (n < 1 || n > doc.numPages || signal?.aborted) return undefined;
+        const page = await doc.getPage(n);
+        const maxPixels = Math.min(
+          opts.maxPixels ?? RENDER_LIMITS.maxPixelsPerPage,
+          RENDER_LIMITS.maxPixelsPerPage,
+        );
+        let s = scale;
+        let viewport = page.getViewport({ scale: s });
+        if (opts.maxSidePx !== undefined && Math.max(viewport.width, viewport.height) > opts.maxSidePx) {
+          s *= opts.maxSidePx / Math.max(viewport.width, viewport.height);
+          viewport = page.getViewport({ scale: s });
+        }
+        const pixels = viewport.width * viewport.height;
+        if (pixels > maxPixels) viewport = page.getViewport({ scale: s * Math.sqrt(maxPixels / pixels) });
+        const width = Math.max(1, Math.floor(viewport.width));
+        const height = Math.max(1, Math.floor(viewport.height));
+        const target = factory.create(width, height);
+        try {
+          target.context.fillStyle = "#ffffff";
+          target.context.fillRect(0, 0, width, height);
+          const params = { canvasContext: target.context, canvas: target.canvas, viewport };
+          await page.render(params as unknown as Parameters<typeof page.render>[0]).promise;
+          const data = target.context.getImageData(0, 0, width, height);
+          return { image: { width, height, data: data.data }, geometry: geometryOf(page) };
+        } finally {
+          factory.destroy(target);
+          page.cleanup();
+        }
+      },
+      async text(n) {
+        if (n < 1 || n > doc.numPages || signal?.aborted) return [];
+        const page = await doc.getPage(n);
+        try {
+          const content = await page.getTextContent();
+          const out: { text: string; bbox: [number, number, number, number] }[] = [];
+          for (const item of content.items.slice(0, 20_000)) {
+            if (!("str" in item) || item.str.trim() === "") continue;
+            const [a, b, , , e, f] = item.transform as number[];
+            const size = Math.hypot(a ?? 0, b ?? 0) || item.height || 1;
+            const w = item.width || size * 0.5 * item.str.length;
+            out.push({
+              text: item.str,
+              bbox: [e ?? 0, (f ?? 0) - size * 0.25, (e ?? 0) + w, (f ?? 0) + size * 0.85],
+            });
+          }
+          return out;
+        } finally {
+          page.cleanup();
+        }
+      },
+    };
+    return use(renderer);
+  });
+}
+
+/**
+ * Renders the given pages at `scale` (1 = 72 dpi), at most maxPixels per page, and hands each page's
  * pixels to `onPage`. Stops early when the signal aborts. Whatever the caller asks, the shared bounds of
- * RENDER_LIMITS (document/budget/limits.ts) hold: pixels per page, and pages per call.
+ * RENDER_LIMITS (document/budget/limits.ts) hold: pixels per page (in every render), and pages per call.
  */
 export async function renderPdfPages(
   bytes: Uint8Array,
@@ -498,33 +612,11 @@ export async function renderPdfPages(
   onPage: (page: number, image: RgbaImage) => Promise<void>,
   opts: { signal?: AbortSignal; maxPixels?: number } = {},
 ): Promise<void> {
-  const maxPixels = Math.min(
-    opts.maxPixels ?? RENDER_LIMITS.maxPixelsPerPage,
-    RENDER_LIMITS.maxPixelsPerPage,
-  );
-  await withPdfjs(bytes, opts.signal, async (doc) => {
+  await withPageRenderer(bytes, opts.signal, async (renderer) => {
     for (const n of pageNumbers.slice(0, RENDER_LIMITS.maxPagesPerDocument)) {
       if (opts.signal?.aborted) break;
-      if (n < 1 || n > doc.numPages) continue;
-      const page = await doc.getPage(n);
-      let viewport = page.getViewport({ scale });
-      const pixels = viewport.width * viewport.height;
-      if (pixels > maxPixels) viewport = page.getViewport({ scale: scale * Math.sqrt(maxPixels / pixels) });
-      const width = Math.max(1, Math.floor(viewport.width));
-      const height = Math.max(1, Math.floor(viewport.height));
-      const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
-      const target = factory.create(width, height);
-      try {
-        target.context.fillStyle = "#ffffff";
-        target.context.fillRect(0, 0, width, height);
-        const params = { canvasContext: target.context, canvas: target.canvas, viewport };
-        await page.render(params as unknown as Parameters<typeof page.render>[0]).promise;
-        const data = target.context.getImageData(0, 0, width, height);
-        await onPage(n, { width, height, data: data.data });
-      } finally {
-        factory.destroy(target);
-        page.cleanup();
-      }
+      const rendered = await renderer.render(n, scale, { maxPixels: opts.maxPixels });
+      if (rendered) await onPage(n, rendered.image);
     }
   });
 }

@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeDocument } from "../fixtures/documents.js";
+import { makeTextTamperedPdf } from "../fixtures/tampered-text.js";
 import { CLIENTS, type Service, startService } from "./harness.js";
 
 let svc: Service;
@@ -20,7 +20,8 @@ beforeAll(async () => {
       DOCVERIFY_RETENTION_SECONDS: "4",
     },
   });
-  pdf = await makeDocument({ seed: 23, docType: "payslip", region: "GB" });
+  // A payslip with a white box over its net pay: it has findings, so its evidence has a page image.
+  pdf = (await makeTextTamperedPdf(7, "white_box_overlay", { docType: "payslip", region: "GB" })).bytes;
 });
 afterAll(async () => {
   await svc?.stop();
@@ -78,6 +79,13 @@ describe("nothing kept past its time (standalone process)", () => {
     expect(created.status).toBe(202);
     const id = created.body.id as string;
     await svc.waitTerminal(CLIENTS.full, id);
+    // The evidence (manifest and rendered page) is among its files, and goes with them.
+    expect(await tracesOf(id)).toEqual(
+      expect.arrayContaining([
+        `docverify/evidence/${id}/evidence.json`,
+        `docverify/evidence/${id}/pages/1.png`,
+      ]),
+    );
     expect((await svc.call("DELETE", `/v1/detection/${id}`, { client: CLIENTS.full })).status).toBe(200);
     await until(
       "the deleted detection's files",
@@ -110,5 +118,10 @@ describe("nothing kept past its time (standalone process)", () => {
       (b) => b.verdict === null,
     );
     expect(after).toMatchObject({ status: "COMPLETED", verdict: null, score: done.score });
+    // The evidence reads null like the verdict, and its page images are gone.
+    const evidence = await svc.call("GET", `/v1/detection/${id}/evidence`, { client: CLIENTS.full });
+    expect(evidence.body).toMatchObject({ status: "COMPLETED", findings: null, groups: null, pages: null });
+    const image = await svc.call("GET", `/v1/detection/${id}/evidence/pages/1.png`, { client: CLIENTS.full });
+    expect(image.status).toBe(404);
   });
 });

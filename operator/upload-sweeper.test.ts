@@ -149,11 +149,15 @@ describe("the upload sweeper", () => {
 });
 
 describe("removeDetectionFiles (finalizer and retention)", () => {
-  it("removes the detection's document, results and its upload, but not an upload claimed by another", async () => {
+  it("removes the detection's document, results, evidence images and its upload, but not an upload claimed by another", async () => {
     const w = await world();
     const spec = (uploadId: string) => ({ source: { uploadId } });
     await w.objects.put(BUCKET, "documents/det-a/a.pdf", "pdf");
     await w.objects.put(BUCKET, "runs/det-a/check.json", "{}");
+    await w.objects.put(BUCKET, keys.evidence("det-a"), "{}");
+    await w.objects.put(BUCKET, keys.evidencePage("det-a", 1), "png");
+    await w.objects.put(BUCKET, keys.evidencePage("det-a", 1, "first-saved"), "png");
+    await w.objects.put(BUCKET, keys.evidencePage("det-ab", 1), "png");
     await w.objects.put(BUCKET, "documents/det-ab/keep.pdf", "pdf");
     await w.upload("upl-mine", { detection: "det-a" });
     await w.upload("upl-theirs", { detection: "det-b" });
@@ -162,7 +166,7 @@ describe("removeDetectionFiles (finalizer and retention)", () => {
         metadata: { name: "det-a" },
         spec: specOf(spec("upl-mine")),
       }),
-    ).toBe(4);
+    ).toBe(7);
     expect(
       await removeDetectionFiles(w.objects, BUCKET, {
         metadata: { name: "det-a" },
@@ -180,6 +184,7 @@ describe("removeDetectionFiles (finalizer and retention)", () => {
     for await (const o of w.objects.list(BUCKET, "")) left.push(o.key);
     expect(left).toEqual([
       "documents/det-ab/keep.pdf",
+      "evidence/det-ab/pages/1.png",
       "uploads/upl-theirs/document",
       "uploads/upl-theirs/meta.json",
     ]);

@@ -1,6 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../deps.js";
 import { registerDeleteDetection } from "./delete.js";
+import { registerGetEvidence } from "./evidence.js";
+import { registerGetEvidencePage } from "./evidence-page.js";
 import { registerGetDetection } from "./get.js";
 import { registerListDetections } from "./list.js";
 import { registerCreateDetection } from "./post.js";
@@ -9,5 +11,7 @@ export function registerDetectionRoutes(app: OpenAPIHono<AppEnv>): void {
   registerCreateDetection(app);
   registerListDetections(app);
   registerGetDetection(app);
+  registerGetEvidence(app);
+  registerGetEvidencePage(app);
   registerDeleteDetection(app);
 }

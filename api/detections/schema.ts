@@ -218,3 +218,171 @@ export const DETECTION_ID_422 = {
   type: "string_pattern_mismatch",
   input: "DET_01",
 };
+
+// ---------------------------------------------------------------------------------------------
+// Evidence (GET /v1/detection/{detection_id}/evidence; docs/evidence.md)
+// ---------------------------------------------------------------------------------------------
+
+const Box = z.array(z.number()).length(4);
+const BBOX_DESCRIPTION =
+  "[x0, y0, x1, y1] in the page's own units: PDF points with the origin at the bottom left of the page's " +
+  "user space for PDFs, pixels with the origin at the top left for image documents";
+const FRACTION_DESCRIPTION =
+  "[left, top, right, bottom] as fractions (0-1) of the page as displayed (after its rotation), origin top " +
+  "left like image pixels: multiply by an image's width and height to draw on it";
+
+export const EvidenceFindingResult = z
+  .object({
+    id: z.string().openapi({
+      example: "fnd-3b1f0c9a7d2e4f60",
+      description: "Stable: derived from the detection, the check, the code and the place",
+    }),
+    check_id: z.string().openapi({ example: "layout.overlay" }),
+    code: z.string().openapi({ example: "text_covered_and_replaced" }),
+    severity: z.number().int().min(0).max(10),
+    message: z.string(),
+    page: z.number().int().nullable(),
+    bbox: Box.nullable().openapi({ description: BBOX_DESCRIPTION }),
+    bbox_fraction: Box.nullable().openapi({ description: FRACTION_DESCRIPTION }),
+    evidence: z.record(z.string(), z.unknown()).nullable().openapi({
+      description: "The values the check compared (small: strings ≤ 200 characters, ≤ 1 KB in all)",
+    }),
+    before: z
+      .string()
+      .nullable()
+      .openapi({ description: "The value before the change, when the finding is a changed value" }),
+    after: z.string().nullable().openapi({ description: "The value after the change" }),
+    group: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Number of the group it belongs to (drawn on the page)" }),
+  })
+  .openapi("EvidenceFinding");
+
+export const EvidenceGroupResult = z
+  .object({
+    number: z
+      .number()
+      .int()
+      .openapi({ example: 1, description: "1 = strongest; the number drawn beside its boxes" }),
+    id: z.string().openapi({ example: "grp-8c41a0d2e95b7f13" }),
+    headline: z.string().openapi({ example: "Net pay £5,374.16 → £5,399.16, page 1" }),
+    severity: z.number().int().min(0).max(10),
+    pages: z.array(z.number().int()),
+    regions: z.array(
+      z.object({
+        page: z.number().int(),
+        bbox: Box.openapi({ description: BBOX_DESCRIPTION }),
+        bbox_fraction: Box.nullable().openapi({ description: FRACTION_DESCRIPTION }),
+      }),
+    ),
+    before: z.string().nullable(),
+    after: z.string().nullable(),
+    finding_ids: z.array(z.string()).openapi({ description: "Its findings, strongest first (at most 20)" }),
+    finding_count: z.number().int(),
+    checks: z
+      .array(z.object({ check_id: z.string(), code: z.string(), severity: z.number().int() }))
+      .openapi({ description: "The checks that found it (each code once)" }),
+  })
+  .openapi("EvidenceGroup");
+
+export const EvidencePageResult = z
+  .object({
+    number: z.number().int(),
+    width: z
+      .number()
+      .nullable()
+      .openapi({ description: "As displayed, in the page's units (points for PDFs)" }),
+    height: z.number().nullable(),
+    rotate: z.number().int(),
+    finding_count: z.number().int(),
+    groups: z.array(z.number().int()),
+    image_url: z.string().nullable().openapi({
+      description:
+        "The page rendered with its groups' boxes drawn and numbered (needs the same bearer token)",
+    }),
+    image_width: z.number().int().nullable(),
+    image_height: z.number().int().nullable(),
+    first_saved_url: z.string().nullable().openapi({
+      description:
+        "For a page an incremental update changed: the page as first saved, changed regions marked",
+    }),
+    first_saved_revision: z.number().int().nullable(),
+    not_rendered: z.enum(["page_cap", "byte_cap", "time", "error", "unavailable"]).nullable().openapi({
+      description: "Why a page with findings has no image (a bound of the deployment, or an error)",
+    }),
+  })
+  .openapi("EvidencePage");
+
+export const EvidenceResult = z
+  .object({
+    id: z.string().openapi({ example: "det-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
+    status: z.enum(API_STATUSES),
+    findings: z.array(EvidenceFindingResult).nullable().openapi({
+      description:
+        "Every finding, strongest first, at most 400 (findings_total counts all). Null before COMPLETED and after the retention period",
+    }),
+    findings_total: z.number().int().nullable(),
+    groups: z.array(EvidenceGroupResult).nullable().openapi({
+      description: "Findings of the same altered value or region merged, strongest first, at most 60",
+    }),
+    groups_total: z.number().int().nullable(),
+    pages: z
+      .object({
+        count: z.number().int().nullable().openapi({ description: "Pages of the document" }),
+        items: z.array(EvidencePageResult).openapi({ description: "The pages that carry findings" }),
+      })
+      .nullable(),
+    checks: z
+      .array(
+        z.object({
+          check_id: z.string(),
+          outcome: z.string(),
+          severity: z.number().int(),
+          summary: z.string(),
+          finding_count: z.number().int(),
+        }),
+      )
+      .nullable(),
+    render: z
+      .object({
+        dpi: z.number(),
+        max_side_px: z.number().int(),
+        max_images: z.number().int(),
+        max_bytes: z.number().int(),
+        images: z.number().int(),
+        bytes: z.number().int(),
+        notes: z.array(z.string()),
+      })
+      .nullable()
+      .openapi({ description: "How the pages were rendered and what was left out" }),
+    review_url: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "A short-lived link to the reviewer page (no bearer token needed; DOCVERIFY_REVIEW_LINK_TTL_SECONDS, " +
+          "default 900). Null before COMPLETED",
+      }),
+    review_url_expires_at: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("DetectionEvidence");
+export type EvidenceResult = z.infer<typeof EvidenceResult>;
+
+/** A page image's file name: `<page>.png`, or `<page>-first-saved.png` for the page as first saved. */
+export const PAGE_FILE_RE = /^([1-9][0-9]{0,4})(-first-saved)?\.png$/;
+
+export const EvidencePageParams = DetectionIdParams.extend({
+  file: z
+    .string()
+    .regex(PAGE_FILE_RE, "Input should be a page image name such as 1.png or 1-first-saved.png")
+    .openapi({ param: { name: "file", in: "path" }, example: "1.png" }),
+});
+
+export const PAGE_FILE_422 = {
+  loc: ["path", "file"],
+  msg: "Input should be a page image name such as 1.png or 1-first-saved.png",
+  type: "string_pattern_mismatch",
+  input: "page-1.jpg",
+};

@@ -1,0 +1,1 @@
+export { registerReviewRoutes } from "./get.js";
