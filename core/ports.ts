@@ -10,9 +10,19 @@ import type { Resource } from "./resource.js";
 // Resource store (Kubernetes semantics)
 // ---------------------------------------------------------------------------------------------
 
-export type StoreErrorReason = "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "Unavailable";
+export type StoreErrorReason =
+  | "NotFound"
+  | "AlreadyExists"
+  | "Conflict"
+  | "Gone"
+  | "Invalid"
+  | "TooLarge"
+  | "Unavailable";
 
-/** Errors of a ResourceStore. Conflict = stale resourceVersion; Gone = watch resourceVersion too old. */
+/**
+ * Errors of a ResourceStore. Conflict = stale resourceVersion; Gone = watch resourceVersion too old;
+ * TooLarge = the object is over the size guard (core/resource-size.ts), refused before it is written.
+ */
 export class StoreError extends Error {
   override name = "StoreError";
   constructor(
@@ -54,6 +64,8 @@ export interface WatchHandle {
  *   order; Gone (via onError) when that version is older than the store remembers: relist and watch again.
  * - objects returned by get and list are read-only: an adapter may share (and freeze) them between callers,
  *   so copy one before changing it.
+ * - a write of an object larger than the store's size guard (core/resource-size.ts, the same in every
+ *   adapter) fails with TooLarge and changes nothing.
  */
 export interface ResourceStore<T extends Resource> {
   create(obj: T): Promise<T>;

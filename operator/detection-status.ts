@@ -1,12 +1,13 @@
 import { setCondition } from "../core/conditions.js";
-import type {
-  AgentStepResult,
-  CheckStepResult,
-  Detection,
-  DetectionStatus,
-  PrepareResult,
-  StepName,
-  StepStatus,
+import {
+  type AgentStepResult,
+  type CheckStepResult,
+  type Detection,
+  type DetectionStatus,
+  type PrepareResult,
+  type StepName,
+  type StepStatus,
+  summarizeChecks,
 } from "../core/detection.js";
 import type { EventType } from "../core/event-recorder.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
@@ -187,7 +188,7 @@ export function attemptSucceeded(
         failIn(next, result.failure.code, now);
         break;
       }
-      next.checks = result.checks;
+      next.checks = summarizeChecks(result.checks);
       next.discovered = result.discovered;
       if (result.authoritative) {
         next.authoritative = result.authoritative;
