@@ -76,6 +76,11 @@ export async function measureStatusSize(file: string): Promise<{ bytes: number; 
     }
     const ms = performance.now() - started;
     const resource = { ...d, status };
+    if (process.env.STATUS_PARTS) {
+      for (const [k, v] of Object.entries(status)) console.log(`  status.${k}: ${Buffer.byteLength(JSON.stringify(v) ?? "")} bytes`);
+      for (const p of status.verdict?.perCheck ?? []) console.log(`    perCheck ${p.checkId}: ${p.reasoning?.length ?? 0} chars`);
+      console.log(`    reasoning: ${status.verdict?.reasoning?.length ?? 0} chars`);
+    }
     return {
       bytes: Buffer.byteLength(JSON.stringify(resource)),
       ms,

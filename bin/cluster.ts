@@ -53,17 +53,19 @@ async function objectStore(config: Config): Promise<ObjectStore> {
   return objects;
 }
 
-function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string) {
+function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
   return {
     detections: createKubeResourceStore<Detection>(kc, {
       namespace,
       plural: DETECTION_PLURAL,
       kind: DETECTION_KIND,
+      maxObjectBytes: config.maxResourceBytes,
     }),
     jobs: createKubeResourceStore<DetectionJob>(kc, {
       namespace,
       plural: DETECTION_JOB_PLURAL,
       kind: DETECTION_JOB_KIND,
+      maxObjectBytes: config.maxResourceBytes,
     }),
   };
 }
@@ -97,7 +99,7 @@ export async function runOperator(): Promise<number> {
   const identity = leaderIdentity(process.env);
   const jobSettings = jobSettingsFromEnv(process.env);
   const objects = await objectStore(config);
-  const { detections: store, jobs } = stores(kc, namespace);
+  const { detections: store, jobs } = stores(kc, namespace, config);
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -278,7 +280,7 @@ export async function runApi(): Promise<number> {
   const clients = await openClients({ file: config.clientsFile }, { log, metrics });
   const signingKey = await loadSigningKey(config);
   const objects = await objectStore(config);
-  const { detections, jobs } = stores(kc, namespace);
+  const { detections, jobs } = stores(kc, namespace, config);
   const usage = createRedisUsageCounter({ connection: requireRedis(config) });
   // Throttling and rate-limit counters: shared by every api replica.
   const counters = createRedisWindowCounter({ connection: requireRedis(config) });

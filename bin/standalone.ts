@@ -57,11 +57,13 @@ export async function runStandalone(): Promise<number> {
     dir: path.join(dataDir, "resources", "detections"),
     kind: DETECTION_KIND,
     revision,
+    maxObjectBytes: config.maxResourceBytes,
   });
   const jobs = await openLocalResourceStore<DetectionJob>({
     dir: path.join(dataDir, "resources", "detectionjobs"),
     kind: DETECTION_JOB_KIND,
     revision,
+    maxObjectBytes: config.maxResourceBytes,
   });
   const objects = objectStoreFor(dataDir);
   await objects.ensureBucket(config.bucket);

@@ -239,6 +239,35 @@ describe("Detection reconciler on real local adapters", () => {
     });
   });
 
+  it("a status over the size guard fails the detection clearly (StatusTooLarge) instead of retrying the write", async () => {
+    const seen: string[] = [];
+    const { events, ended } = recordingEvents((_d, type, reason, message) =>
+      seen.push(`${type} ${reason} ${message}`),
+    );
+    const w = await world({ agent: "huge-reasoning" }, {}, 4, events);
+    const name = await w.create();
+    const d = await w.terminal(name);
+    await ended;
+    expect(d.status).toMatchObject({
+      phase: "Failed",
+      failure: { code: "internal_error" },
+      verdict: null,
+      checks: [{ checkId: "file.type", outcome: "pass", severity: 0, findingCount: 0 }],
+    });
+    expect(d.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "StatusTooLarge",
+      message: expect.stringMatching(/over the 524288-byte limit of one resource/),
+    });
+    expect(seen.filter((l) => l.startsWith("Warning"))).toEqual([
+      expect.stringMatching(/^Warning StatusTooLarge Detection det-\S+ would be \d+ bytes/),
+      expect.stringMatching(/^Warning Failed .*internal_error/),
+    ]);
+    await eventually(async () => {
+      expect(await w.scheduler.isAdmitted(name)).toBe(false);
+      for (const s of d.status!.steps!) expect(await w.runner.get(s.workload)).toBeUndefined();
+    });
+  });
+
   it("fails with agent_failed and agent.error after the agent keeps crashing", async () => {
     const w = await world({ agent: "crash" });
     const d = await w.terminal(await w.create());

@@ -37,6 +37,7 @@ import {
   queued,
   running,
   type StatusEvent,
+  statusTooLarge,
   type StepResult,
   type Transition,
 } from "./detection-status.js";
@@ -298,6 +299,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     next: Transition | DetectionStatus,
     log: Logger,
     after: ReconcileResult = { requeue: true },
+    tooLarge = 0,
   ): Promise<ReconcileResult & { written?: boolean }> {
     const { status, events } = "events" in next ? next : { status: next, events: [] };
     if (JSON.stringify(status) === JSON.stringify(d.status ?? {})) return after;
@@ -307,6 +309,14 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     } catch (err) {
       if (isStoreError(err, "Conflict")) return { requeue: true };
       if (isStoreError(err, "NotFound")) return {};
+      if (isStoreError(err, "TooLarge") && tooLarge < 2) {
+        // The size guard refused the status: fail the detection clearly instead of retrying a write
+        // that can never succeed (the second fallback also drops the per-check summary).
+        deps.metrics?.statusTooLarge();
+        const t = statusTooLarge(d.status ?? {}, err.message, clock.now(), { keepChecks: tooLarge === 0 });
+        logTransition(log, t);
+        return write(d, t, log, after, tooLarge + 1);
+      }
       throw err;
     }
     for (const e of events) record(d, e);

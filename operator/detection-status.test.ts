@@ -10,6 +10,7 @@ import {
   type PrepareResult,
   STEP_NAMES,
   type StepName,
+  summarizeChecks,
 } from "../core/detection.js";
 import { FAILURE_CODES, type FailureCode, failure } from "../core/failure-codes.js";
 import type { Verdict } from "../core/verdict.js";
@@ -25,6 +26,7 @@ import {
   queued,
   running,
   type StepResult,
+  statusTooLarge,
   terminalEvent,
 } from "./detection-status.js";
 import { crashFailureCode, decideRetry, retryDelayMs } from "./step-policy.js";
@@ -95,7 +97,7 @@ function runningAt(step: StepName, attempt: number): DetectionStatus {
     billable: true,
     conditions: [{ type: "Ready", status: "False", reason: "X", message: "x", lastTransitionTime: earlier }],
     ...(step !== "prepare" ? { document } : {}),
-    ...(step === "agent" ? { checks, discovered: ["metadata_present"] } : {}),
+    ...(step === "agent" ? { checks: summarizeChecks(checks), discovered: ["metadata_present"] } : {}),
     steps: [
       ...order.map((s) => ({
         name: s,
@@ -525,5 +527,36 @@ describe("the other transitions", () => {
 
   it("has no ending event while running", () => {
     expect(terminalEvent(runningAt("check", 1))).toBeUndefined();
+  });
+});
+
+describe("statusTooLarge", () => {
+  it("fails the detection with internal_error, says why in the condition and a Warning event, keeps the checks' summary", () => {
+    const before = runningAt("agent", 1);
+    const t = statusTooLarge(
+      before,
+      "Detection det-x would be 600000 bytes, over the 524288-byte limit",
+      now,
+    );
+    expect(t.status).toMatchObject({
+      phase: "Failed",
+      failure: failure("internal_error"),
+      billable: false,
+      score: null,
+      verdict: null,
+      completedAt: now.toISOString(),
+      checks: before.checks,
+    });
+    expect(t.status.conditions?.[0]).toMatchObject({
+      type: "Ready",
+      status: "False",
+      reason: "StatusTooLarge",
+      message: expect.stringMatching(/over the 524288-byte limit/),
+    });
+    expect(t.events.map((e) => `${e.type} ${e.reason}`)).toEqual([
+      "Warning StatusTooLarge",
+      "Warning Failed",
+    ]);
+    expect(statusTooLarge(before, "x", now, { keepChecks: false }).status.checks).toBeUndefined();
   });
 });

@@ -287,6 +287,34 @@ export function fail(status: DetectionStatus, code: FailureCode, now: Date): Tra
   return withTerminalEvent(status, { status: next, events: [] });
 }
 
+/**
+ * The next status was refused by the store's size guard (core/resource-size.ts): the detection fails with
+ * internal_error instead, keeping what it had before the refused write (its verdict, which is what grows,
+ * is not kept); the condition and a Warning event say why, so the failure is clear in `kubectl describe`
+ * and in the log, in both runtimes alike. `keepChecks: false` also drops the per-check summary (a last
+ * resort for a status that is too large even so).
+ */
+export function statusTooLarge(
+  status: DetectionStatus,
+  message: string,
+  now: Date,
+  opts: { keepChecks?: boolean } = {},
+): Transition {
+  const next = copy(status);
+  if (opts.keepChecks === false) next.checks = undefined;
+  failIn(next, "internal_error", now);
+  next.conditions = setCondition(
+    next.conditions,
+    { type: "Ready", status: "False", reason: "StatusTooLarge", message: truncate(message, 1000) },
+    now,
+  );
+  return withTerminalEvent(status, {
+    status: next,
+    events: [{ type: "Warning", reason: "StatusTooLarge", message: truncate(message, 1000) }],
+    log: { level: "error", fields: { reason: "StatusTooLarge" }, msg: message },
+  });
+}
+
 /** The retention period is over: the verdict (and its reasoning) reads null; status and score stay. */
 export function pruned(status: DetectionStatus, now: Date, removedFiles: number): Transition {
   const next = copy(status);

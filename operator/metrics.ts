@@ -7,6 +7,8 @@ export interface OperatorMetrics {
   detectionFinished(phase: string, failureCode: string | undefined): void;
   /** The upload sweeper deleted an upload nobody can use any more (operator/upload-sweeper.ts). */
   uploadDeleted(reason: string): void;
+  /** A status write was refused by the resource size guard; the detection failed. */
+  statusTooLarge(): void;
 }
 
 export function createOperatorMetrics(
@@ -41,6 +43,11 @@ export function createOperatorMetrics(
     labelNames: ["reason"],
     registers: [registry],
   });
+  const tooLarge = new Counter({
+    name: "docverify_status_too_large_total",
+    help: "Detection status writes refused by the resource size guard (DOCVERIFY_MAX_RESOURCE_BYTES); each failed its detection.",
+    registers: [registry],
+  });
   new Gauge({
     name: "docverify_reconcile_queue_depth",
     help: "Detections waiting in the reconcile work queue.",
@@ -70,5 +77,6 @@ export function createOperatorMetrics(
     },
     detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
     uploadDeleted: (reason) => uploadsDeleted.inc({ reason }),
+    statusTooLarge: () => tooLarge.inc(),
   };
 }

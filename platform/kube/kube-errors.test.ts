@@ -55,10 +55,13 @@ describe("toStoreError", () => {
   });
 
   it("maps 413 and etcd's 'request is too large' to TooLarge; other 500s stay Unavailable", () => {
-    expect(reasonOf(toStoreError(status(413, "RequestEntityTooLarge", "limit is 3145728"), ctx("update")))).toBe(
-      "TooLarge",
+    expect(
+      reasonOf(toStoreError(status(413, "RequestEntityTooLarge", "limit is 3145728"), ctx("update"))),
+    ).toBe("TooLarge");
+    const etcd = toStoreError(
+      status(500, "InternalError", "etcdserver: request is too large"),
+      ctx("update"),
     );
-    const etcd = toStoreError(status(500, "InternalError", "etcdserver: request is too large"), ctx("update"));
     expect(reasonOf(etcd)).toBe("TooLarge");
     expect(etcd.message).toMatch(/request is too large/);
     expect(reasonOf(toStoreError(status(500, "InternalError", "boom"), ctx("update")))).toBe("Unavailable");

@@ -97,7 +97,11 @@ export function toStoreError(err: unknown, ctx: ErrorContext): Error {
     case 500:
       // etcd's own limit (1.5 MiB by default) surfaces as a 500; the size guard normally refuses first.
       if (apiMessage && /request is too large/i.test(apiMessage))
-        return new StoreError("TooLarge", `The apiserver could not ${ctx.verb} ${ctx.what}: ${apiMessage}`, opts);
+        return new StoreError(
+          "TooLarge",
+          `The apiserver could not ${ctx.verb} ${ctx.what}: ${apiMessage}`,
+          opts,
+        );
       return unavailable(status, apiMessage, ctx, opts);
     case 429:
     case 502:

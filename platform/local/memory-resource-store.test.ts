@@ -150,9 +150,9 @@ describe("MemoryResourceStore", () => {
     expect(await store.get("a")).toBeUndefined();
     const v1 = await store.create(thing("a"));
     expect(await reason(store.updateStatus({ ...v1, status: { phase: big } }))).toBe("TooLarge");
-    expect(
-      await reason(store.update({ ...v1, metadata: { ...v1.metadata, annotations: { big } } })),
-    ).toBe("TooLarge");
+    expect(await reason(store.update({ ...v1, metadata: { ...v1.metadata, annotations: { big } } }))).toBe(
+      "TooLarge",
+    );
     const after = await store.get("a");
     expect(after?.metadata.resourceVersion).toBe(v1.metadata.resourceVersion);
     expect(after?.status).toBeUndefined();

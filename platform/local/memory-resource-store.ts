@@ -95,7 +95,8 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
   }
 
   private async commit(type: "put" | "delete", obj: T, event: WatchEvent<T>["type"]): Promise<T> {
-    if (type === "put") checkResourceSize(obj, this.opts.maxObjectBytes ?? DEFAULT_MAX_RESOURCE_BYTES, this.kind);
+    if (type === "put")
+      checkResourceSize(obj, this.opts.maxObjectBytes ?? DEFAULT_MAX_RESOURCE_BYTES, this.kind);
     const rv = ++this.revision.value;
     obj.metadata.resourceVersion = String(rv);
     if (this.opts.persist) {
