@@ -108,6 +108,16 @@ export interface PutOptions {
   metadata?: Record<string, string>;
 }
 
+export interface ListObjectsOptions {
+  /** Only keys after this one (exclusive, in key order): S3's `start-after`. Need not be a key itself. */
+  startAfter?: string;
+  /**
+   * Keys fetched per request (S3's max-keys, at most 1000): a caller that reads one page of a large
+   * listing asks for about that many, so the store reads no more than the page.
+   */
+  pageSize?: number;
+}
+
 export interface ObjectStore {
   /** Creates the bucket when missing. */
   ensureBucket(bucket: string): Promise<void>;
@@ -121,8 +131,11 @@ export interface ObjectStore {
   get(bucket: string, key: string): Promise<Buffer>;
   getStream(bucket: string, key: string): Promise<Readable>;
   stat(bucket: string, key: string): Promise<ObjectInfo | undefined>;
-  /** Every object under prefix, in key order (pages through large listings). */
-  list(bucket: string, prefix: string): AsyncIterable<ObjectInfo>;
+  /**
+   * Every object under prefix, in key order (pages through large listings), or only those after
+   * `startAfter`. A caller may stop early: the store reads no further than the pages it was asked for.
+   */
+  list(bucket: string, prefix: string, opts?: ListObjectsOptions): AsyncIterable<ObjectInfo>;
   delete(bucket: string, key: string): Promise<void>;
   /** Deletes every object under prefix; returns how many. */
   deletePrefix(bucket: string, prefix: string): Promise<number>;
