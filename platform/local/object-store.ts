@@ -251,9 +251,7 @@ export function createLocalObjectStore(root: string): ObjectStore {
         if (startAfter !== undefined && !startAfter.startsWith(key) && byKey(key, startAfter) < 0) continue;
         if (key.startsWith(prefix) || prefix.startsWith(key))
           yield* walk(bucket, path, key, prefix, startAfter);
-      } else if (startAfter !== undefined && byKey(key, startAfter) <= 0) {
-        continue;
-      } else if (key.startsWith(prefix)) {
+      } else if (key.startsWith(prefix) && (startAfter === undefined || byKey(key, startAfter) > 0)) {
         const s = await stat(path).catch(() => undefined);
         if (s?.isFile()) yield { key, size: s.size, lastModified: s.mtime };
       }
