@@ -166,18 +166,18 @@ export function describeObjectStoreContract(
       const { store, bucket } = await makeStore();
       const keys = ["p/a/1", "p/a/2", "p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d", "q/1"];
       for (const k of keys) await store.put(bucket, k, k);
-      const after = async (startAfter: string, pageSize?: number, prefix = "p/") => {
+      const listAfter = async (startAfter: string, pageSize?: number, prefix = "p/") => {
         const out: string[] = [];
         for await (const o of store.list(bucket, prefix, { startAfter, pageSize })) out.push(o.key);
         return out;
       };
-      expect(await after("p/a/2")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
-      expect(await after("p/b")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
-      expect(await after("p/b/2", 1)).toEqual(["p/c/1", "p/c/x/1", "p/d"]);
-      expect(await after("p/c/x/1", 2)).toEqual(["p/d"]);
-      expect(await after("a")).toEqual(["p/a/1", "p/a/2", "p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
-      expect(await after("p/d")).toEqual([]);
-      expect(await after("p/a/1", 2, "")).toEqual([
+      expect(await listAfter("p/a/2")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/b")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/b/2", 1)).toEqual(["p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/c/x/1", 2)).toEqual(["p/d"]);
+      expect(await listAfter("a")).toEqual(["p/a/1", "p/a/2", "p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/d")).toEqual([]);
+      expect(await listAfter("p/a/1", 2, "")).toEqual([
         "p/a/2",
         "p/b/1",
         "p/b/2",
