@@ -9,6 +9,10 @@ export interface OperatorMetrics {
   uploadDeleted(reason: string): void;
   /** A status write was refused by the resource size guard; the detection failed. */
   statusTooLarge(): void;
+  /** A terminal detection was archived and its resource deleted. */
+  detectionArchived(): void;
+  /** Retention pruned an archived detection (operator/archive-pruner.ts). */
+  archivedPruned(): void;
 }
 
 export function createOperatorMetrics(
@@ -48,6 +52,16 @@ export function createOperatorMetrics(
     help: "Detection status writes refused by the resource size guard (DOCVERIFY_MAX_RESOURCE_BYTES); each failed its detection.",
     registers: [registry],
   });
+  const archived = new Counter({
+    name: "docverify_detections_archived_total",
+    help: "Terminal detections archived to the object store (their resources deleted).",
+    registers: [registry],
+  });
+  const archivedPruned = new Counter({
+    name: "docverify_archived_detections_pruned_total",
+    help: "Archived detections whose verdict and files retention removed.",
+    registers: [registry],
+  });
   new Gauge({
     name: "docverify_reconcile_queue_depth",
     help: "Detections waiting in the reconcile work queue.",
@@ -78,5 +92,7 @@ export function createOperatorMetrics(
     detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
     uploadDeleted: (reason) => uploadsDeleted.inc({ reason }),
     statusTooLarge: () => tooLarge.inc(),
+    detectionArchived: () => archived.inc(),
+    archivedPruned: () => archivedPruned.inc(),
   };
 }

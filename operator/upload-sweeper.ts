@@ -1,3 +1,4 @@
+import { readArchivedDetection } from "../core/archive.js";
 import { type Detection, keys } from "../core/detection.js";
 import type { Clock, ObjectInfo, ObjectStore, ResourceStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
@@ -41,7 +42,8 @@ export interface SweepResult {
  * Deletes the files of uploads nobody can use any more: an upload that expired without starting a
  * detection, and files left behind without a reservation. An upload that started a detection is that
  * detection's: its files go with it through the reconciler's finalizer (DELETE) and retention
- * (core/detection-files.ts), so the sweeper leaves it alone while the detection exists and is not pruned.
+ * (core/detection-files.ts), so the sweeper leaves it alone while the detection exists (as a resource or in
+ * the archive) and is not pruned.
  * The sweeper only reads the reservation and the detections: it runs in the operator (the leader, in the
  * cluster) beside the reconcilers.
  */
@@ -85,7 +87,10 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     const expiresAt = Date.parse(r.expires_at);
     if (r.detection === undefined)
       return now > expiresAt ? { reason: "expired_unused", message: "expired unused" } : undefined;
-    const owner = (await detectionsByName()).get(r.detection);
+    // The owner is a live resource or, once archived, a record in the archive (read resource first).
+    const owner =
+      (await detectionsByName()).get(r.detection) ??
+      (await readArchivedDetection(objects, bucket, r.client_id, r.detection));
     if (owner?.status?.prunedAt) {
       return {
         reason: "detection_pruned",

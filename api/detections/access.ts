@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readArchivedDetection } from "../../core/archive.js";
 import type { Detection } from "../../core/detection.js";
 import { LABELS, labelValue } from "../../core/resource.js";
 import type { ApiDeps, Principal } from "../deps.js";
@@ -15,9 +16,33 @@ export const visibleTo = (d: Detection, p: Principal) =>
   d.metadata.labels?.[LABELS.client] === clientLabel(p.clientId) &&
   !d.metadata.deletionTimestamp;
 
-/** The caller's detection `id`; 404 when unknown, another client's or being deleted. */
-export async function loadOwnDetection(deps: ApiDeps, p: Principal, id: string): Promise<Detection> {
-  const d = await deps.detections.get(id);
-  if (!d || !visibleTo(d, p)) throw detectionNotFound();
-  return d;
+/** Where a visible detection was found: the resource store, or the archive (core/archive.ts). */
+export interface FoundDetection {
+  detection: Detection;
+  archived: boolean;
 }
+
+/**
+ * The caller's detection `id`, wherever it is: the resource first, then the archive (a finished
+ * detection's record in the object store, once its resource is deleted). 404 when unknown, another
+ * client's or being deleted: a resource that exists but is not the caller's, or is being deleted, is 404
+ * without looking further. The one access lookup of every route that reads one detection.
+ */
+export async function locateVisibleDetection(deps: ApiDeps, p: Principal, id: string): Promise<FoundDetection> {
+  const live = await deps.detections.get(id);
+  if (live) {
+    if (!visibleTo(live, p)) throw detectionNotFound();
+    return { detection: live, archived: false };
+  }
+  const archived = await readArchivedDetection(deps.objects, deps.bucket, p.clientId, id);
+  if (!archived || !visibleTo(archived, p)) throw detectionNotFound();
+  return { detection: archived, archived: true };
+}
+
+/** The caller's detection `id` (resource first, then the archive); 404 when unknown, another client's or being deleted. */
+export async function findVisibleDetection(deps: ApiDeps, p: Principal, id: string): Promise<Detection> {
+  return (await locateVisibleDetection(deps, p, id)).detection;
+}
+
+/** The former name of findVisibleDetection, kept for callers written before the archive. */
+export const loadOwnDetection = findVisibleDetection;

@@ -1,0 +1,72 @@
+import { dueArchivedDetections, pruneArchivedDetection } from "../core/archive.js";
+import type { Clock, ObjectStore } from "../core/ports.js";
+import type { Logger } from "../core/step-context.js";
+import type { OperatorMetrics } from "./metrics.js";
+
+export interface ArchivePrunerDeps {
+  objects: ObjectStore;
+  bucket: string;
+  clock: Clock;
+  log: Logger;
+  metrics?: Pick<OperatorMetrics, "archivedPruned">;
+}
+
+export interface PruneResult {
+  /** Archived detections pruned in this pass. */
+  pruned: number;
+  /** Objects deleted. */
+  objects: number;
+}
+
+/**
+ * Retention for archived detections, as the reconciler does it for live ones: once a detection's retention
+ * period is over, its verdict (and so its reasoning) and its stored files go; the record keeps its status,
+ * score and durable fields. It reads only what is due: the archive keeps a time-ordered queue of retention
+ * entries (core/archive.ts, `records-due/`), listed from the oldest up to now. Runs in the operator (the
+ * leader, in the cluster) every DOCVERIFY_ARCHIVE_SWEEP_SECONDS.
+ */
+export function createArchivePruner(deps: ArchivePrunerDeps) {
+  const { objects, bucket, clock, log } = deps;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<PruneResult> | undefined;
+
+  async function pruneOnce(): Promise<PruneResult> {
+    const result: PruneResult = { pruned: 0, objects: 0 };
+    for await (const due of dueArchivedDetections(objects, bucket, clock.now())) {
+      const removed = await pruneArchivedDetection(objects, bucket, due);
+      result.pruned++;
+      result.objects += removed;
+      deps.metrics?.archivedPruned();
+      log.info(
+        { detection: due.id, removedObjects: removed },
+        "retention period over; archived verdict and stored files pruned",
+      );
+    }
+    return result;
+  }
+
+  return {
+    /** One pass over what is due; concurrent calls share the pass in progress. */
+    prune(): Promise<PruneResult> {
+      running ??= pruneOnce().finally(() => {
+        running = undefined;
+      });
+      return running;
+    },
+    /** Prunes now and then every `intervalMs` until stopped; a failed pass is logged and retried next time. */
+    start(intervalMs: number): void {
+      const pass = () =>
+        void this.prune().catch((err) => log.error({ err }, "archive retention pass failed; retrying next period"));
+      pass();
+      timer = setInterval(pass, intervalMs);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running?.catch(() => undefined);
+    },
+  };
+}
+
+export type ArchivePruner = ReturnType<typeof createArchivePruner>;
