@@ -27,7 +27,9 @@ import { createLocalObjectStore } from "../platform/local/object-store.js";
 
 const settings = { stepMaxAttempts: 3, retentionSeconds: 30 * 86400 };
 
-export async function measureStatusSize(file: string): Promise<{ bytes: number; ms: number; checks: number; findings: number }> {
+export async function measureStatusSize(
+  file: string,
+): Promise<{ bytes: number; ms: number; checks: number; findings: number }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-status-size-"));
   try {
     const objects = createLocalObjectStore(path.join(dir, "objects"));
@@ -43,7 +45,13 @@ export async function measureStatusSize(file: string): Promise<{ bytes: number; 
       sha256: createHash("sha256").update(bytes).digest("hex"),
     };
     await objects.put(config.bucket, document.key, bytes);
-    const ctx = { objects, bucket: config.bucket, config, log: pino({ level: "silent" }), clock: systemClock };
+    const ctx = {
+      objects,
+      bucket: config.bucket,
+      config,
+      log: pino({ level: "silent" }),
+      clock: systemClock,
+    };
     const spec = {
       source: { url: "https://example.com/doc.pdf" },
       docType: "other" as const,
@@ -55,14 +63,28 @@ export async function measureStatusSize(file: string): Promise<{ bytes: number; 
     const d: Detection = {
       apiVersion: API_GROUP_VERSION,
       kind: DETECTION_KIND,
-      metadata: { name, uid: "00000000-0000-0000-0000-000000000000", creationTimestamp: new Date().toISOString(), labels: { "docverify.io/client": "bench" }, finalizers: ["docverify.io/cleanup"], resourceVersion: "1", generation: 1 },
+      metadata: {
+        name,
+        uid: "00000000-0000-0000-0000-000000000000",
+        creationTimestamp: new Date().toISOString(),
+        labels: { "docverify.io/client": "bench" },
+        finalizers: ["docverify.io/cleanup"],
+        resourceVersion: "1",
+        generation: 1,
+      },
       spec,
     };
     const started = performance.now();
     let status: DetectionStatus = running({}, d, new Date());
     status = attemptStarted(status, "prepare", 1, `${name}-prepare-1`, new Date()).status;
     status = attemptSucceeded(status, { step: "prepare", document }, new Date(), settings).status;
-    const input = (step: "check" | "agent"): StepInput => ({ detection: name, step, attempt: 1, spec, document });
+    const input = (step: "check" | "agent"): StepInput => ({
+      detection: name,
+      step,
+      attempt: 1,
+      spec,
+      document,
+    });
     const { runCheckStep } = await import("../checks/step.js");
     const check: CheckStepResult = await runCheckStep(input("check"), ctx);
     await objects.put(config.bucket, keys.result(name, "check"), JSON.stringify(check));
@@ -77,8 +99,10 @@ export async function measureStatusSize(file: string): Promise<{ bytes: number; 
     const ms = performance.now() - started;
     const resource = { ...d, status };
     if (process.env.STATUS_PARTS) {
-      for (const [k, v] of Object.entries(status)) console.log(`  status.${k}: ${Buffer.byteLength(JSON.stringify(v) ?? "")} bytes`);
-      for (const p of status.verdict?.perCheck ?? []) console.log(`    perCheck ${p.checkId}: ${p.reasoning?.length ?? 0} chars`);
+      for (const [k, v] of Object.entries(status))
+        console.log(`  status.${k}: ${Buffer.byteLength(JSON.stringify(v) ?? "")} bytes`);
+      for (const p of status.verdict?.perCheck ?? [])
+        console.log(`    perCheck ${p.checkId}: ${p.reasoning?.length ?? 0} chars`);
       console.log(`    reasoning: ${status.verdict?.reasoning?.length ?? 0} chars`);
     }
     return {

@@ -56,7 +56,9 @@ export function createArchivePruner(deps: ArchivePrunerDeps) {
     /** Prunes now and then every `intervalMs` until stopped; a failed pass is logged and retried next time. */
     start(intervalMs: number): void {
       const pass = () =>
-        void this.prune().catch((err) => log.error({ err }, "archive retention pass failed; retrying next period"));
+        void this.prune().catch((err) =>
+          log.error({ err }, "archive retention pass failed; retrying next period"),
+        );
       pass();
       timer = setInterval(pass, intervalMs);
       timer.unref();

@@ -40,6 +40,7 @@ import {
   running,
   type StatusEvent,
   statusTooLarge,
+  upgradeLegacyStatus,
   type StepResult,
   type Transition,
 } from "./detection-status.js";
@@ -120,7 +121,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const log = deps.log.child({ detection: name });
     if (d.metadata.deletionTimestamp) return finalize(d, log);
-    let status: DetectionStatus = d.status ?? {};
+    let status: DetectionStatus = upgradeLegacyStatus(d.status ?? {});
     const now = clock.now();
 
     if (isTerminal(status.phase)) return afterTerminal(d, status, now, log);
@@ -255,8 +256,12 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
     const archiveAt = archiveAfterMs > 0 && isArchivable(name) ? completed + archiveAfterMs : undefined;
-    if (archiveAt !== undefined && now.getTime() >= archiveAt) return archive(d, new Date(pruneAt), now, log);
-    const next = Math.min(status.prunedAt ? Number.POSITIVE_INFINITY : pruneAt, archiveAt ?? Number.POSITIVE_INFINITY);
+    if (archiveAt !== undefined && now.getTime() >= archiveAt)
+      return archive({ ...d, status }, new Date(pruneAt), now, log);
+    const next = Math.min(
+      status.prunedAt ? Number.POSITIVE_INFINITY : pruneAt,
+      archiveAt ?? Number.POSITIVE_INFINITY,
+    );
     if (next === Number.POSITIVE_INFINITY) return {};
     return { requeueAfterMs: Math.min(next - now.getTime(), MAX_WAIT_MS) };
   }

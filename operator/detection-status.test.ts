@@ -28,6 +28,7 @@ import {
   type StepResult,
   statusTooLarge,
   terminalEvent,
+  upgradeLegacyStatus,
 } from "./detection-status.js";
 import { crashFailureCode, decideRetry, retryDelayMs } from "./step-policy.js";
 
@@ -558,5 +559,17 @@ describe("statusTooLarge", () => {
       "Warning Failed",
     ]);
     expect(statusTooLarge(before, "x", now, { keepChecks: false }).status.checks).toBeUndefined();
+  });
+});
+
+describe("upgradeLegacyStatus", () => {
+  it("reads a status written with full check results as the per-check summary; leaves a current one alone", () => {
+    const legacy = { phase: "Running", checks } as unknown as DetectionStatus;
+    const up = upgradeLegacyStatus(legacy);
+    expect(up.checks).toEqual(summarizeChecks(checks));
+    expect(up.phase).toBe("Running");
+    const current: DetectionStatus = { phase: "Running", checks: summarizeChecks(checks) };
+    expect(upgradeLegacyStatus(current)).toBe(current);
+    expect(upgradeLegacyStatus({})).toEqual({});
   });
 });

@@ -1,3 +1,4 @@
+import type { CheckOutcome } from "../core/check-result.js";
 import { setCondition } from "../core/conditions.js";
 import {
   type AgentStepResult,
@@ -64,6 +65,33 @@ export interface AttemptFailure {
 }
 
 const copy = (s: DetectionStatus): DetectionStatus => structuredClone(s);
+
+/**
+ * A status written before the status was bounded kept every check's full result in `checks`; the
+ * reconciler reads it as the per-check summary the schema now has (the same status otherwise), so a
+ * detection that was running during an upgrade finishes, and is archived, like any other.
+ */
+export function upgradeLegacyStatus(status: DetectionStatus): DetectionStatus {
+  const checks = status.checks as unknown[] | undefined;
+  if (!checks?.some((c) => (c as { findingCount?: unknown }).findingCount === undefined)) return status;
+  const next = copy(status);
+  next.checks = checks.map((c) => {
+    const legacy = c as {
+      checkId: string;
+      outcome: CheckOutcome;
+      severity: number;
+      findings?: unknown[];
+      findingCount?: number;
+    };
+    return {
+      checkId: legacy.checkId,
+      outcome: legacy.outcome,
+      severity: legacy.severity,
+      findingCount: legacy.findingCount ?? legacy.findings?.length ?? 0,
+    };
+  });
+  return next;
+}
 
 /** Waiting for a slot: the first status a detection gets. */
 export function queued(status: DetectionStatus, d: Detection, now: Date): DetectionStatus {

@@ -13,6 +13,10 @@ export interface OperatorMetrics {
   detectionArchived(): void;
   /** Retention pruned an archived detection (operator/archive-pruner.ts). */
   archivedPruned(): void;
+  /** A DetectionJob fanned out `n` new Detections (one per listed document). */
+  jobDetectionsCreated(n: number): void;
+  /** Writing a DetectionJob's report to its output bucket failed (the pass is retried). */
+  jobReportWriteFailed(): void;
 }
 
 export function createOperatorMetrics(
@@ -20,6 +24,8 @@ export function createOperatorMetrics(
   sources: {
     queueDepth: () => number;
     scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }>;
+    /** The DetectionJobs by phase (Queued counts jobs without a phase yet), read at scrape time. */
+    jobPhases?: () => Promise<Record<string, number>>;
   },
 ): OperatorMetrics {
   const reconciles = new Counter({
@@ -62,6 +68,30 @@ export function createOperatorMetrics(
     help: "Archived detections whose verdict and files retention removed.",
     registers: [registry],
   });
+  const jobDetections = new Counter({
+    name: "docverify_job_detections_created_total",
+    help: "Detections DetectionJobs fanned out (one per listed document).",
+    registers: [registry],
+  });
+  const jobReportFailures = new Counter({
+    name: "docverify_job_report_write_failures_total",
+    help: "Failed writes of a DetectionJob's report (results.jsonl, summary.json) to its output bucket; each is retried.",
+    registers: [registry],
+  });
+  if (sources.jobPhases) {
+    const jobPhases = sources.jobPhases;
+    const jobs = new Gauge({
+      name: "docverify_detection_jobs",
+      help: "DetectionJobs by phase (Queued, Running, Completed, Failed).",
+      labelNames: ["phase"],
+      registers: [registry],
+      async collect() {
+        const byPhase = await jobPhases();
+        for (const phase of ["Queued", "Running", "Completed", "Failed"])
+          jobs.set({ phase }, byPhase[phase] ?? 0);
+      },
+    });
+  }
   new Gauge({
     name: "docverify_reconcile_queue_depth",
     help: "Detections waiting in the reconcile work queue.",
@@ -94,5 +124,7 @@ export function createOperatorMetrics(
     statusTooLarge: () => tooLarge.inc(),
     detectionArchived: () => archived.inc(),
     archivedPruned: () => archivedPruned.inc(),
+    jobDetectionsCreated: (n) => jobDetections.inc(n),
+    jobReportWriteFailed: () => jobReportFailures.inc(),
   };
 }

@@ -28,7 +28,11 @@ export interface FoundDetection {
  * client's or being deleted: a resource that exists but is not the caller's, or is being deleted, is 404
  * without looking further. The one access lookup of every route that reads one detection.
  */
-export async function locateVisibleDetection(deps: ApiDeps, p: Principal, id: string): Promise<FoundDetection> {
+export async function locateVisibleDetection(
+  deps: ApiDeps,
+  p: Principal,
+  id: string,
+): Promise<FoundDetection> {
   const live = await deps.detections.get(id);
   if (live) {
     if (!visibleTo(live, p)) throw detectionNotFound();

@@ -20,7 +20,11 @@ afterEach(async () => {
   await h.close();
 });
 
-const body = { source_url: "https://docs.example.com/statement.pdf", doc_type: "bank_statement", region: "gb" };
+const body = {
+  source_url: "https://docs.example.com/statement.pdf",
+  doc_type: "bank_statement",
+  region: "gb",
+};
 
 async function create(opts: { token?: string; batch?: string } = {}): Promise<string> {
   const r = await call(h, "POST", "/v1/detection", { token: opts.token ?? alice, body });
@@ -96,7 +100,10 @@ async function archive(id: string, stopAt?: "record" | "finalizer"): Promise<voi
     pruneAt: new Date(h.clock.now().getTime() + 86_400_000),
   });
   if (stopAt === "record") return;
-  const updated = await h.store.update({ ...structuredClone(d), metadata: { ...structuredClone(d.metadata), finalizers: [] } });
+  const updated = await h.store.update({
+    ...structuredClone(d),
+    metadata: { ...structuredClone(d.metadata), finalizers: [] },
+  });
   if (stopAt === "finalizer") return;
   await h.store.delete(updated.metadata.name);
 }
@@ -141,11 +148,17 @@ describe("archived detections through the API", () => {
   it("list merges live and archived detections newest first, in the same pages as before archiving", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 9; i++) ids.push(await create());
-    for (const [i, id] of ids.entries()) if (i % 3 !== 2) await finish(id, i % 4 === 0 ? "Failed" : "Completed");
+    for (const [i, id] of ids.entries())
+      if (i % 3 !== 2) await finish(id, i % 4 === 0 ? "Failed" : "Completed");
     const before = await pages("?limit=4");
     const items = (await list("?limit=200")).items;
     for (const [i, id] of ids.entries()) if (i % 3 !== 2 && i !== 7) await archive(id);
-    expect((await h.store.list()).items.map((d) => d.metadata.name)).toEqual([ids[2], ids[5], ids[7], ids[8]]);
+    expect((await h.store.list()).items.map((d) => d.metadata.name)).toEqual([
+      ids[2],
+      ids[5],
+      ids[7],
+      ids[8],
+    ]);
     expect(await pages("?limit=4")).toEqual(before);
     expect((await list("?limit=200")).items).toEqual(items);
     for (const status of ["COMPLETED", "FAILED", "QUEUED"]) {
@@ -160,7 +173,11 @@ describe("archived detections through the API", () => {
   });
 
   it("filters archived detections by batch_id, alone and with status", async () => {
-    const inJob = [await create({ batch: "job-7" }), await create({ batch: "job-7" }), await create({ batch: "job-7" })];
+    const inJob = [
+      await create({ batch: "job-7" }),
+      await create({ batch: "job-7" }),
+      await create({ batch: "job-7" }),
+    ];
     const other = await create({ batch: "job-8" });
     await finish(inJob[0]!);
     await finish(inJob[1]!, "Failed");
@@ -249,6 +266,9 @@ describe("archived detections through the API", () => {
       body: { upload_id: up.body.upload_id, doc_type: "invoice", region: "US" },
     });
     expect(second.status).toBe(422);
-    expect(second.body.detail[0]).toMatchObject({ type: "upload_used", msg: expect.stringContaining(first.body.id) });
+    expect(second.body.detail[0]).toMatchObject({
+      type: "upload_used",
+      msg: expect.stringContaining(first.body.id),
+    });
   });
 });
