@@ -742,6 +742,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       ["watch", "detections", group, undefined],
       ["update", "detections", group, "status"],
       ["create", "pods", "", undefined],
+      ["delete", "detections", group, undefined],
       ["create", "events", "", undefined],
       ["update", "leases", "coordination.k8s.io", undefined],
     ] as const) {
@@ -751,7 +752,6 @@ describe.skipIf(missing.length > 0)(title, () => {
       ).toBe(true);
     }
     for (const [who, verb, resource, g, ns] of [
-      [operator, "delete", "detections", group, NS],
       [operator, "get", "secrets", "", NS],
       [operator, "create", "pods", "", "default"],
       [operator, "list", "detections", group, undefined],
