@@ -188,6 +188,7 @@ export async function runOperator(): Promise<number> {
       bucket: config.bucket,
       clock: systemClock,
       log: componentLogger(log, "archive-pruner"),
+      retentionSeconds: config.retentionSeconds,
       metrics: operatorMetrics,
     });
     running = (async () => {

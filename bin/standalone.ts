@@ -147,6 +147,7 @@ export async function runStandalone(): Promise<number> {
     bucket: config.bucket,
     clock: systemClock,
     log: componentLogger(log, "archive-pruner"),
+    retentionSeconds: config.retentionSeconds,
     metrics: operatorMetrics,
   });
 

@@ -21,7 +21,7 @@ import { Verdict } from "./verdict.js";
  *   records-index/<c>/status/<phase>/<p>               empty marker: the listing by status
  *   records-index/<c>/batch/<b>/<p>                    empty marker: the listing by batch_id (<b>: its label value)
  *   records-index/<c>/batch-status/<b>/<phase>/<p>     empty marker: both filters
- *   records-due/<prune time, ms, 13 digits>/<c>/<ulid inverted>   retention: when the files and verdict go
+ *   records-due/<completion time, ms, 13 digits>/<c>/<ulid inverted>   retention: in completion order
  *   runs/<id>/verdict.json                             the verdict, beside the step results, until retention
  *
  * The record never changes once written: retention deletes the verdict object with the step results (the
@@ -78,8 +78,8 @@ export const archiveKeys = {
   record: (clientId: string, id: string) =>
     `${prefixes.records(archiveClientSegment(clientId))}${pathOf(id)}.json`,
   verdict: (id: string) => `runs/${id}/verdict.json`,
-  due: (pruneAtMs: number, clientId: string, id: string) =>
-    `${DUE_PREFIX}${String(Math.max(0, Math.floor(pruneAtMs))).padStart(13, "0")}/${archiveClientSegment(clientId)}/${newestFirst(id)}`,
+  due: (completedAtMs: number, clientId: string, id: string) =>
+    `${DUE_PREFIX}${String(Math.max(0, Math.floor(completedAtMs))).padStart(13, "0")}/${archiveClientSegment(clientId)}/${newestFirst(id)}`,
   duePrefix: DUE_PREFIX,
 } as const;
 
@@ -104,8 +104,6 @@ function markerKeys(
 export const ArchiveRecord = z.object({
   version: z.literal(1),
   archivedAt: z.string(),
-  /** When retention removes the files and the verdict; absent when they were pruned before archiving. */
-  pruneAt: z.string().optional(),
   /** True when the detection has a verdict in `archiveKeys.verdict(id)` (until retention). */
   verdict: z.boolean(),
   detection: z.object({
@@ -128,17 +126,25 @@ export function archivablePhase(d: Detection): ArchivedPhase | undefined {
   return (phase === "Completed" || phase === "Failed") && isArchivable(d.metadata.name) ? phase : undefined;
 }
 
+/** When a terminal detection finished: the time its retention counts from. */
+function completedAtMs(d: {
+  metadata: { creationTimestamp?: string };
+  status?: { completedAt?: string };
+}): number {
+  const t = Date.parse(d.status?.completedAt ?? d.metadata.creationTimestamp ?? "");
+  return Number.isFinite(t) ? t : 0;
+}
+
 /**
- * Writes the archive of a terminal detection: the verdict, the markers, the retention entry and, last,
- * the record (the commit point: a detection is in the archive once its record exists). Idempotent: a
- * pass repeated after a crash writes the same objects again. `pruneAt` is when retention is due (ignored
- * when the detection was pruned already).
+ * Writes the archive of a terminal detection: the verdict, the markers, the retention entry (unless it
+ * was pruned already) and, last, the record (the commit point: a detection is in the archive once its
+ * record exists). Idempotent: a pass repeated after a crash writes the same objects again.
  */
 export async function archiveDetection(
   objects: ObjectStore,
   bucket: string,
   d: Detection,
-  opts: { now: Date; pruneAt: Date },
+  opts: { now: Date },
 ): Promise<{ key: string }> {
   const phase = archivablePhase(d);
   if (!phase)
@@ -149,13 +155,12 @@ export async function archiveDetection(
   const json = { contentType: "application/json" };
   if (verdict) await objects.put(bucket, archiveKeys.verdict(id), JSON.stringify(verdict), json);
   for (const key of markerKeys(client, id, phase, d.spec.batchId)) await objects.put(bucket, key, "");
-  const pruned = status.prunedAt !== undefined;
-  if (!pruned) await objects.put(bucket, archiveKeys.due(opts.pruneAt.getTime(), client, id), "");
+  if (status.prunedAt === undefined)
+    await objects.put(bucket, archiveKeys.due(completedAtMs(d), client, id), "");
   const { metadata } = d;
   const record: ArchiveRecord = {
     version: 1,
     archivedAt: opts.now.toISOString(),
-    ...(pruned ? {} : { pruneAt: opts.pruneAt.toISOString() }),
     verdict: verdict != null,
     detection: {
       metadata: {
@@ -207,19 +212,18 @@ async function readRecordAt(
 async function toDetection(objects: ObjectStore, bucket: string, rec: ArchiveRecord): Promise<Detection> {
   const { metadata, spec, status } = rec.detection;
   let verdict: Verdict | null = null;
-  let prunedAt = status.prunedAt;
   if (rec.verdict) {
+    // Missing once retention (or a DELETE under way) removed it: the verdict then reads null.
     const raw = await getOrUndefined(objects, bucket, archiveKeys.verdict(metadata.name));
     const parsed = raw ? Verdict.safeParse(JSON.parse(raw.toString("utf8"))) : undefined;
     if (parsed?.success) verdict = parsed.data;
-    else prunedAt ??= rec.pruneAt ?? rec.archivedAt;
   }
   return {
     apiVersion: API_GROUP_VERSION,
     kind: DETECTION_KIND,
     metadata,
     spec,
-    status: { ...status, verdict, ...(prunedAt ? { prunedAt } : {}) },
+    status: { ...status, verdict },
   };
 }
 
@@ -273,7 +277,8 @@ export async function removeArchivedDetection(
   await removeDetectionFiles(objects, bucket, { metadata, spec });
   const phase = status.phase === "Failed" ? "Failed" : "Completed";
   for (const k of markerKeys(clientId, id, phase, spec.batchId)) await objects.delete(bucket, k);
-  if (rec.pruneAt) await objects.delete(bucket, archiveKeys.due(Date.parse(rec.pruneAt), clientId, id));
+  if (status.prunedAt === undefined)
+    await objects.delete(bucket, archiveKeys.due(completedAtMs(rec.detection), clientId, id));
   await objects.delete(bucket, key);
   return true;
 }
@@ -368,24 +373,28 @@ export async function listArchivedDetections(
 /** An archived detection whose retention is due, as its entry in `records-due/` names it. */
 export interface DueEntry {
   key: string;
-  pruneAtMs: number;
+  completedAtMs: number;
   clientSegment: string;
   id: string;
 }
 
-/** The retention entries due at `now`, oldest first; stops at the first one not yet due. */
+/**
+ * The archived detections that finished at or before `completedBefore` and are not pruned yet, oldest
+ * first (the entries are keyed by completion time, so the listing stops at the first one not yet due and
+ * a changed retention period applies to what is archived already).
+ */
 export async function* dueArchivedDetections(
   objects: ObjectStore,
   bucket: string,
-  now: Date,
+  completedBefore: Date,
 ): AsyncGenerator<DueEntry> {
   for await (const o of objects.list(bucket, DUE_PREFIX)) {
     const m = /^records-due\/(\d{13})\/([^/]+)\/([^/]+)$/.exec(o.key);
     const id = m ? idOfLeaf(m[3]!) : undefined;
     if (!m || id === undefined) continue;
-    const pruneAtMs = Number(m[1]);
-    if (pruneAtMs > now.getTime()) return;
-    yield { key: o.key, pruneAtMs, clientSegment: m[2]!, id };
+    const completedAtMs = Number(m[1]);
+    if (completedAtMs > completedBefore.getTime()) return;
+    yield { key: o.key, completedAtMs, clientSegment: m[2]!, id };
   }
 }
 

@@ -34,11 +34,12 @@ describe("the archive pruner (retention of archived detections)", () => {
       bucket: BUCKET,
       clock,
       log: pino({ level: "silent" }),
+      retentionSeconds: 30 * 86_400,
       metrics: { archivedPruned: () => pruned++ },
     });
-    const due = archivedFixture(newDetectionId(start));
+    const due = archivedFixture(newDetectionId(start), { completedAt: start });
     due.spec = { ...due.spec, source: { uploadId: "upl-01k0000000000000000000dueup" } };
-    const later = archivedFixture(newDetectionId(start + 1));
+    const later = archivedFixture(newDetectionId(start + 1), { completedAt: start + DAY });
     await objects.put(BUCKET, keys.upload("upl-01k0000000000000000000dueup"), "%PDF");
     await writeUploadReservation(objects, BUCKET, "upl-01k0000000000000000000dueup", {
       client_id: "acme-bank",
@@ -48,12 +49,9 @@ describe("the archive pruner (retention of archived detections)", () => {
       size: 3,
       detection: due.metadata.name,
     });
-    for (const [d, pruneAt] of [
-      [due, start + 30 * DAY],
-      [later, start + 31 * DAY],
-    ] as const) {
+    for (const d of [due, later]) {
       await objects.put(BUCKET, d.status!.document!.key, "%PDF");
-      await archiveDetection(objects, BUCKET, d, { now: new Date(start), pruneAt: new Date(pruneAt) });
+      await archiveDetection(objects, BUCKET, d, { now: new Date(start) });
     }
     expect(await pruner.prune()).toEqual({ pruned: 0, objects: 0 });
     now = start + 30 * DAY + 1;

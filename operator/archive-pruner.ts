@@ -8,6 +8,8 @@ export interface ArchivePrunerDeps {
   bucket: string;
   clock: Clock;
   log: Logger;
+  /** DOCVERIFY_RETENTION_SECONDS: how long after it finished a detection's verdict and files are kept. */
+  retentionSeconds: number;
   metrics?: Pick<OperatorMetrics, "archivedPruned">;
 }
 
@@ -22,7 +24,8 @@ export interface PruneResult {
  * Retention for archived detections, as the reconciler does it for live ones: once a detection's retention
  * period is over, its verdict (and so its reasoning) and its stored files go; the record keeps its status,
  * score and durable fields. It reads only what is due: the archive keeps a time-ordered queue of retention
- * entries (core/archive.ts, `records-due/`), listed from the oldest up to now. Runs in the operator (the
+ * entries by completion time (core/archive.ts, `records-due/`), listed from the oldest up to
+ * now minus the retention period. Runs in the operator (the
  * leader, in the cluster) every DOCVERIFY_ARCHIVE_SWEEP_SECONDS.
  */
 export function createArchivePruner(deps: ArchivePrunerDeps) {
@@ -32,7 +35,8 @@ export function createArchivePruner(deps: ArchivePrunerDeps) {
 
   async function pruneOnce(): Promise<PruneResult> {
     const result: PruneResult = { pruned: 0, objects: 0 };
-    for await (const due of dueArchivedDetections(objects, bucket, clock.now())) {
+    const completedBefore = new Date(clock.now().getTime() - deps.retentionSeconds * 1000);
+    for await (const due of dueArchivedDetections(objects, bucket, completedBefore)) {
       const removed = await pruneArchivedDetection(objects, bucket, due);
       result.pruned++;
       result.objects += removed;

@@ -405,10 +405,7 @@ describe("Detection reconciler on real local adapters", () => {
     const w = await world({});
     const name = await w.create();
     const done = await w.terminal(name);
-    await archiveDetection(w.objects, "docverify", done, {
-      now: new Date(),
-      pruneAt: new Date(Date.now() + 86_400_000),
-    });
+    await archiveDetection(w.objects, "docverify", done, { now: new Date() });
     expect(await isInArchive(w.objects, "docverify", "c1", name)).toBe(true);
     await w.store.delete(name);
     await w.until(name, (d) => d === undefined, 10_000);

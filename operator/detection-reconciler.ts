@@ -256,8 +256,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
     const archiveAt = archiveAfterMs > 0 && isArchivable(name) ? completed + archiveAfterMs : undefined;
-    if (archiveAt !== undefined && now.getTime() >= archiveAt)
-      return archive({ ...d, status }, new Date(pruneAt), now, log);
+    if (archiveAt !== undefined && now.getTime() >= archiveAt) return archive({ ...d, status }, now, log);
     const next = Math.min(
       status.prunedAt ? Number.POSITIVE_INFINITY : pruneAt,
       archiveAt ?? Number.POSITIVE_INFINITY,
@@ -285,12 +284,12 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
    * both (readers take the resource first), never in neither; the next pass finishes the job. A batch
    * detection waits for its job to finish.
    */
-  async function archive(d: Detection, pruneAt: Date, now: Date, log: Logger): Promise<ReconcileResult> {
+  async function archive(d: Detection, now: Date, log: Logger): Promise<ReconcileResult> {
     const name = d.metadata.name;
     if (d.spec.batchId !== undefined && !(await jobFinished(d.spec.batchId, now))) {
       return { requeueAfterMs: JOB_RECHECK_MS };
     }
-    const { key } = await archiveDetection(objects, bucket, d, { now, pruneAt });
+    const { key } = await archiveDetection(objects, bucket, d, { now });
     if (d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) {
       const next = structuredClone(d);
       next.metadata.finalizers = d.metadata.finalizers.filter((f) => f !== CLEANUP_FINALIZER);

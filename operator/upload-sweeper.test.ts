@@ -112,10 +112,7 @@ describe("the upload sweeper", () => {
     await w.upload("upl-archived", { detection: name });
     await w.detection(name, { phase: "Completed", completedAt: new Date().toISOString() });
     const d = (await w.detections.get(name))!;
-    await archiveDetection(w.objects, BUCKET, d, {
-      now: new Date(),
-      pruneAt: new Date(Date.now() + 86_400_000),
-    });
+    await archiveDetection(w.objects, BUCKET, d, { now: new Date() });
     await w.detections.delete(name);
     w.at(10 * 600_000);
     expect((await w.sweeper.sweep()).removed).toBe(0);

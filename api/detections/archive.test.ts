@@ -95,10 +95,7 @@ async function finish(id: string, phase: "Completed" | "Failed" = "Completed"): 
  */
 async function archive(id: string, stopAt?: "record" | "finalizer"): Promise<void> {
   const d = (await h.store.get(id)) as Detection;
-  await archiveDetection(h.deps.objects, h.deps.bucket, d, {
-    now: h.clock.now(),
-    pruneAt: new Date(h.clock.now().getTime() + 86_400_000),
-  });
+  await archiveDetection(h.deps.objects, h.deps.bucket, d, { now: h.clock.now() });
   if (stopAt === "record") return;
   const updated = await h.store.update({
     ...structuredClone(d),
