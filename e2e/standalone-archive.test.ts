@@ -49,7 +49,8 @@ async function until<T>(what: string, check: () => Promise<T>, ok: (v: T) => boo
 
 /** Every listing the test compares: GETs, the pages of limit=2, and each status filter. */
 async function snapshot(svc: Service, ids: string[]) {
-  const get = async (id: string) => (await svc.call("GET", `/v1/detection/${id}`, { client: CLIENTS.full })).body;
+  const get = async (id: string) =>
+    (await svc.call("GET", `/v1/detection/${id}`, { client: CLIENTS.full })).body;
   const pages: unknown[] = [];
   let cursor: string | null = null;
   do {
@@ -108,7 +109,11 @@ describe("the archive on the standalone service", () => {
 
     // 2. Archiving after 1 s: the resources go to the archive; every read answers as before.
     const archiving = await start({ DOCVERIFY_ARCHIVE_AFTER_SECONDS: "1" }, dataDir);
-    await until("the resources to be archived", () => resourceFiles(dataDir), (f) => f.length === 0);
+    await until(
+      "the resources to be archived",
+      () => resourceFiles(dataDir),
+      (f) => f.length === 0,
+    );
     expect(await snapshot(archiving, ids)).toEqual(before);
     // DELETE of an archived detection: 200, then 404 and no file left.
     const gone = ids[2]!;
@@ -117,7 +122,9 @@ describe("the archive on the standalone service", () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ id: gone, deleted: true });
     expect((await archiving.call("GET", `/v1/detection/${gone}`, { client: CLIENTS.full })).status).toBe(404);
-    expect((await archiving.call("GET", `/v1/detection/${gone}`, { client: CLIENTS.other })).status).toBe(404);
+    expect((await archiving.call("GET", `/v1/detection/${gone}`, { client: CLIENTS.other })).status).toBe(
+      404,
+    );
     expect(await tracesOf(dataDir, gone)).toEqual([]);
     const listed = await archiving.call("GET", "/v1/detection?limit=50", { client: CLIENTS.full });
     expect(listed.body.items.map((d: { id: string }) => d.id)).toEqual([ids[3], ids[1], ids[0]]);
@@ -141,6 +148,10 @@ describe("the archive on the standalone service", () => {
     );
     expect(after).toEqual({ ...completed, verdict: null });
     for (const id of [ids[0]!, ids[1]!, ids[3]!])
-      await until(`the files of ${id}`, () => tracesOf(dataDir, id), (t) => t.length === 0);
+      await until(
+        `the files of ${id}`,
+        () => tracesOf(dataDir, id),
+        (t) => t.length === 0,
+      );
   });
 });
