@@ -96,6 +96,10 @@ export interface RuntimeWorldOptions {
   cluster?: StartTestClusterOptions;
   /** Paths the local document server answers (`${docBase}/<path>`). */
   documents?: Record<string, Buffer | { body: Buffer; delayMs?: number; type?: string }>;
+  /** How the node player starts `docverify` (default: node and the built entry point). */
+  stepCommand?: string[];
+  /** Every output line of a step Pod's process. */
+  onStepOutput?: (pod: string, stream: "stdout" | "stderr", line: string) => void;
 }
 
 /** Starts everything but the operator and api (see `newOperator`, `startApi`). */
@@ -196,9 +200,10 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
   let playerLog = "";
   const player: NodePlayer = await startNodePlayer(cluster.access("harness"), {
     namespace: NS,
-    command: [process.execPath, ENTRY],
+    command: opts.stepCommand ?? [process.execPath, ENTRY],
     env: { HOME: process.env.HOME ?? os.tmpdir() },
     log: (line) => (playerLog += `${line}\n`),
+    ...(opts.onStepOutput ? { onOutput: opts.onStepOutput } : {}),
   });
 
   const s3Env = {
@@ -261,6 +266,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
       const clientsFile = path.join(dir, "clients.json");
       await writeFile(clientsFile, JSON.stringify({ clients }));
       apiClients = clients;
+      tokens.clear(); // a new api signs with a new key
       api = new RuntimeProcess("api", {
         ...s3Env,
         KUBECONFIG: await cluster.kubeconfigPath("api", NS),
