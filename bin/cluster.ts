@@ -301,7 +301,8 @@ export async function runApi(): Promise<number> {
   const { detections: apiserverDetections, jobs } = stores(kc, namespace, config);
   // Lists are served from an informer's cache of the live Detections (list + watch), not the apiserver.
   const detections = createInformerStore(apiserverDetections, { log: componentLogger(log, "informer") });
-  await detections.start();
+  // Not awaited: an apiserver that does not answer yet makes the api not ready, not fail to start.
+  void detections.start();
   const usage = createRedisUsageCounter({ connection: requireRedis(config) });
   // Throttling and rate-limit counters: shared by every api replica.
   const counters = createRedisWindowCounter({ connection: requireRedis(config) });

@@ -153,10 +153,14 @@ export async function archiveDetection(
   const client = d.spec.submittedBy;
   const { verdict, ...status } = d.status ?? {};
   const json = { contentType: "application/json" };
-  if (verdict) await objects.put(bucket, archiveKeys.verdict(id), JSON.stringify(verdict), json);
-  for (const key of markerKeys(client, id, phase, d.spec.batchId)) await objects.put(bucket, key, "");
-  if (status.prunedAt === undefined)
-    await objects.put(bucket, archiveKeys.due(completedAtMs(d), client, id), "");
+  // Everything but the record, at once; the record only after all of it is written.
+  await Promise.all([
+    ...(verdict ? [objects.put(bucket, archiveKeys.verdict(id), JSON.stringify(verdict), json)] : []),
+    ...markerKeys(client, id, phase, d.spec.batchId).map((key) => objects.put(bucket, key, "")),
+    ...(status.prunedAt === undefined
+      ? [objects.put(bucket, archiveKeys.due(completedAtMs(d), client, id), "")]
+      : []),
+  ]);
   const { metadata } = d;
   const record: ArchiveRecord = {
     version: 1,

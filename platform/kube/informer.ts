@@ -12,7 +12,10 @@ const RELIST_BACKOFF: BackoffPolicy = { firstMs: 500, maxMs: 30_000 };
 
 /** A store whose listing is served from an informer's cache; start() fills it, stop() ends its watch. */
 export interface InformerStore<T extends Resource> extends ResourceStore<T> {
-  /** Lists and starts watching; resolves once the cache holds the first listing. */
+  /**
+   * Lists and starts watching; resolves once the cache holds the first listing. A failed listing is
+   * retried with backoff (the promise waits for it); until then `list` asks the store itself.
+   */
   start(): Promise<void>;
   stop(): void;
   /** True once the first listing is in the cache. */
@@ -53,6 +56,10 @@ export function createInformerStore<T extends Resource>(
   let watch: WatchHandle | undefined;
   let failures = 0;
   let retry: NodeJS.Timeout | undefined;
+  let firstSync: () => void = () => {};
+  const synced = new Promise<void>((resolve) => {
+    firstSync = resolve;
+  });
 
   const upsert = (obj: T) => {
     const name = obj.metadata.name;
@@ -73,6 +80,7 @@ export function createInformerStore<T extends Resource>(
     for (const o of items) cache.set(o.metadata.name, o);
     version = resourceVersion;
     isSynced = true;
+    firstSync();
     failures = 0;
     if (stopped) return;
     watch = store.watch({ resourceVersion }, onEvent, (err: StoreError) => {
@@ -93,7 +101,10 @@ export function createInformerStore<T extends Resource>(
   }
 
   return {
-    start: listAndWatch,
+    start() {
+      relist();
+      return synced;
+    },
     stop() {
       stopped = true;
       watch?.stop();
