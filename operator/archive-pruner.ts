@@ -2,6 +2,7 @@ import { dueArchivedDetections, pruneArchivedDetection } from "../core/archive.j
 import type { Clock, ObjectStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import type { OperatorMetrics } from "./metrics.js";
+import { periodicPass } from "./periodic-pass.js";
 
 export interface ArchivePrunerDeps {
   objects: ObjectStore;
@@ -30,8 +31,6 @@ export interface PruneResult {
  */
 export function createArchivePruner(deps: ArchivePrunerDeps) {
   const { objects, bucket, clock, log } = deps;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<PruneResult> | undefined;
 
   async function pruneOnce(): Promise<PruneResult> {
     const result: PruneResult = { pruned: 0, objects: 0 };
@@ -49,29 +48,13 @@ export function createArchivePruner(deps: ArchivePrunerDeps) {
     return result;
   }
 
+  const periodic = periodicPass(pruneOnce, log, "archive retention pass failed; retrying next period");
   return {
     /** One pass over what is due; concurrent calls share the pass in progress. */
-    prune(): Promise<PruneResult> {
-      running ??= pruneOnce().finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
+    prune: periodic.run,
     /** Prunes now and then every `intervalMs` until stopped; a failed pass is logged and retried next time. */
-    start(intervalMs: number): void {
-      const pass = () =>
-        void this.prune().catch((err) =>
-          log.error({ err }, "archive retention pass failed; retrying next period"),
-        );
-      pass();
-      timer = setInterval(pass, intervalMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running?.catch(() => undefined);
-    },
+    start: periodic.start,
+    stop: periodic.stop,
   };
 }
 

@@ -291,16 +291,9 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const { key } = await archiveDetection(objects, bucket, d, { now });
     if (d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) {
-      const next = structuredClone(d);
-      next.metadata.finalizers = d.metadata.finalizers.filter((f) => f !== CLEANUP_FINALIZER);
-      try {
-        await store.update(next);
-      } catch (err) {
-        // Changed meanwhile (a DELETE, say): look again; the record written is rewritten or removed then.
-        if (isStoreError(err, "Conflict")) return { requeue: true };
-        if (isStoreError(err, "NotFound")) return {};
-        throw err;
-      }
+      // Changed meanwhile (a DELETE, say): look again; the record written is rewritten or removed then.
+      const removed = await removeCleanupFinalizer(d);
+      if (removed !== "removed") return removed === "conflict" ? { requeue: true } : {};
     }
     try {
       await store.delete(name);
@@ -322,17 +315,24 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     // An archive pass cut short (or one that lost a race with this DELETE) may have left the record.
     if (await removeArchivedDetection(objects, bucket, d.spec.submittedBy, name))
       log.info("deleted the archived record too");
+    const gone = await removeCleanupFinalizer(d);
+    if (gone === "conflict") return { requeue: true };
+    if (gone === "removed") log.info({ removedObjects: removed }, "deleted; stored files removed");
+    return {};
+  }
+
+  /** Removes the cleanup finalizer with the version read: a Conflict means "look again". */
+  async function removeCleanupFinalizer(d: Detection): Promise<"removed" | "conflict" | "gone"> {
     const next = structuredClone(d);
     next.metadata.finalizers = (d.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
     try {
       await store.update(next);
+      return "removed";
     } catch (err) {
-      if (isStoreError(err, "Conflict")) return { requeue: true };
-      if (isStoreError(err, "NotFound")) return {};
+      if (isStoreError(err, "Conflict")) return "conflict";
+      if (isStoreError(err, "NotFound")) return "gone";
       throw err;
     }
-    log.info({ removedObjects: removed }, "deleted; stored files removed");
-    return {};
   }
 
   /** Deletes every file of the detection: document, step results, and the upload it was created from. */

@@ -4,6 +4,7 @@ import type { Clock, ObjectInfo, ObjectStore, ResourceStore } from "../core/port
 import type { Logger } from "../core/step-context.js";
 import { readUploadReservation, uploadIdOfKey } from "../core/upload.js";
 import type { OperatorMetrics } from "./metrics.js";
+import { periodicPass } from "./periodic-pass.js";
 
 export interface UploadSweeperDeps {
   objects: ObjectStore;
@@ -50,8 +51,6 @@ export interface SweepResult {
 export function createUploadSweeper(deps: UploadSweeperDeps) {
   const { objects, bucket, detections, clock, log } = deps;
   const graceMs = deps.graceMs ?? DEFAULT_GRACE_MS;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<SweepResult> | undefined;
 
   /** The uploads under `uploads/`, each with its objects, in key order (one listing). */
   async function* uploads(): AsyncGenerator<{ id: string; objects: ObjectInfo[] }> {
@@ -126,27 +125,13 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     return result;
   }
 
+  const periodic = periodicPass(sweepOnce, log, "upload sweep failed; retrying next period");
   return {
     /** One pass over every upload; concurrent calls share the pass in progress. */
-    sweep(): Promise<SweepResult> {
-      running ??= sweepOnce().finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
+    sweep: periodic.run,
     /** Sweeps now and then every `intervalMs` until stopped; a failed pass is logged and retried next time. */
-    start(intervalMs: number): void {
-      const pass = () =>
-        void this.sweep().catch((err) => log.error({ err }, "upload sweep failed; retrying next period"));
-      pass();
-      timer = setInterval(pass, intervalMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running?.catch(() => undefined);
-    },
+    start: periodic.start,
+    stop: periodic.stop,
   };
 }
 
