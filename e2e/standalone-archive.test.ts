@@ -9,7 +9,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
-import { CLIENTS, type Service, startFileServer, startService } from "./harness.js";
+import { CLIENTS, type Service, startFileServer, startService, until } from "./harness.js";
 
 let files: Awaited<ReturnType<typeof startFileServer>>;
 const services: Service[] = [];
@@ -35,16 +35,6 @@ async function start(env: Record<string, string>, dataDir?: string): Promise<Ser
   });
   services.push(svc);
   return svc;
-}
-
-async function until<T>(what: string, check: () => Promise<T>, ok: (v: T) => boolean, guardMs = 90_000) {
-  const end = Date.now() + guardMs;
-  for (;;) {
-    const v = await check();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`${what}: still ${JSON.stringify(v)} after ${guardMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** Every listing the test compares: GETs, the pages of limit=2, and each status filter. */
