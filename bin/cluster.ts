@@ -10,10 +10,12 @@ import { createDetectionJobController } from "../operator/detection-job-controll
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
+import { type ArchivePruner, createArchivePruner } from "../operator/archive-pruner.js";
 import { createUploadSweeper, type UploadSweeper } from "../operator/upload-sweeper.js";
 import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
 import { createLeaderElector } from "../platform/kube/leader-election.js";
 import { createPodRunner } from "../platform/kube/pod-runner.js";
+import { createInformerStore } from "../platform/kube/informer.js";
 import { createKubeResourceStore } from "../platform/kube/resource-store.js";
 import { createRedisScheduler } from "../platform/redis/scheduler.js";
 import { createRedisUsageCounter } from "../platform/redis/usage-counter.js";
@@ -26,7 +28,7 @@ import {
   resolveNamespace,
   stepPodOptionsFromEnv,
 } from "./cluster-config.js";
-import { jobSettingsFromEnv } from "./job-settings.js";
+import { jobSettingsFromEnv, jobsByPhase } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { loadSigningKey } from "./secrets.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
@@ -53,17 +55,19 @@ async function objectStore(config: Config): Promise<ObjectStore> {
   return objects;
 }
 
-function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string) {
+function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
   return {
     detections: createKubeResourceStore<Detection>(kc, {
       namespace,
       plural: DETECTION_PLURAL,
       kind: DETECTION_KIND,
+      maxObjectBytes: config.maxResourceBytes,
     }),
     jobs: createKubeResourceStore<DetectionJob>(kc, {
       namespace,
       plural: DETECTION_JOB_PLURAL,
       kind: DETECTION_JOB_KIND,
+      maxObjectBytes: config.maxResourceBytes,
     }),
   };
 }
@@ -97,7 +101,7 @@ export async function runOperator(): Promise<number> {
   const identity = leaderIdentity(process.env);
   const jobSettings = jobSettingsFromEnv(process.env);
   const objects = await objectStore(config);
-  const { detections: store, jobs } = stores(kc, namespace);
+  const { detections: store, jobs } = stores(kc, namespace, config);
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -105,10 +109,12 @@ export async function runOperator(): Promise<number> {
   let controller: ReturnType<typeof createDetectionController> | undefined;
   let jobController: ReturnType<typeof createDetectionJobController> | undefined;
   let uploadSweeper: UploadSweeper | undefined;
+  let archivePruner: ArchivePruner | undefined;
   const operatorMetrics = createOperatorMetrics(metrics, {
     queueDepth: () => controller?.queue.length ?? 0,
     scheduler: async () =>
       scheduler ? scheduler.stats() : { waiting: 0, admitted: 0, capacity: config.concurrency },
+    jobPhases: async () => jobsByPhase((await jobs.list()).items),
   });
   const events = createKubeEventRecorder(kc, {
     namespace,
@@ -137,11 +143,13 @@ export async function runOperator(): Promise<number> {
       log: componentLogger(log, "reconciler"),
       metrics: operatorMetrics,
       events,
+      jobs,
       settings: {
         stepTimeoutSeconds: config.stepTimeoutSeconds,
         stepMaxAttempts: config.stepMaxAttempts,
         detectionDeadlineSeconds: config.detectionDeadlineSeconds,
         retentionSeconds: config.retentionSeconds,
+        archiveAfterSeconds: config.archiveAfterSeconds,
       },
     });
     controller = createDetectionController({
@@ -163,6 +171,7 @@ export async function runOperator(): Promise<number> {
         clock: systemClock,
         log: componentLogger(log, "job-reconciler"),
         settings: jobSettings,
+        metrics: operatorMetrics,
       }),
       log: componentLogger(log, "job-controller"),
     });
@@ -174,10 +183,19 @@ export async function runOperator(): Promise<number> {
       log: componentLogger(log, "upload-sweeper"),
       metrics: operatorMetrics,
     });
+    archivePruner = createArchivePruner({
+      objects,
+      bucket: config.bucket,
+      clock: systemClock,
+      log: componentLogger(log, "archive-pruner"),
+      retentionSeconds: config.retentionSeconds,
+      metrics: operatorMetrics,
+    });
     running = (async () => {
       await controller?.start();
       await jobController?.start();
       uploadSweeper?.start(config.uploadSweepSeconds * 1000);
+      archivePruner?.start(config.archiveSweepSeconds * 1000);
     })();
     await running;
   };
@@ -185,6 +203,7 @@ export async function runOperator(): Promise<number> {
   const stopLeading = async () => {
     await running?.catch(() => undefined);
     await uploadSweeper?.stop();
+    await archivePruner?.stop();
     await jobController?.stop();
     await controller?.stop();
     await runner?.close();
@@ -192,6 +211,7 @@ export async function runOperator(): Promise<number> {
     controller = undefined;
     jobController = undefined;
     uploadSweeper = undefined;
+    archivePruner = undefined;
     runner = undefined;
     scheduler = undefined;
   };
@@ -278,7 +298,11 @@ export async function runApi(): Promise<number> {
   const clients = await openClients({ file: config.clientsFile }, { log, metrics });
   const signingKey = await loadSigningKey(config);
   const objects = await objectStore(config);
-  const { detections, jobs } = stores(kc, namespace);
+  const { detections: apiserverDetections, jobs } = stores(kc, namespace, config);
+  // Lists are served from an informer's cache of the live Detections (list + watch), not the apiserver.
+  const detections = createInformerStore(apiserverDetections, { log: componentLogger(log, "informer") });
+  // Not awaited: an apiserver that does not answer yet makes the api not ready, not fail to start.
+  void detections.start();
   const usage = createRedisUsageCounter({ connection: requireRedis(config) });
   // Throttling and rate-limit counters: shared by every api replica.
   const counters = createRedisWindowCounter({ connection: requireRedis(config) });
@@ -288,6 +312,7 @@ export async function runApi(): Promise<number> {
   const ready = async (): Promise<{ ok: boolean; reason?: string }> => {
     if (Date.now() < readyUntil) return { ok: true };
     try {
+      if (!detections.synced()) throw new Error("the informer has not listed the Detections yet");
       await detections.get("readiness-probe");
       readyUntil = Date.now() + 5_000;
       return { ok: true };
@@ -322,6 +347,7 @@ export async function runApi(): Promise<number> {
 
   await onSignal(log, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    detections.stop();
     clients.close();
     await usage.close();
     await counters.close();

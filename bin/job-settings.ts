@@ -1,3 +1,4 @@
+import type { DetectionJob } from "../core/detection-job.js";
 import { ConfigError } from "../core/config.js";
 import type { JobReconcilerSettings } from "../operator/detection-job-reconciler.js";
 
@@ -18,4 +19,14 @@ export function jobSettingsFromEnv(env: Record<string, string | undefined>): Job
     );
   }
   return { maxInFlight: n };
+}
+
+/** DetectionJobs counted by phase (a job without a phase yet is Queued), for the docverify_detection_jobs gauge. */
+export function jobsByPhase(jobs: readonly DetectionJob[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const j of jobs) {
+    const phase = j.status?.phase ?? "Queued";
+    out[phase] = (out[phase] ?? 0) + 1;
+  }
+  return out;
 }

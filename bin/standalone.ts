@@ -11,6 +11,7 @@ import { createDetectionJobController } from "../operator/detection-job-controll
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
+import { createArchivePruner } from "../operator/archive-pruner.js";
 import { createUploadSweeper } from "../operator/upload-sweeper.js";
 import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
@@ -18,7 +19,7 @@ import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWindowCounter } from "../platform/local/window-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
-import { jobSettingsFromEnv } from "./job-settings.js";
+import { jobSettingsFromEnv, jobsByPhase } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { objectStoreFor } from "./object-stores.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
@@ -57,11 +58,13 @@ export async function runStandalone(): Promise<number> {
     dir: path.join(dataDir, "resources", "detections"),
     kind: DETECTION_KIND,
     revision,
+    maxObjectBytes: config.maxResourceBytes,
   });
   const jobs = await openLocalResourceStore<DetectionJob>({
     dir: path.join(dataDir, "resources", "detectionjobs"),
     kind: DETECTION_JOB_KIND,
     revision,
+    maxObjectBytes: config.maxResourceBytes,
   });
   const objects = objectStoreFor(dataDir);
   await objects.ensureBucket(config.bucket);
@@ -85,6 +88,7 @@ export async function runStandalone(): Promise<number> {
   const operatorMetrics = createOperatorMetrics(metrics, {
     queueDepth: () => controllerRef?.queue.length ?? 0,
     scheduler: () => scheduler.stats(),
+    jobPhases: async () => jobsByPhase((await jobs.list()).items),
   });
   const reconciler = createDetectionReconciler({
     store: detections,
@@ -96,11 +100,13 @@ export async function runStandalone(): Promise<number> {
     log: componentLogger(log, "reconciler"),
     metrics: operatorMetrics,
     events: createLogEventRecorder(componentLogger(log, "events")),
+    jobs,
     settings: {
       stepTimeoutSeconds: config.stepTimeoutSeconds,
       stepMaxAttempts: config.stepMaxAttempts,
       detectionDeadlineSeconds: config.detectionDeadlineSeconds,
       retentionSeconds: config.retentionSeconds,
+      archiveAfterSeconds: config.archiveAfterSeconds,
     },
   });
   const controller = createDetectionController({
@@ -123,6 +129,7 @@ export async function runStandalone(): Promise<number> {
       clock: systemClock,
       log: componentLogger(log, "job-reconciler"),
       settings: jobSettingsFromEnv(process.env),
+      metrics: operatorMetrics,
     }),
     log: componentLogger(log, "job-controller"),
   });
@@ -136,10 +143,20 @@ export async function runStandalone(): Promise<number> {
     metrics: operatorMetrics,
   });
 
+  const archivePruner = createArchivePruner({
+    objects,
+    bucket: config.bucket,
+    clock: systemClock,
+    log: componentLogger(log, "archive-pruner"),
+    retentionSeconds: config.retentionSeconds,
+    metrics: operatorMetrics,
+  });
+
   // The reconcilers start before the port opens, so a ready answer means work will be picked up.
   await controller.start();
   await jobController.start();
   uploadSweeper.start(config.uploadSweepSeconds * 1000);
+  archivePruner.start(config.archiveSweepSeconds * 1000);
   const server = serveApi(
     {
       detections,
@@ -171,6 +188,7 @@ export async function runStandalone(): Promise<number> {
       clients.close();
       void (async () => {
         await uploadSweeper.stop();
+        await archivePruner.stop();
         await jobController.stop();
         await controller.stop();
         await runner.close();

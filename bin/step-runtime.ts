@@ -66,6 +66,8 @@ export async function executeStep(
     };
     await ctx.objects.ensureBucket(ctx.bucket);
     const run = await loadStep(step);
+    // How long the process took to get here (one process per step: its start cost, see bench/scale.ts).
+    ctx.log.info({ processUptimeMs: Math.round(process.uptime() * 1000) }, "step code loaded");
     const result = await run(input, ctx);
     const resultKey = keys.result(input.detection, step);
     await ctx.objects.put(ctx.bucket, resultKey, JSON.stringify(result), { contentType: "application/json" });

@@ -59,9 +59,8 @@ describe("layout.overlay", () => {
     for (let p = 1; p <= 2; p++) {
       const page = doc.addPage([595, 842]);
       // Table rows so tight that their text boxes touch.
-      ["07/13/2015  Closure", "07/21/2015  Layoff", "08/02/2015  Closure"].forEach((t, i) =>
-        page.drawText(t, { x: 50, y: 700 - 9 * i, size: 10, font }),
-      );
+      for (const [i, t] of ["07/13/2015  Closure", "07/21/2015  Layoff", "08/02/2015  Closure"].entries())
+        page.drawText(t, { x: 50, y: 700 - 9 * i, size: 10, font });
       // A white halo drawn under the same label (chart labels), then the label itself.
       page.drawText("1:00:00", { x: 300, y: 500, size: 10, font, color: rgb(1, 1, 1) });
       page.drawText("1:00:00", { x: 300, y: 500, size: 10, font, color: rgb(0.2, 0.2, 0.2) });

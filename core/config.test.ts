@@ -58,3 +58,26 @@ describe("loadConfig: the review link", () => {
     );
   });
 });
+
+describe("loadConfig: archive and the resource size guard", () => {
+  it("archives after an hour by default, 0 keeps, and guards resources at 512 KiB", () => {
+    const c = loadConfig({});
+    expect(c.archiveAfterSeconds).toBe(3600);
+    expect(c.archiveSweepSeconds).toBe(60);
+    expect(c.maxResourceBytes).toBe(512 * 1024);
+    expect(loadConfig({ DOCVERIFY_ARCHIVE_AFTER_SECONDS: "0" }).archiveAfterSeconds).toBe(0);
+    expect(loadConfig({ DOCVERIFY_MAX_RESOURCE_BYTES: "1048576" }).maxResourceBytes).toBe(1048576);
+  });
+
+  it("refuses a size guard beyond 1 MiB or below 64 KiB", () => {
+    expect(() => loadConfig({ DOCVERIFY_MAX_RESOURCE_BYTES: "2000000" })).toThrow(
+      /DOCVERIFY_MAX_RESOURCE_BYTES: expected at most 1048576/,
+    );
+    expect(() => loadConfig({ DOCVERIFY_MAX_RESOURCE_BYTES: "1000" })).toThrow(
+      /DOCVERIFY_MAX_RESOURCE_BYTES: expected a whole number ≥ 65536/,
+    );
+    expect(() => loadConfig({ DOCVERIFY_ARCHIVE_AFTER_SECONDS: "-1" })).toThrow(
+      /DOCVERIFY_ARCHIVE_AFTER_SECONDS/,
+    );
+  });
+});

@@ -1,5 +1,10 @@
 import { z } from "zod";
 import { DEFAULT_DOCUMENT_BUDGET, type DocumentBudget } from "./document-budget.js";
+import {
+  DEFAULT_MAX_RESOURCE_BYTES,
+  MAX_RESOURCE_BYTES_LIMIT,
+  MIN_RESOURCE_BYTES_LIMIT,
+} from "./resource-size.js";
 
 /**
  * Service configuration from the environment. Names are fixed by ARCHITECTURE.md ("Configuration");
@@ -101,6 +106,17 @@ const EnvSchema = z.object({
   DOCVERIFY_UPLOAD_TTL_SECONDS: int(1),
   DOCVERIFY_UPLOAD_SWEEP_SECONDS: int(1),
   DOCVERIFY_REVIEW_LINK_TTL_SECONDS: int(1),
+  DOCVERIFY_ARCHIVE_AFTER_SECONDS: int(0),
+  DOCVERIFY_ARCHIVE_SWEEP_SECONDS: int(1),
+  DOCVERIFY_MAX_RESOURCE_BYTES: int(MIN_RESOURCE_BYTES_LIMIT).pipe(
+    z
+      .number()
+      .max(
+        MAX_RESOURCE_BYTES_LIMIT,
+        `expected at most ${MAX_RESOURCE_BYTES_LIMIT} (1 MiB, below etcd's own limit)`,
+      )
+      .optional(),
+  ),
   DOCVERIFY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   DOCVERIFY_PUBLIC_URL: str,
   REDIS_URL: str,
@@ -175,6 +191,15 @@ export interface Config {
   uploadSweepSeconds: number;
   /** Lifetime of a reviewer page link (`review_url` of GET /v1/detection/{id}/evidence). */
   reviewLinkTtlSeconds: number;
+  /**
+   * A terminal Detection is archived (its record written to the object store, the resource deleted) this
+   * long after it finished; 0 keeps every Detection in the resource store (docs/decisions.md, "Archive").
+   */
+  archiveAfterSeconds: number;
+  /** How often the operator prunes archived detections whose retention period is over. */
+  archiveSweepSeconds: number;
+  /** The resource size guard of both resource stores (core/resource-size.ts). */
+  maxResourceBytes: number;
   logLevel: string;
   publicUrl?: string;
   bucket: string;
@@ -261,6 +286,9 @@ export function loadConfig(
     uploadTtlSeconds: e.DOCVERIFY_UPLOAD_TTL_SECONDS ?? 3600,
     uploadSweepSeconds: e.DOCVERIFY_UPLOAD_SWEEP_SECONDS ?? 300,
     reviewLinkTtlSeconds: e.DOCVERIFY_REVIEW_LINK_TTL_SECONDS ?? 900,
+    archiveAfterSeconds: e.DOCVERIFY_ARCHIVE_AFTER_SECONDS ?? 3600,
+    archiveSweepSeconds: e.DOCVERIFY_ARCHIVE_SWEEP_SECONDS ?? 60,
+    maxResourceBytes: e.DOCVERIFY_MAX_RESOURCE_BYTES ?? DEFAULT_MAX_RESOURCE_BYTES,
     logLevel: e.DOCVERIFY_LOG_LEVEL ?? "info",
     publicUrl: e.DOCVERIFY_PUBLIC_URL,
     bucket: e.S3_BUCKET ?? "docverify",

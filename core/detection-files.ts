@@ -1,17 +1,19 @@
-import { type Detection, keys } from "./detection.js";
+import { keys } from "./detection.js";
 import type { ObjectStore } from "./ports.js";
 import { readUploadReservation } from "./upload.js";
 
 /**
- * Deletes every file a detection has in the service bucket: its stored document, its step results, the
- * reviewer's evidence (manifest and rendered page images, docs/evidence.md), and the upload it was created from (reservation included, so the upload can start no other detection). Used by
+ * Deletes every file a detection has in the service bucket: its stored document, its step results (the
+ * archived verdict among them, core/archive.ts), the reviewer's evidence (manifest and rendered page
+ * images, docs/evidence.md), and the upload it was created from (reservation included, so the upload can
+ * start no other detection). Used by
  * the finalizer (DELETE) and by retention. A job's input object stays in the client's own bucket (theirs):
  * only the copy under `documents/` is ours. Idempotent; returns how many objects went.
  */
 export async function removeDetectionFiles(
   objects: ObjectStore,
   bucket: string,
-  d: Pick<Detection, "metadata" | "spec">,
+  d: { metadata: { name: string }; spec: { source: { uploadId?: string } } },
 ): Promise<number> {
   const name = d.metadata.name;
   let removed = 0;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CheckResult, TRUST_LEVELS } from "./check-result.js";
+import { CheckOutcome, CheckResult, TRUST_LEVELS } from "./check-result.js";
 import { EvidenceGroup } from "./evidence.js";
 import { FAILURE_CODES, type FailureCode } from "./failure-codes.js";
 import { PHASES } from "./phases.js";
@@ -87,6 +87,33 @@ export const AuthoritativeInfo = z.object({
 });
 export type AuthoritativeInfo = z.infer<typeof AuthoritativeInfo>;
 
+/**
+ * What the Detection's status keeps of one check: its id, outcome, severity and how many findings it made.
+ * The check's full result (summary, findings with their evidence) stays in the object store
+ * (`keys.result(detection, "check")`), so the status stays small whatever the document's size.
+ */
+export const CheckSummary = z.object({
+  checkId: z.string(),
+  outcome: CheckOutcome,
+  severity: z.number().int().min(0).max(10),
+  findingCount: z.number().int().nonnegative(),
+});
+export type CheckSummary = z.infer<typeof CheckSummary>;
+
+/** The status's summary of check results. */
+export const summarizeChecks = (checks: readonly CheckResult[]): CheckSummary[] =>
+  checks.map((c) => ({
+    checkId: c.checkId,
+    outcome: c.outcome,
+    severity: c.severity,
+    findingCount: c.findings.length,
+  }));
+
+/**
+ * The Detection status: only what the contract and `kubectl` need (docs/decisions.md, "Bounded status"). A
+ * step's full result stays in the object store; the status is kept under the resource size guard
+ * (core/resource-size.ts) for documents of any length.
+ */
 export const DetectionStatus = z.object({
   phase: z.enum(PHASES).optional(),
   observedGeneration: z.number().int().optional(),
@@ -94,7 +121,8 @@ export const DetectionStatus = z.object({
   document: DocumentInfo.optional(),
   steps: z.array(StepStatus).optional(),
   discovered: z.array(z.string()).optional(),
-  checks: z.array(CheckResult).optional(),
+  /** One summary per check; the full results are in the check step's result object. */
+  checks: z.array(CheckSummary).optional(),
   authoritative: AuthoritativeInfo.optional(),
   score: z.number().int().nullable().optional(),
   verdict: Verdict.nullable().optional(),

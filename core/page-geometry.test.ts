@@ -45,7 +45,8 @@ describe("page geometry", () => {
       const { width, height } = displayedSize(g);
       const px = fractionToPixels(toFraction(g, [100, 200, 300, 250])!, width * 2, height * 2);
       const back = pixelsToBox(g, px, width * 2, height * 2);
-      for (const [i, v] of back.entries()) expect(Math.abs(v - [100, 200, 300, 250][i]!)).toBeLessThanOrEqual(0.5);
+      for (const [i, v] of back.entries())
+        expect(Math.abs(v - [100, 200, 300, 250][i]!)).toBeLessThanOrEqual(0.5);
     }
   });
 });

@@ -10,9 +10,19 @@ import type { Resource } from "./resource.js";
 // Resource store (Kubernetes semantics)
 // ---------------------------------------------------------------------------------------------
 
-export type StoreErrorReason = "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "Unavailable";
+export type StoreErrorReason =
+  | "NotFound"
+  | "AlreadyExists"
+  | "Conflict"
+  | "Gone"
+  | "Invalid"
+  | "TooLarge"
+  | "Unavailable";
 
-/** Errors of a ResourceStore. Conflict = stale resourceVersion; Gone = watch resourceVersion too old. */
+/**
+ * Errors of a ResourceStore. Conflict = stale resourceVersion; Gone = watch resourceVersion too old;
+ * TooLarge = the object is over the size guard (core/resource-size.ts), refused before it is written.
+ */
 export class StoreError extends Error {
   override name = "StoreError";
   constructor(
@@ -54,6 +64,8 @@ export interface WatchHandle {
  *   order; Gone (via onError) when that version is older than the store remembers: relist and watch again.
  * - objects returned by get and list are read-only: an adapter may share (and freeze) them between callers,
  *   so copy one before changing it.
+ * - a write of an object larger than the store's size guard (core/resource-size.ts, the same in every
+ *   adapter) fails with TooLarge and changes nothing.
  */
 export interface ResourceStore<T extends Resource> {
   create(obj: T): Promise<T>;
@@ -96,6 +108,16 @@ export interface PutOptions {
   metadata?: Record<string, string>;
 }
 
+export interface ListObjectsOptions {
+  /** Only keys after this one (exclusive, in key order): S3's `start-after`. Need not be a key itself. */
+  startAfter?: string;
+  /**
+   * Keys fetched per request (S3's max-keys, at most 1000): a caller that reads one page of a large
+   * listing asks for about that many, so the store reads no more than the page.
+   */
+  pageSize?: number;
+}
+
 export interface ObjectStore {
   /** Creates the bucket when missing. */
   ensureBucket(bucket: string): Promise<void>;
@@ -109,8 +131,11 @@ export interface ObjectStore {
   get(bucket: string, key: string): Promise<Buffer>;
   getStream(bucket: string, key: string): Promise<Readable>;
   stat(bucket: string, key: string): Promise<ObjectInfo | undefined>;
-  /** Every object under prefix, in key order (pages through large listings). */
-  list(bucket: string, prefix: string): AsyncIterable<ObjectInfo>;
+  /**
+   * Every object under prefix, in key order (pages through large listings), or only those after
+   * `startAfter`. A caller may stop early: the store reads no further than the pages it was asked for.
+   */
+  list(bucket: string, prefix: string, opts?: ListObjectsOptions): AsyncIterable<ObjectInfo>;
   delete(bucket: string, key: string): Promise<void>;
   /** Deletes every object under prefix; returns how many. */
   deletePrefix(bucket: string, prefix: string): Promise<number>;

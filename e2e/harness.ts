@@ -213,6 +213,22 @@ export async function startService(opts: ServiceOptions = {}): Promise<Service> 
   return svc;
 }
 
+/** Waits for `check` to hold (the event), failing after a generous guard with what was seen last. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T>,
+  ok: (v: T) => boolean,
+  guardMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + guardMs;
+  for (;;) {
+    const v = await check();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`${what}: still ${JSON.stringify(v)} after ${guardMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** A local HTTP server that serves documents by path (the "customer's" file host for source_url). */
 export async function startFileServer(
   files: Record<string, { body: Uint8Array | string; type?: string; status?: number }>,

@@ -8,7 +8,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTextTamperedPdf } from "../fixtures/tampered-text.js";
-import { CLIENTS, type Service, startService } from "./harness.js";
+import { CLIENTS, type Service, startService, until } from "./harness.js";
 
 let svc: Service;
 let pdf: Uint8Array;
@@ -35,17 +35,6 @@ async function storedFiles(): Promise<string[]> {
 }
 const tracesOf = async (...ids: string[]) =>
   (await storedFiles()).filter((f) => ids.some((id) => f.includes(id)));
-
-/** Waits for `check` to hold (the event), failing after a generous guard with what was seen last. */
-async function until<T>(what: string, check: () => Promise<T>, ok: (v: T) => boolean, guardMs = 60_000) {
-  const end = Date.now() + guardMs;
-  for (;;) {
-    const v = await check();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`${what}: still ${JSON.stringify(v)} after ${guardMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function upload(): Promise<string> {
   const up = await svc.call("POST", "/v1/uploads", {

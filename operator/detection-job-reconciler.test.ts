@@ -2,6 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
+import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Detection, DETECTION_KIND } from "../core/detection.js";
 import type { DetectionDetailData } from "../core/detection-detail.js";
@@ -18,6 +19,7 @@ import { MemoryResourceStore } from "../platform/local/memory-resource-store.js"
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createDetectionJobController } from "./detection-job-controller.js";
 import { createDetectionJobReconciler } from "./detection-job-reconciler.js";
+import { createOperatorMetrics } from "./metrics.js";
 import type { JobSummary } from "./job-report.js";
 
 const log = pino({ level: "silent" });
@@ -47,6 +49,19 @@ async function world(opts: { maxInFlight?: number; keys?: string[] } = {}) {
   const detections = new MemoryResourceStore<Detection>(DETECTION_KIND, { revision });
   let now = new Date("2026-11-02T09:00:00.000Z");
   const clock: Clock = { now: () => now };
+  const registry = new Registry();
+  const metrics = createOperatorMetrics(registry, {
+    queueDepth: () => 0,
+    scheduler: async () => ({ waiting: 0, admitted: 0, capacity: 1 }),
+    jobPhases: async () => {
+      const byPhase: Record<string, number> = {};
+      for (const j of (await jobs.list()).items) {
+        const phase = j.status?.phase ?? "Queued";
+        byPhase[phase] = (byPhase[phase] ?? 0) + 1;
+      }
+      return byPhase;
+    },
+  });
   const make = () =>
     createDetectionJobReconciler({
       jobs,
@@ -55,8 +70,10 @@ async function world(opts: { maxInFlight?: number; keys?: string[] } = {}) {
       clock,
       log,
       settings: { maxInFlight: opts.maxInFlight ?? 3 },
+      metrics,
     });
   return {
+    registry,
     objects,
     jobs,
     detections,
@@ -370,5 +387,31 @@ describe("controller", () => {
       failed: 0,
     });
     expect((await readReport(w.objects)).lines).toHaveLength(6);
+  });
+});
+
+describe("DetectionJob metrics", () => {
+  const metric = async (registry: Registry, line: RegExp) =>
+    (await registry.metrics()).split("\n").find((l) => line.test(l));
+
+  it("count the documents fanned out, the jobs by phase, and failed report writes", async () => {
+    const w = await world({ maxInFlight: 10 });
+    await createJob(w.jobs, jobSpec({ output: { type: "s3", bucketName: "Not A Bucket!", prefix: "" } }));
+    await w.reconciler.reconcile(JOB_ID);
+    expect(await metric(w.registry, /^docverify_job_detections_created_total /)).toBe(
+      "docverify_job_detections_created_total 6",
+    );
+    expect(await metric(w.registry, /^docverify_detection_jobs\{phase="Running"\}/)).toBe(
+      'docverify_detection_jobs{phase="Running"} 1',
+    );
+    // A second pass creates nothing new (AlreadyExists is not counted).
+    await w.restarted().reconcile(JOB_ID);
+    expect(await metric(w.registry, /^docverify_job_detections_created_total /)).toMatch(/ 6$/);
+    await finishAll(w.detections);
+    await expect(w.reconciler.reconcile(JOB_ID)).rejects.toThrow(/Bucket name/);
+    expect(await metric(w.registry, /^docverify_job_report_write_failures_total /)).toBe(
+      "docverify_job_report_write_failures_total 1",
+    );
+    expect((await w.jobs.get(JOB_ID))?.status?.phase).toBe("Running");
   });
 });

@@ -21,6 +21,7 @@ import type { Logger } from "../core/step-context.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import { objectsAfter } from "./job-listing.js";
 import { writeJobReport } from "./job-report.js";
+import type { OperatorMetrics } from "./metrics.js";
 
 export interface JobReconcilerSettings {
   /** Most detections of one job that may be unfinished at once (bounds what one job puts in the queue). */
@@ -34,6 +35,7 @@ export interface DetectionJobReconcilerDeps {
   clock: Clock;
   log: Logger;
   settings: JobReconcilerSettings;
+  metrics?: Pick<OperatorMetrics, "jobDetectionsCreated" | "jobReportWriteFailed">;
 }
 
 /** Safety-net look at a running job even without a detection event. */
@@ -137,7 +139,14 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
     status.counts = countDetections(mine);
 
     if (status.listing.done && pending === 0) {
-      const report = await writeJobReport(objects, { ...job, status }, mine, now);
+      let report: Awaited<ReturnType<typeof writeJobReport>>;
+      try {
+        report = await writeJobReport(objects, { ...job, status }, mine, now);
+      } catch (err) {
+        deps.metrics?.jobReportWriteFailed();
+        log.error({ err, bucket: job.spec.output.bucketName }, "writing the job's report failed; will retry");
+        throw err;
+      }
       status.report = report;
       status.phase = "Completed";
       status.completedAt = now.toISOString();
@@ -244,7 +253,9 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
       },
     };
     try {
-      return await detections.create(detection);
+      const created = await detections.create(detection);
+      deps.metrics?.jobDetectionsCreated(1);
+      return created;
     } catch (err) {
       if (!isStoreError(err, "AlreadyExists")) throw err;
       const existing = await detections.get(name);

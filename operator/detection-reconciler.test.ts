@@ -3,8 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_GROUP_VERSION, CLEANUP_FINALIZER } from "../core/resource.js";
+import { archiveDetection, isInArchive, readArchivedDetection } from "../core/archive.js";
+import { API_GROUP_VERSION, CLEANUP_FINALIZER, LABELS } from "../core/resource.js";
 import { type Detection, DETECTION_KIND, keys } from "../core/detection.js";
+import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
 import type { EventRecorder } from "../core/event-recorder.js";
 import { newDetectionId } from "../core/ids.js";
 import { systemClock } from "../core/ports.js";
@@ -27,6 +29,7 @@ async function world(
   settings: Partial<ReconcilerSettings> = {},
   capacity = 4,
   events?: EventRecorder,
+  jobs?: MemoryResourceStore<DetectionJob>,
 ) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "docverify-reconciler-"));
   const store = new MemoryResourceStore<Detection>(DETECTION_KIND);
@@ -49,6 +52,7 @@ async function world(
     clock: systemClock,
     log,
     events,
+    ...(jobs ? { jobs } : {}),
     settings: {
       stepTimeoutSeconds: 30,
       stepMaxAttempts: 2,
@@ -73,19 +77,20 @@ async function world(
     await scheduler.close();
   });
 
-  async function create(opts: { sample?: boolean } = {}): Promise<string> {
+  async function create(opts: { sample?: boolean; batchId?: string } = {}): Promise<string> {
     const name = newDetectionId();
     await store.create({
       apiVersion: API_GROUP_VERSION,
       kind: DETECTION_KIND,
-      metadata: { name, finalizers: [CLEANUP_FINALIZER] },
+      metadata: { name, finalizers: [CLEANUP_FINALIZER], labels: { [LABELS.client]: "c1" } },
       spec: {
         source: { url: "https://example.com/a.pdf" },
         docType: "invoice",
         region: "US",
         submittedBy: "c1",
         sample: opts.sample ?? false,
-        priority: "interactive",
+        priority: opts.batchId ? "batch" : "interactive",
+        ...(opts.batchId ? { batchId: opts.batchId } : {}),
       },
     });
     return name;
@@ -239,6 +244,35 @@ describe("Detection reconciler on real local adapters", () => {
     });
   });
 
+  it("a status over the size guard fails the detection clearly (StatusTooLarge) instead of retrying the write", async () => {
+    const seen: string[] = [];
+    const { events, ended } = recordingEvents((_d, type, reason, message) =>
+      seen.push(`${type} ${reason} ${message}`),
+    );
+    const w = await world({ agent: "huge-reasoning" }, {}, 4, events);
+    const name = await w.create();
+    const d = await w.terminal(name);
+    await ended;
+    expect(d.status).toMatchObject({
+      phase: "Failed",
+      failure: { code: "internal_error" },
+      verdict: null,
+      checks: [{ checkId: "file.type", outcome: "pass", severity: 0, findingCount: 0 }],
+    });
+    expect(d.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "StatusTooLarge",
+      message: expect.stringMatching(/over the 524288-byte limit of one resource/),
+    });
+    expect(seen.filter((l) => l.startsWith("Warning"))).toEqual([
+      expect.stringMatching(/^Warning StatusTooLarge Detection det-\S+ would be \d+ bytes/),
+      expect.stringMatching(/^Warning Failed .*internal_error/),
+    ]);
+    await eventually(async () => {
+      expect(await w.scheduler.isAdmitted(name)).toBe(false);
+      for (const s of d.status!.steps!) expect(await w.runner.get(s.workload)).toBeUndefined();
+    });
+  });
+
   it("fails with agent_failed and agent.error after the agent keeps crashing", async () => {
     const w = await world({ agent: "crash" });
     const d = await w.terminal(await w.create());
@@ -350,6 +384,58 @@ describe("Detection reconciler on real local adapters", () => {
     await w.terminal(name);
     const d = await w.until(name, (x) => x?.status?.prunedAt !== undefined, 15_000);
     expect(d?.status).toMatchObject({ phase: "Completed", score: 12, verdict: null });
+    expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeUndefined();
+  });
+
+  it("archives a finished detection after archiveAfterSeconds: record first, then the resource goes; it reads the same", async () => {
+    const w = await world({}, { archiveAfterSeconds: 1 });
+    const name = await w.create();
+    const done = await w.terminal(name);
+    await w.until(name, (d) => d === undefined, 20_000);
+    const archived = await readArchivedDetection(w.objects, "docverify", "c1", name);
+    expect(archived?.status).toEqual(done.status);
+    expect(archived?.spec).toEqual(done.spec);
+    // The files stay with the archived detection until DELETE or retention.
+    expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeDefined();
+  });
+
+  it("keeps a batch detection until its job has finished (the job counts from live detections)", async () => {
+    const jobs = new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND);
+    const job = await jobs.create({
+      apiVersion: API_GROUP_VERSION,
+      kind: DETECTION_JOB_KIND,
+      metadata: { name: "5b2a4e0e-1111-4c3a-9a55-0123456789ab" },
+      spec: {
+        connector: { type: "s3", bucketName: "in", prefixes: [""] },
+        output: { type: "s3", bucketName: "out", prefix: "" },
+        forceError: false,
+        docType: "invoice",
+        region: "US",
+        submittedBy: "c1",
+      },
+    });
+    const running = await jobs.updateStatus({ ...job, status: { phase: "Running" } });
+    const w = await world({}, { archiveAfterSeconds: 1 }, 4, undefined, jobs);
+    const name = await w.create({ batchId: job.metadata.name });
+    const alone = await w.create();
+    await w.terminal(name);
+    await w.until(alone, (d) => d === undefined, 20_000);
+    expect(await w.store.get(name)).toBeDefined();
+    expect(await isInArchive(w.objects, "docverify", "c1", name)).toBe(false);
+    await jobs.updateStatus({ ...running, status: { phase: "Completed" } });
+    await w.until(name, (d) => d === undefined, 60_000);
+    expect(await isInArchive(w.objects, "docverify", "c1", name)).toBe(true);
+  });
+
+  it("a DELETE of a detection whose archive record exists (a pass cut short) removes the record with the files", async () => {
+    const w = await world({});
+    const name = await w.create();
+    const done = await w.terminal(name);
+    await archiveDetection(w.objects, "docverify", done, { now: new Date() });
+    expect(await isInArchive(w.objects, "docverify", "c1", name)).toBe(true);
+    await w.store.delete(name);
+    await w.until(name, (d) => d === undefined, 10_000);
+    expect(await isInArchive(w.objects, "docverify", "c1", name)).toBe(false);
     expect(await w.objects.stat("docverify", keys.document(name, "doc.pdf"))).toBeUndefined();
   });
 });

@@ -11,7 +11,9 @@ import {
   type StepStatus,
   workloadName,
 } from "../core/detection.js";
+import { archiveDetection, isArchivable, removeArchivedDetection } from "../core/archive.js";
 import { removeDetectionFiles } from "../core/detection-files.js";
+import type { DetectionJob } from "../core/detection-job.js";
 import type { EventRecorder } from "../core/event-recorder.js";
 import { isTerminal } from "../core/phases.js";
 import {
@@ -37,6 +39,8 @@ import {
   queued,
   running,
   type StatusEvent,
+  statusTooLarge,
+  upgradeLegacyStatus,
   type StepResult,
   type Transition,
 } from "./detection-status.js";
@@ -48,6 +52,11 @@ export interface ReconcilerSettings {
   stepMaxAttempts: number;
   detectionDeadlineSeconds: number;
   retentionSeconds: number;
+  /**
+   * A terminal detection is archived (core/archive.ts) this long after it finished, and its resource
+   * deleted; 0 or absent keeps it a resource.
+   */
+  archiveAfterSeconds?: number;
 }
 
 export interface DetectionReconcilerDeps {
@@ -62,6 +71,11 @@ export interface DetectionReconcilerDeps {
   metrics?: OperatorMetrics;
   /** Events for people watching a detection (Kubernetes Events in the cluster, log lines standalone). */
   events?: EventRecorder;
+  /**
+   * The DetectionJobs, so a batch detection is archived only once its job has finished: the job reconciler
+   * counts and reports from the live Detections, and re-creates a missing one while it fans out.
+   */
+  jobs?: ResourceStore<DetectionJob>;
 }
 
 /** Longest a terminal detection waits before its next look (timers cannot span 30 days). */
@@ -70,6 +84,10 @@ const MAX_WAIT_MS = 3_600_000;
 const QUEUE_LIMIT_MS = 24 * 3_600_000;
 /** Safety-net look at a running step even without a runner notification. */
 const RUNNING_RECHECK_MS = 15_000;
+/** A batch detection due for the archive looks at its job again after this long while the job runs. */
+const JOB_RECHECK_MS = 30_000;
+/** A job seen running is not asked about again for this long (many detections share one job). */
+const JOB_STATE_TTL_MS = 5_000;
 
 const RESULT_SCHEMAS: Record<StepName, ZodType> = {
   prepare: PrepareResult,
@@ -103,7 +121,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     }
     const log = deps.log.child({ detection: name });
     if (d.metadata.deletionTimestamp) return finalize(d, log);
-    let status: DetectionStatus = d.status ?? {};
+    let status: DetectionStatus = upgradeLegacyStatus(d.status ?? {});
     const now = clock.now();
 
     if (isTerminal(status.phase)) return afterTerminal(d, status, now, log);
@@ -228,14 +246,64 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     const name = d.metadata.name;
     await scheduler.release(name);
     for (const s of status.steps ?? []) await runner.delete(s.workload);
-    if (status.prunedAt) return {};
     const completed = Date.parse(status.completedAt ?? d.metadata.creationTimestamp ?? now.toISOString());
     const pruneAt = completed + settings.retentionSeconds * 1000;
-    if (now.getTime() < pruneAt) return { requeueAfterMs: Math.min(pruneAt - now.getTime(), MAX_WAIT_MS) };
-    // Retention: the verdict (and so its reasoning) reads null; status, score and durable fields stay.
-    const removed = await removeFiles(d);
-    log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
-    return write(d, pruned(status, now, removed), log);
+    if (!status.prunedAt && now.getTime() >= pruneAt) {
+      // Retention: the verdict (and so its reasoning) reads null; status, score and durable fields stay.
+      const removed = await removeFiles(d);
+      log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
+      return write(d, pruned(status, now, removed), log);
+    }
+    const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
+    const archiveAt = archiveAfterMs > 0 && isArchivable(name) ? completed + archiveAfterMs : undefined;
+    if (archiveAt !== undefined && now.getTime() >= archiveAt) return archive({ ...d, status }, now, log);
+    const next = Math.min(
+      status.prunedAt ? Number.POSITIVE_INFINITY : pruneAt,
+      archiveAt ?? Number.POSITIVE_INFINITY,
+    );
+    if (next === Number.POSITIVE_INFINITY) return {};
+    return { requeueAfterMs: Math.min(next - now.getTime(), MAX_WAIT_MS) };
+  }
+
+  /** Whether the job `jobId` has finished (or is gone), asked at most every JOB_STATE_TTL_MS per job. */
+  const jobStates = new Map<string, { finished: boolean; at: number }>();
+  async function jobFinished(jobId: string, now: Date): Promise<boolean> {
+    const known = jobStates.get(jobId);
+    if (known && (known.finished || now.getTime() - known.at < JOB_STATE_TTL_MS)) return known.finished;
+    const job = await deps.jobs?.get(jobId);
+    const finished = !job || isTerminal(job.status?.phase);
+    if (jobStates.size >= 10_000) jobStates.clear();
+    jobStates.set(jobId, { finished, at: now.getTime() });
+    return finished;
+  }
+
+  /**
+   * Archives a terminal detection: writes its record to the object store (core/archive.ts), and only then
+   * removes the cleanup finalizer (which would delete the files the record refers to) and deletes the
+   * resource. A crash anywhere leaves the detection in the resource store, in the archive, or briefly in
+   * both (readers take the resource first), never in neither; the next pass finishes the job. A batch
+   * detection waits for its job to finish.
+   */
+  async function archive(d: Detection, now: Date, log: Logger): Promise<ReconcileResult> {
+    const name = d.metadata.name;
+    if (d.spec.batchId !== undefined && !(await jobFinished(d.spec.batchId, now))) {
+      return { requeueAfterMs: JOB_RECHECK_MS };
+    }
+    const { key } = await archiveDetection(objects, bucket, d, { now });
+    if (d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) {
+      // Changed meanwhile (a DELETE, say): look again; the record written is rewritten or removed then.
+      const removed = await removeCleanupFinalizer(d);
+      if (removed !== "removed") return removed === "conflict" ? { requeue: true } : {};
+    }
+    try {
+      await store.delete(name);
+    } catch (err) {
+      if (!isStoreError(err, "NotFound")) throw err;
+    }
+    deps.metrics?.detectionArchived();
+    record(d, { type: "Normal", reason: "Archived", message: `Archived to the object store as ${key}.` });
+    log.info({ record: key }, "archived; resource deleted");
+    return {};
   }
 
   async function finalize(d: Detection, log: Logger): Promise<ReconcileResult> {
@@ -244,17 +312,27 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     await scheduler.release(name);
     if (!d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) return {};
     const removed = await removeFiles(d);
+    // An archive pass cut short (or one that lost a race with this DELETE) may have left the record.
+    if (await removeArchivedDetection(objects, bucket, d.spec.submittedBy, name))
+      log.info("deleted the archived record too");
+    const gone = await removeCleanupFinalizer(d);
+    if (gone === "conflict") return { requeue: true };
+    if (gone === "removed") log.info({ removedObjects: removed }, "deleted; stored files removed");
+    return {};
+  }
+
+  /** Removes the cleanup finalizer with the version read: a Conflict means "look again". */
+  async function removeCleanupFinalizer(d: Detection): Promise<"removed" | "conflict" | "gone"> {
     const next = structuredClone(d);
     next.metadata.finalizers = (d.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
     try {
       await store.update(next);
+      return "removed";
     } catch (err) {
-      if (isStoreError(err, "Conflict")) return { requeue: true };
-      if (isStoreError(err, "NotFound")) return {};
+      if (isStoreError(err, "Conflict")) return "conflict";
+      if (isStoreError(err, "NotFound")) return "gone";
       throw err;
     }
-    log.info({ removedObjects: removed }, "deleted; stored files removed");
-    return {};
   }
 
   /** Deletes every file of the detection: document, step results, and the upload it was created from. */
@@ -298,6 +376,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     next: Transition | DetectionStatus,
     log: Logger,
     after: ReconcileResult = { requeue: true },
+    tooLarge = 0,
   ): Promise<ReconcileResult & { written?: boolean }> {
     const { status, events } = "events" in next ? next : { status: next, events: [] };
     if (JSON.stringify(status) === JSON.stringify(d.status ?? {})) return after;
@@ -307,6 +386,14 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     } catch (err) {
       if (isStoreError(err, "Conflict")) return { requeue: true };
       if (isStoreError(err, "NotFound")) return {};
+      if (isStoreError(err, "TooLarge") && tooLarge < 2) {
+        // The size guard refused the status: fail the detection clearly instead of retrying a write
+        // that can never succeed (the second fallback also drops the per-check summary).
+        deps.metrics?.statusTooLarge();
+        const t = statusTooLarge(d.status ?? {}, err.message, clock.now(), { keepChecks: tooLarge === 0 });
+        logTransition(log, t);
+        return write(d, t, log, after, tooLarge + 1);
+      }
       throw err;
     }
     for (const e of events) record(d, e);

@@ -10,6 +10,7 @@ import {
   type PrepareResult,
   STEP_NAMES,
   type StepName,
+  summarizeChecks,
 } from "../core/detection.js";
 import { FAILURE_CODES, type FailureCode, failure } from "../core/failure-codes.js";
 import type { Verdict } from "../core/verdict.js";
@@ -25,7 +26,9 @@ import {
   queued,
   running,
   type StepResult,
+  statusTooLarge,
   terminalEvent,
+  upgradeLegacyStatus,
 } from "./detection-status.js";
 import { decideRetry, retryDelayMs } from "./step-policy.js";
 
@@ -101,6 +104,16 @@ const document = {
 };
 const checks: CheckResult[] = [
   { checkId: "file.type", outcome: "pass", severity: 0, summary: "Agree.", findings: [] },
+  {
+    checkId: "metadata.dates",
+    outcome: "flag",
+    severity: 6,
+    summary: "Dates disagree.",
+    findings: [
+      { code: "modified_before_created", message: "Modified before it was created.", page: 1 },
+      { code: "future_date", message: "A date lies in the future.", evidence: { date: "2099-01-01" } },
+    ],
+  },
 ];
 const verdict: Verdict = {
   fraudScore: 12,
@@ -127,7 +140,7 @@ function runningAt(step: StepName, attempt: number): DetectionStatus {
     billable: true,
     conditions: [{ type: "Ready", status: "False", reason: "X", message: "x", lastTransitionTime: earlier }],
     ...(step !== "prepare" ? { document } : {}),
-    ...(step === "agent" ? { checks, discovered: ["metadata_present"] } : {}),
+    ...(step === "agent" ? { checks: summarizeChecks(checks), discovered: ["metadata_present"] } : {}),
     steps: [
       ...order.map((s) => ({
         name: s,
@@ -204,7 +217,16 @@ const RESULTS: Record<StepName, ResultCase[]> = {
       } satisfies CheckStepResult,
       phase: "Running",
       expect: (s) => {
-        expect(s.checks).toEqual(checks);
+        // The status keeps a summary per check; the findings stay in the check step's result object.
+        expect(s.checks).toEqual(
+          checks.map((c) => ({
+            checkId: c.checkId,
+            outcome: c.outcome,
+            severity: c.severity,
+            findingCount: c.findings.length,
+          })),
+        );
+        expect(JSON.stringify(s)).not.toContain('"findings"');
         expect(s.discovered).toEqual(["qr_present"]);
         expect(s.authoritative).toBeUndefined();
       },
@@ -577,5 +599,48 @@ describe("the other transitions", () => {
 
   it("has no ending event while running", () => {
     expect(terminalEvent(runningAt("check", 1))).toBeUndefined();
+  });
+});
+
+describe("statusTooLarge", () => {
+  it("fails the detection with internal_error, says why in the condition and a Warning event, keeps the checks' summary", () => {
+    const before = runningAt("agent", 1);
+    const t = statusTooLarge(
+      before,
+      "Detection det-x would be 600000 bytes, over the 524288-byte limit",
+      now,
+    );
+    expect(t.status).toMatchObject({
+      phase: "Failed",
+      failure: failure("internal_error"),
+      billable: false,
+      score: null,
+      verdict: null,
+      completedAt: now.toISOString(),
+      checks: before.checks,
+    });
+    expect(t.status.conditions?.[0]).toMatchObject({
+      type: "Ready",
+      status: "False",
+      reason: "StatusTooLarge",
+      message: expect.stringMatching(/over the 524288-byte limit/),
+    });
+    expect(t.events.map((e) => `${e.type} ${e.reason}`)).toEqual([
+      "Warning StatusTooLarge",
+      "Warning Failed",
+    ]);
+    expect(statusTooLarge(before, "x", now, { keepChecks: false }).status.checks).toBeUndefined();
+  });
+});
+
+describe("upgradeLegacyStatus", () => {
+  it("reads a status written with full check results as the per-check summary; leaves a current one alone", () => {
+    const legacy = { phase: "Running", checks } as unknown as DetectionStatus;
+    const up = upgradeLegacyStatus(legacy);
+    expect(up.checks).toEqual(summarizeChecks(checks));
+    expect(up.phase).toBe("Running");
+    const current: DetectionStatus = { phase: "Running", checks: summarizeChecks(checks) };
+    expect(upgradeLegacyStatus(current)).toBe(current);
+    expect(upgradeLegacyStatus({})).toEqual({});
   });
 });

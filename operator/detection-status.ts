@@ -1,12 +1,14 @@
+import type { CheckOutcome } from "../core/check-result.js";
 import { setCondition } from "../core/conditions.js";
-import type {
-  AgentStepResult,
-  CheckStepResult,
-  Detection,
-  DetectionStatus,
-  PrepareResult,
-  StepName,
-  StepStatus,
+import {
+  type AgentStepResult,
+  type CheckStepResult,
+  type Detection,
+  type DetectionStatus,
+  type PrepareResult,
+  type StepName,
+  type StepStatus,
+  summarizeChecks,
 } from "../core/detection.js";
 import type { EventType } from "../core/event-recorder.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
@@ -63,6 +65,33 @@ export interface AttemptFailure {
 }
 
 const copy = (s: DetectionStatus): DetectionStatus => structuredClone(s);
+
+/**
+ * A status written before the status was bounded kept every check's full result in `checks`; the
+ * reconciler reads it as the per-check summary the schema now has (the same status otherwise), so a
+ * detection that was running during an upgrade finishes, and is archived, like any other.
+ */
+export function upgradeLegacyStatus(status: DetectionStatus): DetectionStatus {
+  const checks = status.checks as unknown[] | undefined;
+  if (!checks?.some((c) => (c as { findingCount?: unknown }).findingCount === undefined)) return status;
+  const next = copy(status);
+  next.checks = checks.map((c) => {
+    const legacy = c as {
+      checkId: string;
+      outcome: CheckOutcome;
+      severity: number;
+      findings?: unknown[];
+      findingCount?: number;
+    };
+    return {
+      checkId: legacy.checkId,
+      outcome: legacy.outcome,
+      severity: legacy.severity,
+      findingCount: legacy.findingCount ?? legacy.findings?.length ?? 0,
+    };
+  });
+  return next;
+}
 
 /** Waiting for a slot: the first status a detection gets. */
 export function queued(status: DetectionStatus, d: Detection, now: Date): DetectionStatus {
@@ -187,7 +216,7 @@ export function attemptSucceeded(
         failIn(next, result.failure.code, now);
         break;
       }
-      next.checks = result.checks;
+      next.checks = summarizeChecks(result.checks);
       next.discovered = result.discovered;
       if (result.authoritative) {
         next.authoritative = result.authoritative;
@@ -292,6 +321,34 @@ export function fail(status: DetectionStatus, code: FailureCode, now: Date): Tra
   const next = copy(status);
   failIn(next, code, now);
   return withTerminalEvent(status, { status: next, events: [] });
+}
+
+/**
+ * The next status was refused by the store's size guard (core/resource-size.ts): the detection fails with
+ * internal_error instead, keeping what it had before the refused write (its verdict, which is what grows,
+ * is not kept); the condition and a Warning event say why, so the failure is clear in `kubectl describe`
+ * and in the log, in both runtimes alike. `keepChecks: false` also drops the per-check summary (a last
+ * resort for a status that is too large even so).
+ */
+export function statusTooLarge(
+  status: DetectionStatus,
+  message: string,
+  now: Date,
+  opts: { keepChecks?: boolean } = {},
+): Transition {
+  const next = copy(status);
+  if (opts.keepChecks === false) next.checks = undefined;
+  failIn(next, "internal_error", now);
+  next.conditions = setCondition(
+    next.conditions,
+    { type: "Ready", status: "False", reason: "StatusTooLarge", message: truncate(message, 1000) },
+    now,
+  );
+  return withTerminalEvent(status, {
+    status: next,
+    events: [{ type: "Warning", reason: "StatusTooLarge", message: truncate(message, 1000) }],
+    log: { level: "error", fields: { reason: "StatusTooLarge" }, msg: message },
+  });
 }
 
 /** The retention period is over: the verdict (and its reasoning) reads null; status and score stay. */

@@ -7,6 +7,16 @@ export interface OperatorMetrics {
   detectionFinished(phase: string, failureCode: string | undefined): void;
   /** The upload sweeper deleted an upload nobody can use any more (operator/upload-sweeper.ts). */
   uploadDeleted(reason: string): void;
+  /** A status write was refused by the resource size guard; the detection failed. */
+  statusTooLarge(): void;
+  /** A terminal detection was archived and its resource deleted. */
+  detectionArchived(): void;
+  /** Retention pruned an archived detection (operator/archive-pruner.ts). */
+  archivedPruned(): void;
+  /** A DetectionJob fanned out `n` new Detections (one per listed document). */
+  jobDetectionsCreated(n: number): void;
+  /** Writing a DetectionJob's report to its output bucket failed (the pass is retried). */
+  jobReportWriteFailed(): void;
 }
 
 export function createOperatorMetrics(
@@ -14,6 +24,8 @@ export function createOperatorMetrics(
   sources: {
     queueDepth: () => number;
     scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }>;
+    /** The DetectionJobs by phase (Queued counts jobs without a phase yet), read at scrape time. */
+    jobPhases?: () => Promise<Record<string, number>>;
   },
 ): OperatorMetrics {
   const reconciles = new Counter({
@@ -41,6 +53,45 @@ export function createOperatorMetrics(
     labelNames: ["reason"],
     registers: [registry],
   });
+  const tooLarge = new Counter({
+    name: "docverify_status_too_large_total",
+    help: "Detection status writes refused by the resource size guard (DOCVERIFY_MAX_RESOURCE_BYTES); each failed its detection.",
+    registers: [registry],
+  });
+  const archived = new Counter({
+    name: "docverify_detections_archived_total",
+    help: "Terminal detections archived to the object store (their resources deleted).",
+    registers: [registry],
+  });
+  const archivedPruned = new Counter({
+    name: "docverify_archived_detections_pruned_total",
+    help: "Archived detections whose verdict and files retention removed.",
+    registers: [registry],
+  });
+  const jobDetections = new Counter({
+    name: "docverify_job_detections_created_total",
+    help: "Detections DetectionJobs fanned out (one per listed document).",
+    registers: [registry],
+  });
+  const jobReportFailures = new Counter({
+    name: "docverify_job_report_write_failures_total",
+    help: "Failed writes of a DetectionJob's report (results.jsonl, summary.json) to its output bucket; each is retried.",
+    registers: [registry],
+  });
+  if (sources.jobPhases) {
+    const jobPhases = sources.jobPhases;
+    const jobs = new Gauge({
+      name: "docverify_detection_jobs",
+      help: "DetectionJobs by phase (Queued, Running, Completed, Failed).",
+      labelNames: ["phase"],
+      registers: [registry],
+      async collect() {
+        const byPhase = await jobPhases();
+        for (const phase of ["Queued", "Running", "Completed", "Failed"])
+          jobs.set({ phase }, byPhase[phase] ?? 0);
+      },
+    });
+  }
   new Gauge({
     name: "docverify_reconcile_queue_depth",
     help: "Detections waiting in the reconcile work queue.",
@@ -70,5 +121,10 @@ export function createOperatorMetrics(
     },
     detectionFinished: (phase, failureCode) => finished.inc({ phase, failure_code: failureCode ?? "" }),
     uploadDeleted: (reason) => uploadsDeleted.inc({ reason }),
+    statusTooLarge: () => tooLarge.inc(),
+    detectionArchived: () => archived.inc(),
+    archivedPruned: () => archivedPruned.inc(),
+    jobDetectionsCreated: (n) => jobDetections.inc(n),
+    jobReportWriteFailed: () => jobReportFailures.inc(),
   };
 }

@@ -3,7 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { archiveDetection } from "../core/archive.js";
 import { type Detection, DETECTION_KIND, keys } from "../core/detection.js";
+import { newDetectionId } from "../core/ids.js";
 import type { Clock } from "../core/ports.js";
 import { API_GROUP_VERSION } from "../core/resource.js";
 import { type UploadReservationInput, writeUploadReservation } from "../core/upload.js";
@@ -102,6 +104,19 @@ describe("the upload sweeper", () => {
     w.at(10 * 600_000);
     expect((await w.sweeper.sweep()).removed).toBe(0);
     expect(await w.uploadsLeft()).toEqual(["upl-used"]);
+  });
+
+  it("leaves an upload whose detection was archived (no resource any more) to that detection", async () => {
+    const w = await world();
+    const name = newDetectionId();
+    await w.upload("upl-archived", { detection: name });
+    await w.detection(name, { phase: "Completed", completedAt: new Date().toISOString() });
+    const d = (await w.detections.get(name))!;
+    await archiveDetection(w.objects, BUCKET, d, { now: new Date() });
+    await w.detections.delete(name);
+    w.at(10 * 600_000);
+    expect((await w.sweeper.sweep()).removed).toBe(0);
+    expect(await w.uploadsLeft()).toEqual(["upl-archived"]);
   });
 
   it("deletes what is left of an upload whose detection is past retention", async () => {

@@ -1,8 +1,10 @@
+import { readArchivedDetection } from "../core/archive.js";
 import { type Detection, keys } from "../core/detection.js";
 import type { Clock, ObjectInfo, ObjectStore, ResourceStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import { readUploadReservation, uploadIdOfKey } from "../core/upload.js";
 import type { OperatorMetrics } from "./metrics.js";
+import { periodicPass } from "./periodic-pass.js";
 
 export interface UploadSweeperDeps {
   objects: ObjectStore;
@@ -41,15 +43,14 @@ export interface SweepResult {
  * Deletes the files of uploads nobody can use any more: an upload that expired without starting a
  * detection, and files left behind without a reservation. An upload that started a detection is that
  * detection's: its files go with it through the reconciler's finalizer (DELETE) and retention
- * (core/detection-files.ts), so the sweeper leaves it alone while the detection exists and is not pruned.
+ * (core/detection-files.ts), so the sweeper leaves it alone while the detection exists (as a resource or in
+ * the archive) and is not pruned.
  * The sweeper only reads the reservation and the detections: it runs in the operator (the leader, in the
  * cluster) beside the reconcilers.
  */
 export function createUploadSweeper(deps: UploadSweeperDeps) {
   const { objects, bucket, detections, clock, log } = deps;
   const graceMs = deps.graceMs ?? DEFAULT_GRACE_MS;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<SweepResult> | undefined;
 
   /** The uploads under `uploads/`, each with its objects, in key order (one listing). */
   async function* uploads(): AsyncGenerator<{ id: string; objects: ObjectInfo[] }> {
@@ -85,7 +86,10 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     const expiresAt = Date.parse(r.expires_at);
     if (r.detection === undefined)
       return now > expiresAt ? { reason: "expired_unused", message: "expired unused" } : undefined;
-    const owner = (await detectionsByName()).get(r.detection);
+    // The owner is a live resource or, once archived, a record in the archive (read resource first).
+    const owner =
+      (await detectionsByName()).get(r.detection) ??
+      (await readArchivedDetection(objects, bucket, r.client_id, r.detection));
     if (owner?.status?.prunedAt) {
       return {
         reason: "detection_pruned",
@@ -121,27 +125,13 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     return result;
   }
 
+  const periodic = periodicPass(sweepOnce, log, "upload sweep failed; retrying next period");
   return {
     /** One pass over every upload; concurrent calls share the pass in progress. */
-    sweep(): Promise<SweepResult> {
-      running ??= sweepOnce().finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
+    sweep: periodic.run,
     /** Sweeps now and then every `intervalMs` until stopped; a failed pass is logged and retried next time. */
-    start(intervalMs: number): void {
-      const pass = () =>
-        void this.sweep().catch((err) => log.error({ err }, "upload sweep failed; retrying next period"));
-      pass();
-      timer = setInterval(pass, intervalMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running?.catch(() => undefined);
-    },
+    start: periodic.start,
+    stop: periodic.stop,
   };
 }
 

@@ -1,11 +1,13 @@
 import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
+import { removeArchivedDetection } from "../../core/archive.js";
+import { removeDetectionFiles } from "../../core/detection-files.js";
 import { isStoreError } from "../../core/ports.js";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { detectionNotFound } from "../errors.js";
 import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
-import { loadOwnDetection } from "./access.js";
+import { locateVisibleDetection } from "./access.js";
 import { DETECTION_ID_422, DeletedDetection, DetectionIdParams } from "./schema.js";
 
 export const deleteDetectionRoute = createRoute({
@@ -15,8 +17,8 @@ export const deleteDetectionRoute = createRoute({
   summary: "Delete a detection and its files",
   description:
     "The detection disappears from reads at once (404 from then on); its stored document, its results and " +
-    "the upload it was created from are removed in the background before the record goes. The upload cannot " +
-    "start another detection.",
+    "the upload it was created from are removed in the background before the record goes (at once for a " +
+    "detection already archived out of the cluster). The upload cannot start another detection.",
   operationId: "deleteDetection",
   security: bearer(SCOPES.delete),
   middleware: [requireScopes([SCOPES.delete])] as const,
@@ -35,13 +37,23 @@ export function registerDeleteDetection(app: OpenAPIHono<AppEnv>): void {
   app.openapi(deleteDetectionRoute, async (c) => {
     const { detection_id } = c.req.valid("param");
     const deps = c.var.deps;
-    await loadOwnDetection(deps, c.var.principal, detection_id);
-    try {
-      await deps.detections.delete(detection_id);
-    } catch (err) {
-      if (isStoreError(err, "NotFound")) throw detectionNotFound();
-      throw err;
+    const { clientId } = c.var.principal;
+    const found = await locateVisibleDetection(deps, c.var.principal, detection_id);
+    if (!found.archived) {
+      try {
+        await deps.detections.delete(detection_id);
+      } catch (err) {
+        if (isStoreError(err, "NotFound")) throw detectionNotFound();
+        throw err;
+      }
+    } else {
+      // Archived: no resource and no finalizer any more; the files go here, before the record.
+      await removeDetectionFiles(deps.objects, deps.bucket, found.detection);
     }
+    // The record (if any) goes last: archived, or written by an archive pass that this DELETE overtook
+    // (the operator's finalizer removes it too, but a resource whose finalizer the archiver had already
+    // removed is gone at once). A DELETE cut short leaves the record, so a repeated DELETE finishes it.
+    await removeArchivedDetection(deps.objects, deps.bucket, clientId, detection_id);
     return c.json({ id: detection_id, deleted: true as const }, 200);
   });
 }

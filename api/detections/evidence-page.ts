@@ -4,7 +4,7 @@ import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { bearer, bearerErrors, errorJson, validationJson } from "../schema.js";
-import { loadOwnDetection } from "./access.js";
+import { findVisibleDetection } from "./access.js";
 import { readPageImage } from "./evidence-read.js";
 import { DETECTION_ID_422, EvidencePageParams, PAGE_FILE_422, PAGE_FILE_RE } from "./schema.js";
 
@@ -39,7 +39,7 @@ export function registerGetEvidencePage(app: OpenAPIHono<AppEnv>): void {
   app.openapi(getEvidencePageRoute, async (c) => {
     const { detection_id, file } = c.req.valid("param");
     const deps = c.var.deps;
-    const d = await loadOwnDetection(deps, c.var.principal, detection_id);
+    const d = await findVisibleDetection(deps, c.var.principal, detection_id);
     const m = PAGE_FILE_RE.exec(file) as RegExpExecArray;
     const png = await readPageImage(deps, d, Number(m[1]), m[2] ? "first-saved" : "submitted");
     if (!png) throw new ApiError(404, "not_found", NO_PAGE_IMAGE);

@@ -4,7 +4,7 @@ import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { reviewToken, reviewUrl } from "../review/signing.js";
 import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
-import { loadOwnDetection } from "./access.js";
+import { findVisibleDetection } from "./access.js";
 import { projectEvidence, readEvidence } from "./evidence-read.js";
 import { DETECTION_ID_422, DetectionIdParams, EvidenceResult } from "./schema.js";
 
@@ -40,7 +40,7 @@ export function registerGetEvidence(app: OpenAPIHono<AppEnv>): void {
   app.openapi(getEvidenceRoute, async (c) => {
     const { detection_id } = c.req.valid("param");
     const deps = c.var.deps;
-    const d = await loadOwnDetection(deps, c.var.principal, detection_id);
+    const d = await findVisibleDetection(deps, c.var.principal, detection_id);
     const state = await readEvidence(deps, d);
     const base = deps.publicUrl.replace(/\/+$/, "");
     const id = encodeURIComponent(d.metadata.name);

@@ -4,7 +4,7 @@ import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
 import { DETECTION_ID_422 } from "./schema.js";
-import { loadOwnDetection } from "./access.js";
+import { findVisibleDetection } from "./access.js";
 import { project } from "./project.js";
 import { DetectionDetail, DetectionIdParams } from "./schema.js";
 
@@ -15,7 +15,8 @@ export const getDetectionRoute = createRoute({
   summary: "Read a detection and its result",
   description:
     "Poll about every 5 seconds until `status` is COMPLETED or FAILED. Another client's detection, and one " +
-    "being deleted, answer 404.",
+    "being deleted, answer 404. A finished detection reads the same after it was archived out of the " +
+    "cluster (DOCVERIFY_ARCHIVE_AFTER_SECONDS).",
   operationId: "getDetection",
   security: bearer(SCOPES.get),
   middleware: [requireScopes([SCOPES.get])] as const,
@@ -31,7 +32,7 @@ export const getDetectionRoute = createRoute({
 export function registerGetDetection(app: OpenAPIHono<AppEnv>): void {
   app.openapi(getDetectionRoute, async (c) => {
     const { detection_id } = c.req.valid("param");
-    const d = await loadOwnDetection(c.var.deps, c.var.principal, detection_id);
+    const d = await findVisibleDetection(c.var.deps, c.var.principal, detection_id);
     return c.json(DetectionDetail.parse(project(d)), 200);
   });
 }

@@ -1,5 +1,7 @@
 import { type OpenAPIHono, createRoute } from "@hono/zod-openapi";
-import { apiStatusToPhase } from "../../core/phases.js";
+import { listArchivedDetections } from "../../core/archive.js";
+import type { Detection } from "../../core/detection.js";
+import { apiStatusToPhase, isTerminal } from "../../core/phases.js";
 import { LABELS, OBJECT_NAME_RE, labelValue } from "../../core/resource.js";
 import { SCOPES } from "../../core/scopes.js";
 import { requireScopes } from "../auth/middleware.js";
@@ -36,7 +38,8 @@ export const listDetectionsRoute = createRoute({
   summary: "List the caller's detections, newest first",
   description:
     "Pages of at most `limit` (1-200, default 50); pass `next_cursor` as `cursor` for the next page. " +
-    "Filters: `status`, `batch_id`. Only the calling client's detections are listed.",
+    "Filters: `status`, `batch_id`. Only the calling client's detections are listed, archived ones included. " +
+    "A page costs what it holds, not the client's whole history.",
   operationId: "listDetections",
   security: bearer(SCOPES.get),
   middleware: [requireScopes([SCOPES.get])] as const,
@@ -56,16 +59,24 @@ export const listDetectionsRoute = createRoute({
   },
 });
 
+/** Newest first: ids are ULIDs, so name order is creation order. */
+const newestFirst = (a: Detection, b: Detection) =>
+  a.metadata.name < b.metadata.name ? 1 : a.metadata.name > b.metadata.name ? -1 : 0;
+
 export function registerListDetections(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listDetectionsRoute, async (c) => {
     const q = c.req.valid("query");
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     const principal = c.var.principal;
+    const deps = c.var.deps;
     const labels: Record<string, string> = { [LABELS.client]: clientLabel(principal.clientId) };
     if (q.batch_id !== undefined) labels[LABELS.batch] = labelValue(q.batch_id, sha256Hex);
     const phase = q.status === undefined ? undefined : apiStatusToPhase(q.status);
-    const { items } = await c.var.deps.detections.list({ labels });
-    const page = items
+    // The live detections: few (the finished ones are archived), read from the store (an informer's
+    // cache in the cluster) and sorted here.
+    const { items } = await deps.detections.list({ labels });
+    const liveNames = new Set(items.map((d) => d.metadata.name));
+    const live = items
       .filter(
         (d) =>
           visibleTo(d, principal) &&
@@ -73,7 +84,43 @@ export function registerListDetections(app: OpenAPIHono<AppEnv>): void {
           (phase === undefined || (d.status?.phase ?? "Queued") === phase) &&
           (after === undefined || d.metadata.name < after),
       )
-      .sort((a, b) => (a.metadata.name < b.metadata.name ? 1 : a.metadata.name > b.metadata.name ? -1 : 0));
+      .sort(newestFirst);
+    // The archive: pages from the cursor (only finished detections are archived), usually just one.
+    const archived: Detection[] = [];
+    let archiveDone = !(phase === undefined || isTerminal(phase));
+    let archiveBefore = after;
+    const moreArchived = async () => {
+      const got = await listArchivedDetections(deps.objects, deps.bucket, principal.clientId, {
+        ...(phase === "Completed" || phase === "Failed" ? { phase } : {}),
+        ...(q.batch_id !== undefined ? { batchId: q.batch_id } : {}),
+        ...(archiveBefore !== undefined ? { before: archiveBefore } : {}),
+        limit: q.limit + 1,
+      });
+      archived.push(...got);
+      archiveDone = got.length < q.limit + 1;
+      archiveBefore = got.at(-1)?.metadata.name ?? archiveBefore;
+    };
+    // Merge newest first, one more than the page to know whether another follows. A detection both
+    // archived and still a resource (an archive pass between its record and its deletion) is listed
+    // once, as the resource; one being deleted not at all.
+    const page: Detection[] = [];
+    let i = 0;
+    let j = 0;
+    while (page.length <= q.limit) {
+      if (j === archived.length && !archiveDone) await moreArchived();
+      const a = archived[j];
+      const l = live[i];
+      if (!a && !l) break;
+      if (a && liveNames.has(a.metadata.name)) {
+        j++;
+      } else if (l && (!a || l.metadata.name > a.metadata.name)) {
+        page.push(l);
+        i++;
+      } else if (a) {
+        page.push(a);
+        j++;
+      }
+    }
     const slice = page.slice(0, q.limit);
     const more = page.length > q.limit;
     return c.json(

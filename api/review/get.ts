@@ -3,12 +3,13 @@ import { projectDetection } from "../../core/detection-detail.js";
 import type { Detection } from "../../core/detection.js";
 import { OBJECT_NAME_RE } from "../../core/resource.js";
 import type { ApiDeps, AppEnv } from "../deps.js";
-import { findDetection, visibleToClient } from "../detections/access.js";
+import { locateClientDetection } from "../detections/access.js";
 import { readEvidence, readPageImage } from "../detections/evidence-read.js";
 import { PAGE_FILE_RE } from "../detections/schema.js";
+import { ApiError } from "../errors.js";
 import { errorJson } from "../schema.js";
 import { NOT_FOUND_HTML, REVIEW_HEADERS, reviewPage } from "./page.js";
-import { checkReviewToken } from "./signing.js";
+import { checkReviewToken, reviewTokenClient } from "./signing.js";
 
 /**
  * The reviewer page and its images, opened by the signed link GET /v1/detection/{id}/evidence returns
@@ -104,11 +105,17 @@ async function openedBy(
   id: string,
   token: string | undefined,
 ): Promise<Detection | undefined> {
-  if (!OBJECT_NAME_RE.test(id) || !token) return undefined;
-  const d = await findDetection(deps, id);
-  if (!d || !visibleToClient(d, d.spec.submittedBy)) return undefined;
+  const client = reviewTokenClient(token);
+  if (!OBJECT_NAME_RE.test(id) || client === undefined) return undefined;
+  // The signature first: a forged link costs no lookup.
   const now = Math.floor(deps.clock.now().getTime() / 1000);
-  return checkReviewToken(token, id, d.spec.submittedBy, now, deps.tokens.hmac) ? d : undefined;
+  if (!checkReviewToken(token, id, client, now, deps.tokens.hmac)) return undefined;
+  try {
+    return (await locateClientDetection(deps, client, id)).detection;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return undefined;
+    throw e;
+  }
 }
 
 export function registerReviewRoutes(app: OpenAPIHono<AppEnv>): void {

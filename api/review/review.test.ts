@@ -4,7 +4,7 @@ import type { Detection } from "../../core/detection.js";
 import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 import { completeWithEvidence, createDetection, sampleChecks } from "../testdata/evidence-kit.js";
 import { esc, NOT_FOUND_HTML, REVIEW_CSP } from "./page.js";
-import { checkReviewToken, reviewToken } from "./signing.js";
+import { checkReviewToken, reviewToken, reviewTokenClient } from "./signing.js";
 
 let h: Harness;
 let alice: string;
@@ -43,6 +43,16 @@ describe("the review link's token", () => {
     expect(checkReviewToken(t.replace(/^1000/, "9999"), "det-a", "alice", 999, hmac)).toBe(false);
     for (const bad of [undefined, "", "1000", "x.y", `${t}0`, t.toUpperCase()])
       expect(checkReviewToken(bad, "det-a", "alice", 999, hmac)).toBe(false);
+  });
+
+  it("names its client, so an archived detection is found by its owner; a changed name breaks the signature", () => {
+    const t = reviewToken("det-a", "alice@example.com", 1000, hmac);
+    expect(reviewTokenClient(t)).toBe("alice@example.com");
+    const [exp, , sig] = t.split(".");
+    const forged = `${exp}.${Buffer.from("bob").toString("base64url")}.${sig}`;
+    expect(reviewTokenClient(forged)).toBe("bob");
+    expect(checkReviewToken(forged, "det-a", "bob", 999, hmac)).toBe(false);
+    expect(reviewTokenClient("1000.abc")).toBeUndefined();
   });
 });
 

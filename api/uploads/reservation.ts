@@ -1,3 +1,4 @@
+import { readArchivedDetection } from "../../core/archive.js";
 import { keys } from "../../core/detection.js";
 import type { ObjectStore, ResourceStore } from "../../core/ports.js";
 import type { Detection } from "../../core/detection.js";
@@ -91,7 +92,9 @@ export async function claimUpload(opts: {
   }
   if (r.detection !== undefined) {
     // A claim whose detection does not exist comes from a create that failed half-way: it may be retried.
-    const owner = await opts.detections.get(r.detection);
+    const owner =
+      (await opts.detections.get(r.detection)) ??
+      (await readArchivedDetection(objects, bucket, r.client_id, r.detection));
     if (owner) {
       throw invalid(
         LOC,

@@ -7,47 +7,18 @@
  * (410 Gone) while the tests run, and the operator has to recover from that again and again.
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { KubeConfig } from "@kubernetes/client-node";
-import { parseAllDocuments } from "yaml";
-const loadAll = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS());
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_GROUP_VERSION } from "../../core/resource.js";
 import { type Detection, DETECTION_KIND, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
+import { API_GROUP_VERSION } from "../../core/resource.js";
 import { makeDocument, makeRandomBytes } from "../../fixtures/documents.js";
 import { makeHostilePdf } from "../../fixtures/hostile-pdf.js";
-import { createKubeResourceStore } from "../../platform/kube/resource-store.js";
-import {
-  type RedisServer,
-  redisServerAvailable,
-  startRedisServer,
-} from "../../platform/redis/testdata/redis-server.js";
-import { createS3ObjectStore } from "../../platform/s3/object-store.js";
-import {
-  type S3TestServer,
-  s3TestServerAvailable,
-  startS3TestServer,
-} from "../../platform/s3/testdata/s3-test-server.js";
-import { apiRequest, type ClusterAccess } from "./api-request.js";
-import { type NodePlayer, startNodePlayer } from "./node-player.js";
-import { ENTRY, ROOT, RuntimeProcess } from "./runtime-process.js";
-import {
-  canI,
-  kubeToolsAvailable,
-  startTestCluster,
-  TEST_CLUSTER_USERS,
-  type TestCluster,
-  testClusterAvailable,
-  testClusterBinDir,
-  waitForPermission,
-} from "./test-cluster.js";
+import { apiRequest } from "./api-request.js";
+import type { RuntimeProcess } from "./runtime-process.js";
+import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
+import { canI, testClusterBinDir } from "./test-cluster.js";
 
 const run = promisify(execFile);
 const NS = "docverify-e2e";
@@ -62,271 +33,57 @@ const CLIENT = {
   buckets: [INBOX, REPORTS],
 };
 
-const prerequisites = [
-  testClusterAvailable(),
-  redisServerAvailable(),
-  s3TestServerAvailable(),
-  kubeToolsAvailable(),
-];
-const missing = prerequisites.filter((p) => !p.ok).map((p) => p.reason);
+const missing = missingPrerequisites();
 const title = missing.length
   ? `cluster runtime on a real kube-apiserver: SKIPPED — ${missing.join("; ")}`
   : "cluster runtime on a real kube-apiserver";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
-function kubeConfigFor(cluster: TestCluster, identity: "admin" | "operator" | "api"): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromString(cluster.kubeconfig(identity));
-  return kc;
-}
-
-async function expectOk(what: string, p: Promise<{ status: number; body: unknown }>): Promise<unknown> {
-  const r = await p;
-  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
 
 describe.skipIf(missing.length > 0)(title, () => {
-  let cluster: TestCluster;
-  let admin: ClusterAccess;
-  let redis: RedisServer;
-  let s3: S3TestServer;
-  let player: NodePlayer;
-  let playerLog = "";
-  let docServer: http.Server;
-  let docBase = "";
-  let apiUrl = "";
-  let operatorEnv: Record<string, string>;
-  const operators: RuntimeProcess[] = [];
-  let api: RuntimeProcess;
+  let w: RuntimeWorld;
   const startedAt = Date.now();
-
+  const operators: RuntimeProcess[] = [];
   const newOperator = async (name: string) => {
-    const p = new RuntimeProcess("operator", { ...operatorEnv, POD_NAME: name }, `operator ${name}`);
+    const p = await w.newOperator(name);
     operators.push(p);
-    await p.start(/docverify operator (\S+) started/);
     return p;
   };
   const identityOf = (p: RuntimeProcess) => /docverify operator (\S+) started/.exec(p.log)?.[1] ?? "";
 
   beforeAll(async () => {
-    cluster = await startTestCluster({
-      // No watch cache, and etcd compacted every second: resuming a watch from an old version answers 410.
-      extraApiserverArgs: ["--watch-cache=false", "--etcd-compaction-interval=1s"],
-    });
-    admin = cluster.access("admin");
-    for (const ns of [NS, SCRATCH]) {
-      await expectOk(
-        `create namespace ${ns}`,
-        apiRequest(admin, "POST", "/api/v1/namespaces", {
-          apiVersion: "v1",
-          kind: "Namespace",
-          metadata: { name: ns },
-        }),
-      );
-    }
-
-    // CRDs, as `kubectl apply -f crds/` would.
-    for (const file of ["docverify.io_detections.yaml", "docverify.io_detectionjobs.yaml"]) {
-      const crd = loadAll(await readFile(path.join(ROOT, "crds", file), "utf8")).find(Boolean) as {
-        metadata: { name: string };
-      };
-      await expectOk(
-        `create CRD ${file}`,
-        apiRequest(admin, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd),
-      );
-      await until(`CRD ${crd.metadata.name} to be established`, async () => {
-        const r = await apiRequest<{ status?: { conditions?: { type: string; status: string }[] } }>(
-          admin,
-          "GET",
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-        );
-        return r.body.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
-      });
-    }
-
-    // RBAC from deploy/rbac, each RoleBinding also naming the test cluster's user of that identity.
-    for (const [file, user] of [
-      ["operator.yaml", TEST_CLUSTER_USERS.operator],
-      ["api.yaml", TEST_CLUSTER_USERS.api],
-    ] as const) {
-      const docs = loadAll(await readFile(path.join(ROOT, "deploy/rbac", file), "utf8")) as {
-        kind: string;
-        metadata: { name: string; namespace?: string };
-        subjects?: { kind: string; name: string; namespace?: string; apiGroup?: string }[];
-      }[];
-      for (const doc of docs.filter(Boolean)) {
-        doc.metadata.namespace = NS;
-        const where =
-          doc.kind === "ServiceAccount"
-            ? `/api/v1/namespaces/${NS}/serviceaccounts`
-            : `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/${doc.kind === "Role" ? "roles" : "rolebindings"}`;
-        if (doc.kind === "RoleBinding") {
-          doc.subjects = [
-            ...(doc.subjects ?? []).map((s) => ({ ...s, namespace: NS })),
-            { kind: "User", name: user, apiGroup: "rbac.authorization.k8s.io" },
-          ];
-        }
-        await expectOk(`create ${doc.kind} ${doc.metadata.name}`, apiRequest(admin, "POST", where, doc));
-      }
-    }
-    await waitForPermission(cluster.access("operator"), {
-      verb: "watch",
-      resource: "detections",
-      group: "docverify.io",
-      namespace: NS,
-    });
-    await waitForPermission(cluster.access("api"), {
-      verb: "create",
-      resource: "detections",
-      group: "docverify.io",
-      namespace: NS,
-    });
-
-    [redis, s3] = await Promise.all([startRedisServer(), startS3TestServer()]);
-
     const docs = {
       invoice: Buffer.from(await makeDocument({ seed: 7, docType: "invoice", region: "US" })),
       statement: Buffer.from(await makeDocument({ seed: 8, docType: "bank_statement", region: "GB" })),
       fanout: Buffer.from(makeHostilePdf("xobject_fanout")),
       bomb: Buffer.from(makeHostilePdf("flate_bomb")),
     };
-    docServer = http.createServer((req, res) => {
-      const send = (body: Buffer) => {
-        res.writeHead(200, { "content-type": "application/pdf", "content-length": body.length });
-        res.end(body);
-      };
-      if (req.url === "/invoice.pdf") send(docs.invoice);
-      else if (req.url === "/fanout.pdf") send(docs.fanout);
-      else if (req.url === "/bomb.pdf") send(docs.bomb);
-      else if (req.url?.startsWith("/slow/statement.pdf")) setTimeout(() => send(docs.statement), 6_000);
-      else res.writeHead(404).end();
-    });
-    await new Promise<void>((r) => docServer.listen(0, "127.0.0.1", () => r()));
-    docBase = `http://127.0.0.1:${(docServer.address() as AddressInfo).port}`;
-
-    player = await startNodePlayer(cluster.access("harness"), {
+    w = await startRuntimeWorld({
       namespace: NS,
-      command: [process.execPath, ENTRY],
-      env: { HOME: process.env.HOME ?? os.tmpdir() },
-      log: (line) => (playerLog += `${line}\n`),
+      extraNamespaces: [SCRATCH],
+      // No watch cache, and etcd compacted every second: resuming a watch from an old version answers 410.
+      cluster: { extraApiserverArgs: ["--watch-cache=false", "--etcd-compaction-interval=1s"] },
+      documents: {
+        "/invoice.pdf": docs.invoice,
+        "/fanout.pdf": docs.fanout,
+        "/bomb.pdf": docs.bomb,
+        "/slow/statement.pdf": { body: docs.statement, delayMs: 6_000 },
+      },
     });
-
-    const s3Env = {
-      S3_ENDPOINT: s3.url,
-      S3_ACCESS_KEY: s3.accessKey,
-      S3_SECRET_KEY: s3.secretKey,
-      S3_BUCKET: BUCKET,
-      REDIS_URL: redis.url,
-      KUBE_NAMESPACE: NS,
-      DOCVERIFY_ALLOW_PRIVATE_SOURCES: "true",
-      DOCVERIFY_ALLOWED_SOURCE_PORTS: String((docServer.address() as AddressInfo).port),
-      DOCVERIFY_LOG_LEVEL: "info",
-      HOST: "127.0.0.1",
-      PORT: "0",
-    };
-    operatorEnv = {
-      ...s3Env,
-      KUBECONFIG: await cluster.kubeconfigPath("operator", NS),
-      DOCVERIFY_STEP_IMAGE: "docverify:e2e",
-      DOCVERIFY_LEASE_DURATION_SECONDS: "3",
-      DOCVERIFY_LEASE_RENEW_DEADLINE_SECONDS: "2",
-      DOCVERIFY_LEASE_RETRY_PERIOD_SECONDS: "0.5",
-    };
     const a = await newOperator("operator-a");
     await a.waitForLog(/is the leader/, 30_000);
     await newOperator("operator-b");
-
-    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-e2e-"));
-    const clientsFile = path.join(dir, "clients.json");
-    await writeFile(clientsFile, JSON.stringify({ clients: [{ ...CLIENT, sample_allowance: 1 }] }));
-    api = new RuntimeProcess("api", {
-      ...s3Env,
-      KUBECONFIG: await cluster.kubeconfigPath("api", NS),
-      DOCVERIFY_CLIENTS_FILE: clientsFile,
-      DOCVERIFY_TOKEN_SIGNING_KEY: randomBytes(32).toString("hex"),
-    });
-    apiUrl = (await api.start(/listening on (http:\/\/[\d.]+:\d+)/))[1]!;
+    await w.startApi([{ ...CLIENT, sample_allowance: 1 }]);
   }, 240_000);
 
   afterAll(async () => {
-    await api?.stop();
-    for (const o of operators) await o.stop();
-    await player?.stop();
-    await new Promise<void>((r) => (docServer ? docServer.close(() => r()) : r()));
-    await Promise.all([redis?.stop(), s3?.stop()]);
-    await cluster?.stop();
+    await w?.stop();
     process.stdout.write(`cluster e2e: ${((Date.now() - startedAt) / 1000).toFixed(1)} s in total\n`);
   }, 120_000);
 
-  // --- REST helpers -------------------------------------------------------------------------------------
-  let token = "";
-  async function call(method: string, p: string, json?: unknown): Promise<{ status: number; body: any }> {
-    if (!token) {
-      const res = await fetch(`${apiUrl}/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "client_credentials",
-          client_id: CLIENT.client_id,
-          client_secret: CLIENT.client_secret,
-        }),
-      });
-      expect(res.status).toBe(200);
-      token = ((await res.json()) as { access_token: string }).access_token;
-    }
-    const res = await fetch(`${apiUrl}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(json ? { "content-type": "application/json" } : {}) },
-      body: json ? JSON.stringify(json) : undefined,
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, body };
-  }
-  const diagnostics = () =>
-    operators.map((o) => `--- ${o.label}\n${o.tail(3000)}`).join("\n") +
-    `\n--- api\n${api.tail(2000)}\n--- node player\n${playerLog.slice(-2000)}`;
-  async function waitTerminal(id: string, timeoutMs = 120_000): Promise<any> {
-    try {
-      return await until(
-        `detection ${id} to finish`,
-        async () => {
-          const r = await call("GET", `/v1/detection/${id}`);
-          if (r.status !== 200) throw new Error(`GET ${id}: ${r.status} ${JSON.stringify(r.body)}`);
-          return r.body.status === "COMPLETED" || r.body.status === "FAILED" ? r.body : undefined;
-        },
-        timeoutMs,
-      );
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n${diagnostics()}`);
-    }
-  }
-  const adminStore = (ns: string) =>
-    createKubeResourceStore<Detection>(kubeConfigFor(cluster, "admin"), {
-      namespace: ns,
-      plural: "detections",
-      kind: DETECTION_KIND,
-    });
+  const call = (method: string, p: string, json?: unknown) => w.call(method, p, json);
+  const waitTerminal = (id: string, timeoutMs?: number) => w.waitTerminal(id, timeoutMs);
+  const adminStore = (ns: string) => w.adminStore(ns);
   const detection = (name: string, source: Detection["spec"]["source"]): Detection => ({
     apiVersion: API_GROUP_VERSION,
     kind: DETECTION_KIND,
@@ -345,7 +102,7 @@ describe.skipIf(missing.length > 0)(title, () => {
 
   it("runs a detection through the REST API to COMPLETED with a verdict, with Events on the Detection", async () => {
     const created = await call("POST", "/v1/detection", {
-      source_url: `${docBase}/invoice.pdf`,
+      source_url: `${w.docBase}/invoice.pdf`,
       doc_type: "invoice",
       region: "us",
     });
@@ -363,14 +120,14 @@ describe.skipIf(missing.length > 0)(title, () => {
     const events = await until("the Completed event", async () => {
       const r = await apiRequest<{
         items: { reason: string; type: string; involvedObject: { name: string } }[];
-      }>(admin, "GET", `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${id}`);
+      }>(w.admin, "GET", `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${id}`);
       return r.body.items.some((e) => e.reason === "Completed") ? r.body.items : undefined;
     });
     const reasons = events.map((e) => e.reason);
     for (const r of ["StepStarted", "StepSucceeded", "Completed"]) expect(reasons).toContain(r);
     // Finished step Pods are deleted by the operator once their results are recorded.
     const pods = await apiRequest<{ items: unknown[] }>(
-      admin,
+      w.admin,
       "GET",
       `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
     );
@@ -380,7 +137,7 @@ describe.skipIf(missing.length > 0)(title, () => {
   it("ends hostile documents document_too_complex in their check Pod, without retrying them", async () => {
     for (const file of ["fanout.pdf", "bomb.pdf"]) {
       const created = await call("POST", "/v1/detection", {
-        source_url: `${docBase}/${file}`,
+        source_url: `${w.docBase}/${file}`,
         doc_type: "invoice",
         region: "us",
       });
@@ -392,7 +149,7 @@ describe.skipIf(missing.length > 0)(title, () => {
         billable: false,
       });
       const d = await apiRequest<Detection>(
-        admin,
+        w.admin,
         "GET",
         `/apis/${API_GROUP_VERSION}/namespaces/${NS}/detections/${created.body.id}`,
       );
@@ -405,7 +162,7 @@ describe.skipIf(missing.length > 0)(title, () => {
 
   it("`kubectl get detections` shows the printer columns (and the message under -o wide)", async () => {
     const kubectl = path.join(testClusterBinDir(), "kubectl");
-    const cfg = await cluster.kubeconfigPath("admin", NS);
+    const cfg = await w.cluster.kubeconfigPath("admin", NS);
     const plain = (await run(kubectl, ["--kubeconfig", cfg, "get", "detections"])).stdout;
     const wide = (await run(kubectl, ["--kubeconfig", cfg, "get", "det", "-o", "wide"])).stdout;
     const category = (await run(kubectl, ["--kubeconfig", cfg, "get", "docverify"])).stdout;
@@ -543,7 +300,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     // The controller's watch resumes every 25 s; with 1 s compaction a quiet stretch ends in 410 Gone.
     await leader.waitForLog(/watch ended; relisting/, 90_000);
     const created = await call("POST", "/v1/detection", {
-      source_url: `${docBase}/invoice.pdf`,
+      source_url: `${w.docBase}/invoice.pdf`,
       doc_type: "invoice",
       region: "US",
     });
@@ -557,7 +314,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     const leaseOf = async () =>
       (
         await apiRequest<{ spec: { holderIdentity?: string; leaseTransitions?: number } }>(
-          admin,
+          w.admin,
           "GET",
           `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/docverify-operator`,
         )
@@ -565,7 +322,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect((await leaseOf()).holderIdentity).toBe(identityOf(a!));
 
     const created = await call("POST", "/v1/detection", {
-      source_url: `${docBase}/slow/statement.pdf`,
+      source_url: `${w.docBase}/slow/statement.pdf`,
       doc_type: "bank_statement",
       region: "GB",
     });
@@ -576,7 +333,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       "the prepare Pod",
       async () => {
         const r = await apiRequest<{ metadata: any; spec: any; status?: { phase?: string } }>(
-          admin,
+          w.admin,
           "GET",
           `/api/v1/namespaces/${NS}/pods/${id}-prepare-1`,
         );
@@ -632,7 +389,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     process.stdout.write(`lease handed over in ${handoverMs} ms after SIGTERM of the leader\n`);
     expect((await leaseOf()).holderIdentity).toBe(identityOf(a2));
     const again = await call("POST", "/v1/detection", {
-      source_url: `${docBase}/invoice.pdf`,
+      source_url: `${w.docBase}/invoice.pdf`,
       doc_type: "invoice",
       region: "US",
     });
@@ -640,13 +397,7 @@ describe.skipIf(missing.length > 0)(title, () => {
   });
 
   it("a batch job over a bucket fans out Detections and writes its report to S3", async () => {
-    const objects = createS3ObjectStore({
-      endPoint: s3.endPoint,
-      port: s3.port,
-      useSSL: false,
-      accessKey: s3.accessKey,
-      secretKey: s3.secretKey,
-    });
+    const objects = w.objects();
     for (const b of [INBOX, REPORTS]) await objects.ensureBucket(b);
     const inputs: Record<string, Buffer> = {
       "applications/2026-11-02/01-invoice.pdf": Buffer.from(
@@ -689,7 +440,7 @@ describe.skipIf(missing.length > 0)(title, () => {
         180_000,
       );
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n${diagnostics()}`);
+      throw new Error(`${(err as Error).message}\n${w.diagnostics()}`);
     }
     expect(job, JSON.stringify(job)).toMatchObject({
       job_id: jobId,
@@ -732,20 +483,14 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(summary.objects.map((o: { key: string }) => o.key).sort()).toEqual(Object.keys(inputs).sort());
 
     const kubectl = path.join(testClusterBinDir(), "kubectl");
-    const cfg = await cluster.kubeconfigPath("admin", NS);
+    const cfg = await w.cluster.kubeconfigPath("admin", NS);
     const djobs = (await run(kubectl, ["--kubeconfig", cfg, "get", "djob"])).stdout;
     process.stdout.write(`\n$ kubectl get djob\n${djobs}\n`);
     expect(djobs).toMatch(new RegExp(`${jobId}\\s+Completed\\s+6\\s+5\\s+1\\s+acme-bank`));
   }, 240_000);
 
   it("DELETE removes the Detection after its finalizer removed the stored files from S3", async () => {
-    const objects = createS3ObjectStore({
-      endPoint: s3.endPoint,
-      port: s3.port,
-      useSSL: false,
-      accessKey: s3.accessKey,
-      secretKey: s3.secretKey,
-    });
+    const objects = w.objects();
     const stored = async () => {
       const out: string[] = [];
       for (const prefix of [keys.documentPrefix(completedId), keys.runPrefix(completedId)])
@@ -766,13 +511,14 @@ describe.skipIf(missing.length > 0)(title, () => {
   });
 
   it("each identity has exactly its Role: nothing it needs was refused, nothing beyond it is allowed", async () => {
-    const operator = cluster.access("operator");
-    const apiAccess = cluster.access("api");
+    const operator = w.cluster.access("operator");
+    const apiAccess = w.cluster.access("api");
     const group = "docverify.io";
     for (const [verb, resource, g, sub] of [
       ["watch", "detections", group, undefined],
       ["update", "detections", group, "status"],
       ["create", "pods", "", undefined],
+      ["delete", "detections", group, undefined],
       ["create", "events", "", undefined],
       ["update", "leases", "coordination.k8s.io", undefined],
     ] as const) {
@@ -782,7 +528,6 @@ describe.skipIf(missing.length > 0)(title, () => {
       ).toBe(true);
     }
     for (const [who, verb, resource, g, ns] of [
-      [operator, "delete", "detections", group, NS],
       [operator, "get", "secrets", "", NS],
       [operator, "create", "pods", "", "default"],
       [operator, "list", "detections", group, undefined],
@@ -796,7 +541,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       ).toBe(false);
     }
     // Every call the runtime made during this file was allowed by those Roles.
-    for (const p of [...operators, api])
+    for (const p of [...operators, w.api!])
       expect(p.log, p.label).not.toMatch(/refused to|HTTP-Code: 40[13]|could not record a Kubernetes Event/);
   });
 });

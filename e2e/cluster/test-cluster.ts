@@ -42,6 +42,8 @@ export interface TestCluster {
   serviceAccountToken(namespace: string, name: string, expirationSeconds?: number): Promise<string>;
   /** Milliseconds from spawning etcd to the apiserver answering /readyz 200. */
   readyAfterMs: number;
+  /** etcd's client URL (http://127.0.0.1:<port>), e.g. to count the objects the apiserver stores. */
+  etcdUrl: string;
   /** The temp dir holding etcd's data, certificates, keys, token file and logs. */
   dir: string;
   /** Stops the apiserver, then etcd, and removes the temp dir. Idempotent. */
@@ -485,6 +487,7 @@ async function startOnce(binDir: string, dir: string, opts: StartTestClusterOpti
       tokens,
       access,
       readyAfterMs,
+      etcdUrl,
       dir,
       kubeconfig: (id, namespace) =>
         kubeconfigYaml(url, caPem, TEST_CLUSTER_USERS[id], tokens[id], namespace),

@@ -3,7 +3,8 @@
  * and writes real results to the local object store under DOCVERIFY_DATA_DIR, like the real steps do.
  *   SCRIPT='{"prepare":"ok","check":"crash-first","agent":"ok"}'
  * Behaviours: ok | crash (exit 1) | crash-first (exit 1 on attempt 1) | hang | no-result (exit 0, writes nothing)
- *             | fail:<failure code> (a step-level failure value) | authoritative (check only).
+ *             | fail:<failure code> (a step-level failure value) | authoritative (check only)
+ *             | huge-reasoning (agent only: a verdict whose reasoning is 700 KB, over the resource size guard).
  */
 import path from "node:path";
 import { keys, StepInput } from "../../core/detection.js";
@@ -72,7 +73,7 @@ async function main(): Promise<number> {
             fraudScore: 12,
             documentTypeMatch: true,
             actualDocType: input.spec.docType,
-            reasoning: "Low risk.",
+            reasoning: behaviour === "huge-reasoning" ? "Low risk. ".repeat(70_000) : "Low risk.",
             perCheck: [{ checkId: "file.type", importance: 1, reasoning: "Types agree." }],
           },
         };

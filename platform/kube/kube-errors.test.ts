@@ -54,6 +54,19 @@ describe("toStoreError", () => {
     expect(reasonOf(toStoreError(status(400, "BadRequest", "bad"), ctx("create")))).toBe("Invalid");
   });
 
+  it("maps 413 and etcd's 'request is too large' to TooLarge; other 500s stay Unavailable", () => {
+    expect(
+      reasonOf(toStoreError(status(413, "RequestEntityTooLarge", "limit is 3145728"), ctx("update"))),
+    ).toBe("TooLarge");
+    const etcd = toStoreError(
+      status(500, "InternalError", "etcdserver: request is too large"),
+      ctx("update"),
+    );
+    expect(reasonOf(etcd)).toBe("TooLarge");
+    expect(etcd.message).toMatch(/request is too large/);
+    expect(reasonOf(toStoreError(status(500, "InternalError", "boom"), ctx("update")))).toBe("Unavailable");
+  });
+
   it("maps 403 to KubeAccessError naming the verb, the object and where RBAC lives", () => {
     const e = toStoreError(status(403, "Forbidden", "user cannot delete"), ctx("delete"));
     expect(e).toBeInstanceOf(KubeAccessError);

@@ -52,7 +52,7 @@ export interface ErrorContext {
 
 /**
  * One pure mapping: 404 → NotFound, 409 → AlreadyExists (reason AlreadyExists or a create) else Conflict,
- * 410 → Gone, 400/422 → Invalid with the apiserver's message, 401/403 → KubeAccessError,
+ * 410 → Gone, 413 → TooLarge, 400/422 → Invalid with the apiserver's message, 401/403 → KubeAccessError,
  * 429/5xx/network → Unavailable. Anything else is returned unchanged.
  */
 export function toStoreError(err: unknown, ctx: ErrorContext): Error {
@@ -74,6 +74,12 @@ export function toStoreError(err: unknown, ctx: ErrorContext): Error {
       );
     case 410:
       return new StoreError("Gone", apiMessage ?? `The watch of ${ctx.what} expired; list again`, opts);
+    case 413:
+      return new StoreError(
+        "TooLarge",
+        `The apiserver refused to ${ctx.verb} ${ctx.what} as too large${apiMessage ? ` (${apiMessage})` : ""}.`,
+        opts,
+      );
     case 400:
     case 422:
       return new StoreError(
@@ -88,16 +94,20 @@ export function toStoreError(err: unknown, ctx: ErrorContext): Error {
         `The Kubernetes API refused to ${ctx.verb} ${ctx.what} (${status}${apiMessage ? `: ${apiMessage}` : ""}); check the service account's Role and RoleBinding (deploy/rbac/).`,
         opts,
       );
-    case 429:
     case 500:
+      // etcd's own limit (1.5 MiB by default) surfaces as a 500; the size guard normally refuses first.
+      if (apiMessage && /request is too large/i.test(apiMessage))
+        return new StoreError(
+          "TooLarge",
+          `The apiserver could not ${ctx.verb} ${ctx.what}: ${apiMessage}`,
+          opts,
+        );
+      return unavailable(status, apiMessage, ctx, opts);
+    case 429:
     case 502:
     case 503:
     case 504:
-      return new StoreError(
-        "Unavailable",
-        `The Kubernetes API could not ${ctx.verb} ${ctx.what} (${status}${apiMessage ? `: ${apiMessage}` : ""}); retry shortly.`,
-        opts,
-      );
+      return unavailable(status, apiMessage, ctx, opts);
   }
   if (status === undefined && isNetworkError(err)) {
     return new StoreError(
@@ -107,6 +117,19 @@ export function toStoreError(err: unknown, ctx: ErrorContext): Error {
     );
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+function unavailable(
+  status: number,
+  apiMessage: string | undefined,
+  ctx: ErrorContext,
+  opts: { cause: unknown },
+): StoreError {
+  return new StoreError(
+    "Unavailable",
+    `The Kubernetes API could not ${ctx.verb} ${ctx.what} (${status}${apiMessage ? `: ${apiMessage}` : ""}); retry shortly.`,
+    opts,
+  );
 }
 
 const NETWORK_CODES = new Set([

@@ -2,6 +2,7 @@ import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { ListOptions, ResourceStore, WatchEvent, WatchHandle } from "../../core/ports.js";
 import { StoreError } from "../../core/ports.js";
 import { API_GROUP, API_VERSION, type Resource } from "../../core/resource.js";
+import { checkResourceSize, DEFAULT_MAX_RESOURCE_BYTES } from "../../core/resource-size.js";
 import { toStoreError } from "./kube-errors.js";
 import { watchStream } from "./watch-stream.js";
 
@@ -15,6 +16,11 @@ export interface KubeResourceStoreOptions {
   pageSize?: number;
   /** Server-side length of one watch request before it is resumed. */
   watchRequestSeconds?: number;
+  /**
+   * The size guard (core/resource-size.ts), checked before a write is sent: the same limit as the
+   * standalone store, far below etcd's own. Default DEFAULT_MAX_RESOURCE_BYTES.
+   */
+  maxObjectBytes?: number;
 }
 
 const FIELD_MANAGER = "docverify";
@@ -44,11 +50,14 @@ export function createKubeResourceStore<T extends Resource>(
     throw toStoreError(err, { verb, what: what(name) });
   };
   const pageSize = opts.pageSize ?? 500;
+  const maxBytes = opts.maxObjectBytes ?? DEFAULT_MAX_RESOURCE_BYTES;
+  const guard = (obj: T) => checkResourceSize(obj, maxBytes, opts.kind);
 
   return {
     async create(obj: T): Promise<T> {
       const body = { ...obj, metadata: { ...obj.metadata, namespace: opts.namespace } };
       delete body.metadata.resourceVersion;
+      guard(body);
       return (await api
         .createNamespacedCustomObject({ ...base, body, fieldManager: FIELD_MANAGER })
         .catch(fail("create", obj.metadata.name))) as T;
@@ -92,6 +101,7 @@ export function createKubeResourceStore<T extends Resource>(
     },
 
     async update(obj: T): Promise<T> {
+      guard(obj);
       const name = obj.metadata.name;
       return (await api
         .replaceNamespacedCustomObject({ ...base, name, body: obj, fieldManager: FIELD_MANAGER })
@@ -99,6 +109,7 @@ export function createKubeResourceStore<T extends Resource>(
     },
 
     async updateStatus(obj: T): Promise<T> {
+      guard(obj);
       const name = obj.metadata.name;
       return (await api
         .replaceNamespacedCustomObjectStatus({ ...base, name, body: obj, fieldManager: FIELD_MANAGER })

@@ -138,6 +138,35 @@ describe("MemoryResourceStore", () => {
     expect(v2.metadata.generation).toBe(1);
   });
 
+  it("refuses an object over the size guard with TooLarge on create, update and updateStatus, changing nothing", async () => {
+    const store = new MemoryResourceStore<Thing>("Thing", { maxObjectBytes: 2048 });
+    const big = "x".repeat(4096);
+    const tooBig = store.create({ ...thing("a"), metadata: { name: "a", annotations: { big } } });
+    expect(await reason(tooBig)).toBe("TooLarge");
+    expect((await tooBig.catch((e: Error) => e)) as Error).toHaveProperty(
+      "message",
+      expect.stringMatching(/^Thing a would be \d+ bytes, over the 2048-byte limit of one resource/),
+    );
+    expect(await store.get("a")).toBeUndefined();
+    const v1 = await store.create(thing("a"));
+    expect(await reason(store.updateStatus({ ...v1, status: { phase: big } }))).toBe("TooLarge");
+    expect(await reason(store.update({ ...v1, metadata: { ...v1.metadata, annotations: { big } } }))).toBe(
+      "TooLarge",
+    );
+    const after = await store.get("a");
+    expect(after?.metadata.resourceVersion).toBe(v1.metadata.resourceVersion);
+    expect(after?.status).toBeUndefined();
+    // Just under the limit is fine; the default guard is 512 KiB.
+    const room = 2048 - Buffer.byteLength(JSON.stringify({ ...v1, status: { phase: "" } })) - 64;
+    await store.updateStatus({ ...v1, status: { phase: "y".repeat(room) } });
+    const dflt = new MemoryResourceStore<Thing>("Thing");
+    const d1 = await dflt.create(thing("b"));
+    const d2 = await dflt.updateStatus({ ...d1, status: { phase: "z".repeat(400_000) } });
+    expect(await reason(dflt.updateStatus({ ...d2, status: { phase: "z".repeat(600_000) } }))).toBe(
+      "TooLarge",
+    );
+  });
+
   it("answers Conflict to a write with a stale resourceVersion and accepts one without it", async () => {
     const store = new MemoryResourceStore<Thing>("Thing");
     const v1 = await store.create(thing("a", 1));

@@ -7,6 +7,7 @@ import {
   type WatchHandle,
 } from "../../core/ports.js";
 import type { Resource } from "../../core/resource.js";
+import { checkResourceSize, DEFAULT_MAX_RESOURCE_BYTES } from "../../core/resource-size.js";
 
 /**
  * Kubernetes semantics in memory: resourceVersion, Conflict on a stale write, generation, finalizers and
@@ -21,6 +22,8 @@ export interface MemoryStoreOptions {
   persist?: (change: { type: "put" | "delete"; object: Resource; resourceVersion: number }) => Promise<void>;
   /** Shared counter so resourceVersions grow across several kinds (like etcd's revision). */
   revision?: { value: number };
+  /** The size guard (core/resource-size.ts): a larger object is refused with TooLarge. */
+  maxObjectBytes?: number;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -92,6 +95,8 @@ export class MemoryResourceStore<T extends Resource> implements ResourceStore<T>
   }
 
   private async commit(type: "put" | "delete", obj: T, event: WatchEvent<T>["type"]): Promise<T> {
+    if (type === "put")
+      checkResourceSize(obj, this.opts.maxObjectBytes ?? DEFAULT_MAX_RESOURCE_BYTES, this.kind);
     const rv = ++this.revision.value;
     obj.metadata.resourceVersion = String(rv);
     if (this.opts.persist) {

@@ -217,11 +217,17 @@ export function createLocalObjectStore(root: string): ObjectStore {
     }
   }
 
+  /**
+   * The objects under `dir` in key order. With `startAfter`, a folder whose keys all sort at or before it
+   * is not read at all and a file at or before it is not looked at (no stat), so a page deep into a large
+   * listing costs the folders on its path plus the page.
+   */
   async function* walk(
     bucket: string,
     dir: string,
     keyPrefix: string,
     prefix: string,
+    startAfter?: string,
   ): AsyncGenerator<ObjectInfo> {
     let entries: Dirent[];
     try {
@@ -240,8 +246,12 @@ export function createLocalObjectStore(root: string): ObjectStore {
       const key = keyPrefix + sortKey;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (key.startsWith(prefix) || prefix.startsWith(key)) yield* walk(bucket, path, key, prefix);
-      } else if (key.startsWith(prefix)) {
+        // Every key in the folder starts with `key`: when startAfter does not, and sorts after it, the
+        // whole folder sorts before startAfter.
+        if (startAfter !== undefined && !startAfter.startsWith(key) && byKey(key, startAfter) < 0) continue;
+        if (key.startsWith(prefix) || prefix.startsWith(key))
+          yield* walk(bucket, path, key, prefix, startAfter);
+      } else if (key.startsWith(prefix) && (startAfter === undefined || byKey(key, startAfter) > 0)) {
         const s = await stat(path).catch(() => undefined);
         if (s?.isFile()) yield { key, size: s.size, lastModified: s.mtime };
       }
@@ -322,10 +332,10 @@ export function createLocalObjectStore(root: string): ObjectStore {
       };
     },
 
-    list(bucket, prefix) {
+    list(bucket, prefix, opts) {
       checkBucket(bucket);
       checkPrefix(prefix);
-      return walk(bucket, bucketDir(bucket), "", prefix);
+      return walk(bucket, bucketDir(bucket), "", prefix, opts?.startAfter);
     },
 
     async delete(bucket, key) {

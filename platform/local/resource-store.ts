@@ -14,6 +14,8 @@ export interface LocalResourceStoreOptions {
   revision?: { value: number };
   /** How many past events a watch can resume from. */
   historySize?: number;
+  /** The size guard (core/resource-size.ts); default DEFAULT_MAX_RESOURCE_BYTES. */
+  maxObjectBytes?: number;
   /** Told about files set aside as corrupt (pino's `warn` fits). */
   log?: { warn(obj: object, msg: string): void };
 }
@@ -34,6 +36,7 @@ export async function openLocalResourceStore<T extends Resource>(
   const store = new MemoryResourceStore<T>(kind, {
     ...(opts.historySize !== undefined ? { historySize: opts.historySize } : {}),
     ...(opts.revision ? { revision: opts.revision } : {}),
+    ...(opts.maxObjectBytes !== undefined ? { maxObjectBytes: opts.maxObjectBytes } : {}),
     persist: async ({ type, object }) => {
       const name = object.metadata.name;
       const file = join(dir, fileNameOf(name, kind));

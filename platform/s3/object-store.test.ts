@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../core/config.js";
+import { describeArchiveContract } from "../testdata/archive-contract.js";
 import { describeObjectStoreContract } from "../testdata/object-store-contract.js";
 import { createS3ObjectStore, S3ObjectStoreError, s3ConfigFromEnv } from "./object-store.js";
 import type { S3ObjectStoreOptions } from "./s3-config.js";
@@ -81,6 +82,13 @@ describe.skipIf(!availability.ok)(
       },
       { presign: true, byteOrderAcrossSlash: false },
     );
+
+    describeArchiveContract("S3 (s3rver on loopback)", async () => {
+      const store = createS3ObjectStore(optionsFor(server));
+      const bucket = newBucket();
+      await store.ensureBucket(bucket);
+      return { store, bucket, missingBucket: newBucket() };
+    });
 
     it("uploads a stream larger than one part as a multipart upload, and aborts it when the body fails", async () => {
       const proxy = await recordingProxy(server);

@@ -344,14 +344,24 @@ export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
       };
     },
 
-    list(bucket, prefix) {
+    list(bucket, prefix, listOpts) {
       checkBucket(bucket);
+      const maxKeys = Math.max(1, Math.min(PAGE_SIZE, Math.floor(listOpts?.pageSize ?? PAGE_SIZE)));
+      const startAfter = listOpts?.startAfter ?? "";
       return (async function* (): AsyncGenerator<ObjectInfo> {
         let token = "";
         for (;;) {
           let page: Awaited<ReturnType<Client["listObjectsV2Query"]>>;
           try {
-            page = await client.listObjectsV2Query(bucket, prefix, token, "", PAGE_SIZE, "");
+            // start-after on the first request; the continuation token carries the position after it.
+            page = await client.listObjectsV2Query(
+              bucket,
+              prefix,
+              token,
+              "",
+              maxKeys,
+              token ? "" : startAfter,
+            );
           } catch (err) {
             if (s3Code(err) === "NoSuchBucket") return;
             throw wrap("list", bucket, undefined, err);

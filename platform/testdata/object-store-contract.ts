@@ -162,6 +162,39 @@ export function describeObjectStoreContract(
       expect(await keysOf(store, missingBucket, "")).toEqual([]);
     });
 
+    it("lists after a start-after key (exclusive; need not be a key), across folders, in pages of pageSize", async () => {
+      const { store, bucket } = await makeStore();
+      const keys = ["p/a/1", "p/a/2", "p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d", "q/1"];
+      for (const k of keys) await store.put(bucket, k, k);
+      const listAfter = async (startAfter: string, pageSize?: number, prefix = "p/") => {
+        const out: string[] = [];
+        for await (const o of store.list(bucket, prefix, { startAfter, pageSize })) out.push(o.key);
+        return out;
+      };
+      expect(await listAfter("p/a/2")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/b")).toEqual(["p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/b/2", 1)).toEqual(["p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/c/x/1", 2)).toEqual(["p/d"]);
+      expect(await listAfter("a")).toEqual(["p/a/1", "p/a/2", "p/b/1", "p/b/2", "p/c/1", "p/c/x/1", "p/d"]);
+      expect(await listAfter("p/d")).toEqual([]);
+      expect(await listAfter("p/a/1", 2, "")).toEqual([
+        "p/a/2",
+        "p/b/1",
+        "p/b/2",
+        "p/c/1",
+        "p/c/x/1",
+        "p/d",
+        "q/1",
+      ]);
+      // A caller that stops after a page gets that page.
+      const firstTwo: string[] = [];
+      for await (const o of store.list(bucket, "p/", { startAfter: "p/a/1", pageSize: 2 })) {
+        firstTwo.push(o.key);
+        if (firstTwo.length === 2) break;
+      }
+      expect(firstTwo).toEqual(["p/a/2", "p/b/1"]);
+    });
+
     if (options.byteOrderAcrossSlash) {
       it("lists in UTF-8 byte order where '-' and '.' meet '/'", async () => {
         const { store, bucket } = await makeStore();

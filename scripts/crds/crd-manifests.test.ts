@@ -18,7 +18,7 @@ async function crdFromFile(file: string): Promise<CustomResourceDefinition> {
 const schemaOf = (crd: CustomResourceDefinition): StructuralSchema =>
   crd.spec.versions[0]!.schema.openAPIV3Schema;
 
-/** Every field path of a JSON schema (`spec.source.url`, `status.checks[].findings[].page`, ...). */
+/** Every field path of a JSON schema (`spec.source.url`, `status.checks[].findingCount`, ...). */
 function fieldPaths(node: Record<string, unknown>, prefix: string, out: Set<string>): Set<string> {
   const branches = [node, ...((node.anyOf as Record<string, unknown>[] | undefined) ?? [])];
   for (const b of branches) {
@@ -117,17 +117,7 @@ const validDetection = {
       sha256: "ab",
     },
     steps: [{ name: "prepare", workload: "det-01-prepare-1", attempt: 1, state: "Succeeded" }],
-    checks: [
-      {
-        checkId: "metadata.dates",
-        outcome: "flag",
-        severity: 6,
-        summary: "Dates disagree.",
-        findings: [
-          { code: "x", message: "y", page: 1, bbox: [0, 0, 1, 1], evidence: { a: { b: [1, "two"] } } },
-        ],
-      },
-    ],
+    checks: [{ checkId: "metadata.dates", outcome: "flag", severity: 6, findingCount: 1 }],
     authoritative: { checkId: "signature.pdf", trust: null, directive: null },
     score: null,
     verdict: {
@@ -153,8 +143,9 @@ const MUTATIONS: Mutation[] = [
   { name: "score as a string", apply: at((d) => (d.status.score = "40")) },
   { name: "fraudScore above 100", apply: at((d) => (d.status.verdict.fraudScore = 101)) },
   { name: "fractional severity", apply: at((d) => (d.status.checks[0].severity = 1.5)) },
-  { name: "page 0", apply: at((d) => (d.status.checks[0].findings[0].page = 0)) },
-  { name: "bbox of three numbers", apply: at((d) => (d.status.checks[0].findings[0].bbox = [0, 0, 1])) },
+  { name: "negative findingCount", apply: at((d) => (d.status.checks[0].findingCount = -1)) },
+  { name: "fractional findingCount", apply: at((d) => (d.status.checks[0].findingCount = 0.5)) },
+  { name: "a check without findingCount", apply: at((d) => delete d.status.checks[0].findingCount) },
   { name: "condition status Maybe", apply: at((d) => (d.status.conditions[0].status = "Maybe")) },
   { name: "unknown failure code", apply: at((d) => (d.status.failure.code = "oops")) },
   { name: "unknown phase", apply: at((d) => (d.status.phase = "Done")) },

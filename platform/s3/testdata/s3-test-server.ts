@@ -71,8 +71,15 @@ async function kill(child: ChildProcess): Promise<void> {
  * Starts s3rver on 127.0.0.1 with a free port; credentials are s3rver's fixed S3RVER / S3RVER.
  * s3rver checks access key ids but not V4 signatures.
  */
-export async function startS3TestServer(opts: { timeoutMs?: number } = {}): Promise<S3TestServer> {
-  const directory = await mkdtemp(join(tmpdir(), "docverify-s3rver-"));
+export async function startS3TestServer(
+  opts: {
+    timeoutMs?: number;
+    /** Keep the data in this folder (created when missing) and leave it on stop: a seeded store for a bench. */
+    directory?: string;
+  } = {},
+): Promise<S3TestServer> {
+  const keep = opts.directory !== undefined;
+  const directory = opts.directory ?? (await mkdtemp(join(tmpdir(), "docverify-s3rver-")));
   const child = spawn(process.execPath, ["--openssl-legacy-provider", "-e", SERVER_SCRIPT], {
     env: { ...process.env, S3RVER_MODULE: require.resolve("s3rver"), S3RVER_DIR: directory },
     stdio: ["pipe", "pipe", "pipe"],
@@ -102,7 +109,7 @@ export async function startS3TestServer(opts: { timeoutMs?: number } = {}): Prom
     });
   } catch (e) {
     await kill(child);
-    await rm(directory, { recursive: true, force: true });
+    if (!keep) await rm(directory, { recursive: true, force: true });
     throw e;
   }
   let stopped = false;
@@ -116,7 +123,7 @@ export async function startS3TestServer(opts: { timeoutMs?: number } = {}): Prom
       if (stopped) return;
       stopped = true;
       await kill(child);
-      await rm(directory, { recursive: true, force: true });
+      if (!keep) await rm(directory, { recursive: true, force: true });
     },
   };
 }
