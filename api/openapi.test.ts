@@ -13,6 +13,7 @@ import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js"
 import { StoreError } from "../core/ports.js";
 import { SCOPES } from "../core/scopes.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
+import { reviewToken } from "./review/signing.js";
 import { call, createHarness, type Harness } from "./testdata/app-kit.js";
 import { completeWithEvidence, createDetection } from "./testdata/evidence-kit.js";
 
@@ -596,10 +597,12 @@ describe("every status an operation answers is documented, with a matching examp
         expect(r.status, doc).toBe(503);
         documented(method.toLowerCase(), doc, r);
       }
-      // The reviewer page and its images read the detection too (a link's token is checked against it).
+      // The reviewer page and its images read the detection too, once a link's signature holds.
+      const id = "det-01jd5x9q3m8w2v7k4c6b0n1r2t";
+      const link = reviewToken(id, "b", 4_000_000_000, down.deps.tokens.hmac);
       for (const p of ["/review/{detection_id}", "/review/{detection_id}/pages/{file}"]) {
-        const real = p.replace("{detection_id}", "det-01jd5x9q3m8w2v7k4c6b0n1r2t").replace("{file}", "1.png");
-        const r = await call(down, "GET", `${real}?token=1.${"0".repeat(64)}`);
+        const real = p.replace("{detection_id}", id).replace("{file}", "1.png");
+        const r = await call(down, "GET", `${real}?token=${encodeURIComponent(link)}`);
         expect(r.status, p).toBe(503);
         documented("get", p, r);
       }

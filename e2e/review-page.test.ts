@@ -23,16 +23,17 @@ const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.join(ROOT, ".test-artifacts/review-page");
 const available = existsSync(CHROMIUM);
 const SIGNING_KEY = "review-page-e2e-signing-key-0123456789abcdef";
-const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+// Short enough to be quoted whole in a finding (60 characters), and as wide as the text it replaces.
+const HOSTILE = "<img src=x onerror=__pwned=1><script>__pwned=2</script>";
 
-/** An invoice whose total is covered by a white box with hostile text printed on top. */
+/** An invoice with a reference covered by a white box and hostile text printed in its place. */
 async function hostileInvoice(): Promise<Uint8Array> {
   const doc = await PDFDocument.load(await makeDocument({ seed: 4, docType: "invoice", region: "GB" }));
   const page = doc.getPage(0);
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  page.drawText("Reference: 4471", { x: 300, y: 260, size: 10, font });
+  page.drawText("Reference: 4471-2207-9931-0042", { x: 300, y: 260, size: 10, font });
   page.drawRectangle({ x: 296, y: 256, width: 260, height: 14, color: rgb(1, 1, 1) });
-  page.drawText(HOSTILE, { x: 300, y: 260, size: 6, font });
+  page.drawText(HOSTILE, { x: 300, y: 260, size: 8, font });
   return doc.save({ useObjectStreams: false });
 }
 
@@ -178,7 +179,7 @@ describe.skipIf(!available)(
       await page.screenshot({ path: path.join(ARTIFACTS, "5-hostile-text.png"), fullPage: false });
       const shown = await page.locator("body").textContent();
       expect(shown, JSON.stringify(docs.hostile?.evidence).slice(0, 3000)).toContain(
-        "<script>window.__pwned=2</script>",
+        "<script>__pwned=2</script>",
       );
       await expect(page.evaluate("window.__pwned")).resolves.toBeUndefined();
       await expect(page.locator('img[src="x"]').count()).resolves.toBe(0);

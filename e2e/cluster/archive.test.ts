@@ -76,6 +76,27 @@ async function concatenated(file: string, filePages: number, pages: number, out:
   return readFile(out);
 }
 
+/**
+ * `file` with 24 short references per page, each hidden under a white box at a place that differs from
+ * page to page: on 300 pages, thousands of genuine findings (layout.overlay's text_covered), as a document
+ * edited page by page gives.
+ */
+async function coveredOnEveryPage(file: string, out: string): Promise<void> {
+  const { PDFDocument, StandardFonts, rgb } = await import("pdf-lib");
+  const { writeFile } = await import("node:fs/promises");
+  const doc = await PDFDocument.load(await readFile(file), { updateMetadata: false });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const [i, page] of doc.getPages().entries()) {
+    for (let k = 0; k < 24; k++) {
+      const x = 60 + (k % 3) * 170 + ((i * 13) % 40);
+      const y = 120 + Math.floor(k / 3) * 75 + (i % 7) * 3;
+      page.drawText(`Ref ${String(i * 24 + k).padStart(5, "0")}`, { x, y, size: 9, font });
+      page.drawRectangle({ x: x - 2, y: y - 3, width: 52, height: 13, color: rgb(1, 1, 1) });
+    }
+  }
+  await writeFile(out, await doc.save({ useObjectStreams: false }));
+}
+
 describe.skipIf(missing.length > 0)(title, () => {
   let w: RuntimeWorld;
   let dir: string;
@@ -92,7 +113,8 @@ describe.skipIf(missing.length > 0)(title, () => {
     );
     statement300 = await concatenated(hundred, 100, 300, path.join(dir, "statement-300.pdf"));
     manual300 = path.join(dir, "manual-300.pdf");
-    await concatenated(MANUAL, 36, 300, manual300);
+    await concatenated(MANUAL, 36, 300, path.join(dir, "manual-300-plain.pdf"));
+    await coveredOnEveryPage(path.join(dir, "manual-300-plain.pdf"), manual300);
     w = await startRuntimeWorld({
       namespace: NS,
       extraNamespaces: [SCRATCH],
@@ -111,7 +133,8 @@ describe.skipIf(missing.length > 0)(title, () => {
   }, 120_000);
 
   it("the size guard: a 300-page document's status with every finding is refused; the bounded one is written", async () => {
-    // The real check step on a 300-page manual (2,400+ findings), as a step Pod runs it.
+    // The real check step on a 300-page manual with a value covered 24 times a page (thousands of
+    // findings), as a step Pod runs it.
     const { runCheckStep } = await import("../../checks/step.js");
     const { restoreNativeJson } = await import("../../bin/native-json.js");
     restoreNativeJson();
