@@ -17,7 +17,7 @@ import { systemClock } from "../core/ports.js";
 import { loadKubeConfig, resolveNamespace } from "../bin/cluster-config.js";
 import { createArchivePruner } from "../operator/archive-pruner.js";
 import { createDetectionController } from "../operator/detection-controller.js";
-import { createDetectionReconciler } from "../operator/detection-reconciler.js";
+import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
 import { createKubeResourceStore } from "../platform/kube/resource-store.js";
 import { createRedisScheduler } from "../platform/redis/scheduler.js";
@@ -63,13 +63,7 @@ const reconciler = createDetectionReconciler({
   log: log.child({ component: "reconciler" }),
   metrics,
   jobs,
-  settings: {
-    stepTimeoutSeconds: config.stepTimeoutSeconds,
-    stepMaxAttempts: config.stepMaxAttempts,
-    detectionDeadlineSeconds: config.detectionDeadlineSeconds,
-    retentionSeconds: config.retentionSeconds,
-    archiveAfterSeconds: config.archiveAfterSeconds,
-  },
+  settings: reconcilerSettingsOf(config),
 });
 controller = createDetectionController({
   store,

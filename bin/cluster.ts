@@ -8,7 +8,7 @@ import { type ObjectStore, type Scheduler, systemClock } from "../core/ports.js"
 import { createDetectionController } from "../operator/detection-controller.js";
 import { createDetectionJobController } from "../operator/detection-job-controller.js";
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
-import { createDetectionReconciler } from "../operator/detection-reconciler.js";
+import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
 import { type ArchivePruner, createArchivePruner } from "../operator/archive-pruner.js";
 import { createUploadSweeper, type UploadSweeper } from "../operator/upload-sweeper.js";
@@ -144,13 +144,7 @@ export async function runOperator(): Promise<number> {
       metrics: operatorMetrics,
       events,
       jobs,
-      settings: {
-        stepTimeoutSeconds: config.stepTimeoutSeconds,
-        stepMaxAttempts: config.stepMaxAttempts,
-        detectionDeadlineSeconds: config.detectionDeadlineSeconds,
-        retentionSeconds: config.retentionSeconds,
-        archiveAfterSeconds: config.archiveAfterSeconds,
-      },
+      settings: reconcilerSettingsOf(config),
     });
     controller = createDetectionController({
       store,

@@ -9,7 +9,7 @@ import { systemClock } from "../core/ports.js";
 import { createDetectionController } from "../operator/detection-controller.js";
 import { createDetectionJobController } from "../operator/detection-job-controller.js";
 import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
-import { createDetectionReconciler } from "../operator/detection-reconciler.js";
+import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics } from "../operator/metrics.js";
 import { createArchivePruner } from "../operator/archive-pruner.js";
 import { createUploadSweeper } from "../operator/upload-sweeper.js";
@@ -101,13 +101,7 @@ export async function runStandalone(): Promise<number> {
     metrics: operatorMetrics,
     events: createLogEventRecorder(componentLogger(log, "events")),
     jobs,
-    settings: {
-      stepTimeoutSeconds: config.stepTimeoutSeconds,
-      stepMaxAttempts: config.stepMaxAttempts,
-      detectionDeadlineSeconds: config.detectionDeadlineSeconds,
-      retentionSeconds: config.retentionSeconds,
-      archiveAfterSeconds: config.archiveAfterSeconds,
-    },
+    settings: reconcilerSettingsOf(config),
   });
   const controller = createDetectionController({
     store: detections,

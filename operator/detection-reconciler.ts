@@ -12,6 +12,7 @@ import {
   workloadName,
 } from "../core/detection.js";
 import { archiveDetection, isArchivable, removeArchivedDetection } from "../core/archive.js";
+import type { Config } from "../core/config.js";
 import { removeDetectionFiles } from "../core/detection-files.js";
 import type { DetectionJob } from "../core/detection-job.js";
 import type { EventRecorder } from "../core/event-recorder.js";
@@ -58,6 +59,15 @@ export interface ReconcilerSettings {
    */
   archiveAfterSeconds?: number;
 }
+
+/** The reconciler's settings as the service's configuration gives them (both runtimes, the benches). */
+export const reconcilerSettingsOf = (config: Config): ReconcilerSettings => ({
+  stepTimeoutSeconds: config.stepTimeoutSeconds,
+  stepMaxAttempts: config.stepMaxAttempts,
+  detectionDeadlineSeconds: config.detectionDeadlineSeconds,
+  retentionSeconds: config.retentionSeconds,
+  archiveAfterSeconds: config.archiveAfterSeconds,
+});
 
 export interface DetectionReconcilerDeps {
   store: ResourceStore<Detection>;
