@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveDetection } from "../../core/archive.js";
 import type { Detection } from "../../core/detection.js";
 import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 import { completeWithEvidence, createDetection, sampleChecks } from "../testdata/evidence-kit.js";
@@ -53,6 +54,38 @@ describe("the review link's token", () => {
     expect(reviewTokenClient(forged)).toBe("bob");
     expect(checkReviewToken(forged, "det-a", "bob", 999, hmac)).toBe(false);
     expect(reviewTokenClient("1000.abc")).toBeUndefined();
+  });
+});
+
+describe("an archived detection (core/archive.ts)", () => {
+  it("keeps its evidence, its page images and its review link once its resource is gone", async () => {
+    const id = await createDetection(h, alice);
+    await completeWithEvidence(h, id, sampleChecks());
+    const before = await call(h, "GET", `/v1/detection/${id}/evidence`, { token: alice });
+    // What the reconciler's archive pass does: the record, the finalizer off, the resource deleted.
+    const d = (await h.store.get(id)) as Detection;
+    await archiveDetection(h.deps.objects, h.deps.bucket, d, { now: h.clock.now() });
+    const updated = await h.store.update({
+      ...structuredClone(d),
+      metadata: { ...structuredClone(d.metadata), finalizers: [] },
+    });
+    await h.store.delete(updated.metadata.name);
+    expect(await h.store.get(id)).toBeUndefined();
+
+    const after = await call(h, "GET", `/v1/detection/${id}/evidence`, { token: alice });
+    expect(after.status).toBe(200);
+    expect(after.body.findings).toEqual(before.body.findings);
+    expect((await call(h, "GET", `/v1/detection/${id}/evidence`, { token: bob })).status).toBe(404);
+    const img = await call(h, "GET", `/v1/detection/${id}/evidence/pages/1.png`, { token: alice });
+    expect(img.status).toBe(200);
+    const link = await reviewLink(id);
+    const page = await get(link);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(esc("£4,018.52 → £5,018.52, page 1"));
+    const token = new URL(`http://x${link}`).searchParams.get("token") as string;
+    expect((await h.app.request(`/review/${id}/pages/1.png?token=${encodeURIComponent(token)}`)).status).toBe(
+      200,
+    );
   });
 });
 
