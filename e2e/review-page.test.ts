@@ -7,21 +7,16 @@
  * .test-artifacts/review-page/ (gitignored).
  */
 import { createHmac } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { PDFDocument, rgb, StandardFonts } from "pdf-lib";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, chromiumAvailable, launchChromium } from "./browser.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { tamperRevision } from "../fixtures/revisions.js";
 import { makeTextTamperedPdf } from "../fixtures/tampered-text.js";
-import { CLIENTS, ROOT, type Service, startFileServer, startService } from "./harness.js";
+import { CLIENTS, type Service, startFileServer, startService } from "./harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.join(ROOT, ".test-artifacts/review-page");
-const available = existsSync(CHROMIUM);
 const SIGNING_KEY = "review-page-e2e-signing-key-0123456789abcdef";
 // Short enough to be quoted whole in a finding (60 characters), and as wide as the text it replaces.
 const HOSTILE = "<img src=x onerror=__pwned=1><script>__pwned=2</script>";
@@ -37,15 +32,14 @@ async function hostileInvoice(): Promise<Uint8Array> {
   return doc.save({ useObjectStreams: false });
 }
 
-describe.skipIf(!available)(
-  available
+describe.skipIf(!chromiumAvailable)(
+  chromiumAvailable
     ? "the reviewer page in chromium"
     : "the reviewer page in chromium (skipped: /usr/bin/chromium is missing; run `npm run test:setup`)",
   () => {
     let svc: Service;
     let files: Awaited<ReturnType<typeof startFileServer>>;
-    let profile: string;
-    let context: BrowserContext;
+    let browser: Browser;
     let page: Page;
     const offsite: string[] = [];
     const docs: Record<string, { id: string; review: string; evidence: Record<string, unknown> }> = {};
@@ -85,34 +79,17 @@ describe.skipIf(!available)(
       await detect("hostile", "invoice", "GB");
       await detect("foreign", "bank_statement", "GB", CLIENTS.other, "incremental");
 
-      profile = await mkdtemp(path.join(os.tmpdir(), "docverify-chromium-"));
-      await mkdir(ARTIFACTS, { recursive: true });
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-        ],
-        viewport: { width: 1400, height: 1000 },
-      });
-      page = context.pages()[0] ?? (await context.newPage());
+      browser = await launchChromium("review-page", { width: 1400, height: 1000 });
+      page = browser.page;
       page.on("request", (req) => {
         if (new URL(req.url()).origin !== svc.url) offsite.push(req.url());
       });
     });
 
     afterAll(async () => {
-      await context?.close();
+      await browser?.close();
       await svc?.stop();
       await files?.close();
-      if (profile) await rm(profile, { recursive: true, force: true });
     });
 
     it("loads from the service alone, shows the groups, and a click highlights the group's box", async () => {
@@ -134,7 +111,7 @@ describe.skipIf(!available)(
       const groups = page.locator("button.group");
       expect(await groups.count()).toBeGreaterThan(0);
       await expect(groups.first().textContent()).resolves.toMatch(/→/);
-      await page.screenshot({ path: path.join(ARTIFACTS, "1-review-page.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "1-review-page.png"), fullPage: false });
 
       await groups.first().click();
       const box = page.locator('.box[data-group="1"]').first();
@@ -146,8 +123,11 @@ describe.skipIf(!available)(
       const rect = await box.boundingBox();
       expect(rect && rect.width > 5 && rect.height > 5).toBe(true);
       await expect(groups.first().getAttribute("class")).resolves.toContain("active");
-      await page.screenshot({ path: path.join(ARTIFACTS, "2-group-highlighted.png"), fullPage: false });
-      await page.screenshot({ path: path.join(ARTIFACTS, "3-full-page.png"), fullPage: true });
+      await page.screenshot({
+        path: path.join(browser.artifacts, "2-group-highlighted.png"),
+        fullPage: false,
+      });
+      await page.screenshot({ path: path.join(browser.artifacts, "3-full-page.png"), fullPage: true });
     });
 
     it("shows the page as first saved beside the page as submitted for an incremental edit", async () => {
@@ -169,14 +149,14 @@ describe.skipIf(!available)(
       await region.click();
       expect(await pair.locator(".box.hl").count()).toBe(2);
       await pair.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(ARTIFACTS, "4-before-after.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "4-before-after.png"), fullPage: false });
       expect(offsite).toEqual([]);
     });
 
     it("displays a hostile document text as text: nothing of it runs or becomes markup", async () => {
       await page.goto(docs.hostile!.review);
       await page.waitForLoadState("networkidle");
-      await page.screenshot({ path: path.join(ARTIFACTS, "5-hostile-text.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "5-hostile-text.png"), fullPage: false });
       const shown = await page.locator("body").textContent();
       expect(shown, JSON.stringify(docs.hostile?.evidence).slice(0, 3000)).toContain(
         "<script>__pwned=2</script>",
@@ -184,7 +164,7 @@ describe.skipIf(!available)(
       await expect(page.evaluate("window.__pwned")).resolves.toBeUndefined();
       await expect(page.locator('img[src="x"]').count()).resolves.toBe(0);
       await expect(page.locator("script").count()).resolves.toBe(1);
-      await page.screenshot({ path: path.join(ARTIFACTS, "5-hostile-text.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "5-hostile-text.png"), fullPage: false });
     });
 
     it("an expired link, a tampered one and another client's link get the same 404", async () => {
@@ -208,7 +188,7 @@ describe.skipIf(!available)(
         const res = await page.goto(link);
         expect(res?.status(), link).toBe(404);
         await expect(page.locator("h1").textContent()).resolves.toBe("This review link is not valid");
-        if (i === 0) await page.screenshot({ path: path.join(ARTIFACTS, "6-expired-link.png") });
+        if (i === 0) await page.screenshot({ path: path.join(browser.artifacts, "6-expired-link.png") });
       }
       expect(offsite).toEqual([]);
     });

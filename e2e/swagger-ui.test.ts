@@ -4,55 +4,30 @@
  * document's OAuth2 tokenUrl (/token) with the client's credentials, then "Try it out" on GET /v1/detection
  * sends that token and gets 200. Screenshots go to .test-artifacts/swagger-ui/ (gitignored).
  */
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLIENTS, ROOT, type Service, startService } from "./harness.js";
+import { type Browser, chromiumAvailable, launchChromium } from "./browser.js";
+import { CLIENTS, type Service, startService } from "./harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = path.join(ROOT, ".test-artifacts/swagger-ui");
-const available = existsSync(CHROMIUM);
-
-describe.skipIf(!available)(
-  available
+describe.skipIf(!chromiumAvailable)(
+  chromiumAvailable
     ? "Swagger UI in chromium"
     : "Swagger UI in chromium (skipped: /usr/bin/chromium is missing; run `npm run test:setup`)",
   () => {
     let svc: Service;
-    let profile: string;
-    let context: BrowserContext;
+    let browser: Browser;
     let page: Page;
 
     beforeAll(async () => {
       svc = await startService();
-      profile = await mkdtemp(path.join(os.tmpdir(), "docverify-chromium-"));
-      await mkdir(ARTIFACTS, { recursive: true });
-      // A fresh profile each run, and nothing that reaches beyond loopback (updates, sync, QUIC probes).
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-        ],
-        viewport: { width: 1280, height: 900 },
-      });
-      page = context.pages()[0] ?? (await context.newPage());
+      browser = await launchChromium("swagger-ui", { width: 1280, height: 900 });
+      page = browser.page;
     });
 
     afterAll(async () => {
-      await context?.close();
+      await browser?.close();
       await svc?.stop();
-      if (profile) await rm(profile, { recursive: true, force: true });
     });
 
     it("Authorize fetches a token from /token; Try it out sends it and gets 200", async () => {
@@ -90,7 +65,7 @@ describe.skipIf(!available)(
       await expect(
         page.getByText("docverify — document verification service").first().isVisible(),
       ).resolves.toBe(true);
-      await page.screenshot({ path: path.join(ARTIFACTS, "1-docs.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "1-docs.png"), fullPage: false });
 
       // Authorize with the OAuth2 client-credentials scheme.
       await page.getByRole("button", { name: "Authorize" }).first().click();
@@ -98,11 +73,11 @@ describe.skipIf(!available)(
       await oauth.locator("#client_id_clientCredentials").fill(CLIENTS.full.client_id);
       await oauth.locator("#client_secret_clientCredentials").fill(CLIENTS.full.client_secret);
       await oauth.getByText("select all", { exact: true }).click();
-      await page.screenshot({ path: path.join(ARTIFACTS, "2-authorize-dialog.png") });
+      await page.screenshot({ path: path.join(browser.artifacts, "2-authorize-dialog.png") });
       // (the dialog's buttons carry aria-labels: "Apply given OAuth2 credentials", "Close this dialog")
       await oauth.locator("button.modal-btn.authorize").click();
       await oauth.locator("button.modal-btn", { hasText: "Logout" }).waitFor();
-      await page.screenshot({ path: path.join(ARTIFACTS, "3-authorized.png") });
+      await page.screenshot({ path: path.join(browser.artifacts, "3-authorized.png") });
       await page.locator("button.btn-done").first().click();
 
       expect(tokenRequests).toHaveLength(1);
@@ -127,7 +102,7 @@ describe.skipIf(!available)(
       const status = op.locator(".live-responses-table tr.response .response-col_status").first();
       await status.waitFor();
       await op.locator(".live-responses-table").scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(ARTIFACTS, "4-try-it-out.png"), fullPage: false });
+      await page.screenshot({ path: path.join(browser.artifacts, "4-try-it-out.png"), fullPage: false });
 
       expect(apiCalls).toHaveLength(1);
       expect(apiCalls[0]).toMatchObject({ authorization: `Bearer ${tokens[0]}`, status: 200 });
@@ -138,7 +113,10 @@ describe.skipIf(!available)(
       const notFound = get.locator("tr.response[data-code='404']");
       await notFound.waitFor();
       await notFound.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(ARTIFACTS, "5-documented-answers.png"), fullPage: false });
+      await page.screenshot({
+        path: path.join(browser.artifacts, "5-documented-answers.png"),
+        fullPage: false,
+      });
       expect(await notFound.textContent()).toContain('"detail": "Detection not found"');
       const forbidden = await get.locator("tr.response[data-code='403']").textContent();
       expect(forbidden).toContain("Missing required scopes: DocumentVerification:detections:get");
