@@ -41,6 +41,7 @@ import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createS3ObjectStore } from "../platform/s3/object-store.js";
 import { type S3TestServer, startS3TestServer } from "../platform/s3/testdata/s3-test-server.js";
 import { archivedFixture } from "../platform/testdata/archive-contract.js";
+import { PEAK_RSS_HOOK } from "./peak-rss-hook.js";
 
 const env = process.env;
 const N = Number(env.BENCH_SCALE_DETECTIONS ?? 10_000);
@@ -439,8 +440,6 @@ async function scale(w: RuntimeWorld): Promise<ScaleFigures> {
 // -------------------------------------------------------------------------------------------------
 // 2. Step start in the cluster
 // -------------------------------------------------------------------------------------------------
-
-const PEAK_RSS_HOOK = `data:text/javascript,process.on("exit",()=>process.stderr.write("MAXRSS_KB "+process.resourceUsage().maxRSS+"\\n"))`;
 
 interface StepRun {
   pod: string;

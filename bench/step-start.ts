@@ -10,10 +10,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { PEAK_RSS_HOOK } from "./peak-rss-hook.js";
 
 const RUNS = Number(process.env.BENCH_STEP_START_RUNS ?? 7);
 const STEPS = ["prepare", "check", "agent"] as const;
-const PEAK_RSS = `data:text/javascript,process.on("exit",()=>process.stderr.write("MAXRSS_KB "+process.resourceUsage().maxRSS+"\\n"))`;
 
 function stepInput(step: (typeof STEPS)[number]) {
   return {
@@ -51,15 +51,19 @@ export function measureStepStart(repo: string): { step: string; ms: number; rssM
       let rss = 0;
       for (let i = 0; i < RUNS; i++) {
         const started = performance.now();
-        const r = spawnSync(process.execPath, ["--import", PEAK_RSS, bin, step, "--detection", `det-${i}`], {
-          encoding: "utf8",
-          env: {
-            PATH: process.env.PATH,
-            DOCVERIFY_DATA_DIR: dataDir,
-            DOCVERIFY_LOG_LEVEL: "silent",
-            DOCVERIFY_STEP_INPUT: JSON.stringify(stepInput(step)),
+        const r = spawnSync(
+          process.execPath,
+          ["--import", PEAK_RSS_HOOK, bin, step, "--detection", `det-${i}`],
+          {
+            encoding: "utf8",
+            env: {
+              PATH: process.env.PATH,
+              DOCVERIFY_DATA_DIR: dataDir,
+              DOCVERIFY_LOG_LEVEL: "silent",
+              DOCVERIFY_STEP_INPUT: JSON.stringify(stepInput(step)),
+            },
           },
-        });
+        );
         times.push(performance.now() - started);
         const kb = Number(/MAXRSS_KB (\d+)/.exec(r.stderr)?.[1] ?? Number.NaN);
         rss = Math.max(rss, kb / 1024);
