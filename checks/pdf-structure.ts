@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import { aDocType, type DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
@@ -152,7 +153,7 @@ export function structureFindings(doc: DocumentModel): StructureReport {
         code: "producer_checksum_broken",
         message: `LibreOffice, the named producer, seals every PDF it saves with a checksum of the bytes it wrote (/DocChecksum ${seal.value}); this file's bytes no longer match it, so they were changed after LibreOffice saved them.`,
         evidence: { producer, docChecksum: seal.value },
-        severity: issued ? 7 : 3,
+        severity: issued ? 8 : 3,
       });
     } else if (!seal && !writer && raw.revisions[0]?.sections.some((s) => s.kind === "table")) {
       findings.push({
@@ -195,8 +196,40 @@ export function structureFindings(doc: DocumentModel): StructureReport {
   return { findings, producer: producer || undefined, writer: writer?.name };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  rewritten_by_other_tool: {
+    level: "specific",
+    kind: "structure",
+    means:
+      "A tool that rewrites PDFs without naming itself (qpdf, MuPDF) wrote the bytes under another producer's name.",
+  },
+  producer_checksum_broken: {
+    level: "proof",
+    kind: "structure",
+    means:
+      "The named producer's own checksum of its bytes no longer matches: bytes rewritten under its seal.",
+  },
+  producer_checksum_missing: {
+    level: "anomaly",
+    kind: "structure",
+    means: "The named producer always seals its files, and this one carries no seal.",
+  },
+  id_pair_modified: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A file saved once carries the /ID pair of a modified file.",
+  },
+  redistilled_from_pdf: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "Ghostscript distilled the file from another PDF (a print pipeline or a re-distilled copy).",
+  },
+} as const satisfies CodeTable;
+
 export const pdfStructureCheck = defineCheck({
   id: PDF_STRUCTURE_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.contentType === "application/pdf" && doc.pdf !== undefined,
   inspect(doc) {
     const raw = rawPdfOf(doc);
