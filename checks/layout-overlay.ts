@@ -354,14 +354,14 @@ export const CODES = {
     means: "A box hides printed text.",
   },
   invisible_text: {
-    level: "specific",
+    level: "proof",
     kind: "structure",
-    means: "Text is drawn invisibly (render mode 3 or transparent).",
+    means: "Text is drawn invisibly (render mode 3 or transparent); proof when other text is printed in its place.",
   },
   text_same_colour_as_background: {
-    level: "specific",
+    level: "proof",
     kind: "structure",
-    means: "Text is drawn in the colour of what is behind it.",
+    means: "Text is drawn in the colour of what is behind it; proof when other text is printed in its place.",
   },
   text_outside_page: {
     level: "anomaly",

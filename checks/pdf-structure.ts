@@ -124,7 +124,8 @@ export function structureFindings(doc: DocumentModel): StructureReport {
   const producer = (info.Producer ?? doc.pdf?.xmp?.["pdf:Producer"] ?? "").trim();
   const named = [producer, info.Creator ?? ""].join(" ");
   const issued = ISSUED.has(doc.declaredDocType);
-  const severity = issued ? 6 : 2;
+  // Bytes rewritten under the issuer's producer name: proof on an issued document (docs/calibration.md).
+  const severity = issued ? 8 : 2;
   const findings: Finding[] = [];
   const headerOffset = doc.pdf?.raw.headerOffset ?? 0;
   const line2 = secondLine(raw.bytes, headerOffset);
@@ -189,7 +190,8 @@ export function structureFindings(doc: DocumentModel): StructureReport {
               )}) from another PDF's embedded subsets, not from font files: it was re-distilled from an existing PDF, which carries the issuer's name over, so this is not the file the issuer's system produced.`
           : `Ghostscript took all ${cff.length} fonts of this file from another PDF's embedded subsets, not from font files: it is a re-distilled or re-printed copy of an existing PDF.`,
         evidence: { producer, creator: creator || null, fonts: cff.slice(0, 10).map((f) => f.name) },
-        severity: claimsIssuer ? severity : issued ? 2 : 1,
+        // A print pipeline (an application's PDF printed again through Ghostscript) looks the same: an anomaly.
+        severity: claimsIssuer ? 4 : issued ? 2 : 1,
       });
     }
   }
@@ -199,10 +201,10 @@ export function structureFindings(doc: DocumentModel): StructureReport {
 /** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
 export const CODES = {
   rewritten_by_other_tool: {
-    level: "specific",
+    level: "proof",
     kind: "structure",
     means:
-      "A tool that rewrites PDFs without naming itself (qpdf, MuPDF) wrote the bytes under another producer's name.",
+      "A tool that rewrites PDFs without naming itself (qpdf, MuPDF) wrote the bytes under the named producer: bytes rewritten under its seal (proof on an issued document).",
   },
   producer_checksum_broken: {
     level: "proof",
