@@ -147,7 +147,7 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
       message: `${cap(where)} encodes the amount ${money(claims.amount)}, which is printed nowhere in the document; the printed amounts were changed after the QR code was made.`,
       page: code.page,
       evidence: { ...evidence, qrAmount: money(claims.amount), qrAmountText: claims.amountText },
-      severity: 7,
+      severity: 8,
     });
   }
   if (claims.iban) {
@@ -165,7 +165,7 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
         message: `${cap(where)} pays to the IBAN ${claims.iban}, which the document does not print anywhere; payments made by scanning it go to an account the document never shows.`,
         page: code.page,
         evidence: { ...evidence, qrIban: claims.iban },
-        severity: 6,
+        severity: 7,
       });
     }
   }
@@ -197,7 +197,7 @@ export const CODES = {
     means: "A QR code links to a domain that does not belong to the named issuer.",
   },
   qr_amount_mismatch: {
-    level: "specific",
+    level: "proof",
     kind: "consistency",
     means: "A QR code encodes an amount the document prints nowhere.",
   },
