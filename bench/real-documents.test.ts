@@ -80,7 +80,8 @@ describe.skipIf(!tools.ok)(
      * anomaly that never decides (docs/calibration.md, "Levels and corroboration"): a known limit.
      */
     const PROVENANCE_ONLY = ["libreoffice_draw_reexport", "ghostscript_redistill"];
-    const provenanceOnly = (d: DocOutcome) => PROVENANCE_ONLY.includes(d.tamper ?? "") && d.arithmetic === "kept";
+    const provenanceOnly = (d: DocOutcome) =>
+      PROVENANCE_ONLY.includes(d.tamper ?? "") && d.arithmetic === "kept";
 
     it("scores every stealthy tamper kind 50 or more (the source re-export apart, which is exempt)", () => {
       const tampered = docs.filter((d) => d.label === "tampered");
