@@ -1,11 +1,6 @@
-import type { ZodType } from "zod";
 import {
-  AgentStepResult,
-  CheckStepResult,
   type Detection,
   type DetectionStatus,
-  keys,
-  PrepareResult,
   type StepInput,
   type StepName,
   type StepStatus,
@@ -27,6 +22,7 @@ import {
 } from "../core/ports.js";
 import { CLEANUP_FINALIZER } from "../core/resource.js";
 import type { Logger } from "../core/step-context.js";
+import { readStepResult, type StepResult } from "../core/step-results.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import {
   attemptFailed,
@@ -42,7 +38,6 @@ import {
   type StatusEvent,
   statusTooLarge,
   upgradeLegacyStatus,
-  type StepResult,
   type Transition,
 } from "./detection-status.js";
 import type { OperatorMetrics } from "./metrics.js";
@@ -98,12 +93,6 @@ const RUNNING_RECHECK_MS = 15_000;
 const JOB_RECHECK_MS = 30_000;
 /** A job seen running is not asked about again for this long (many detections share one job). */
 const JOB_STATE_TTL_MS = 5_000;
-
-const RESULT_SCHEMAS: Record<StepName, ZodType> = {
-  prepare: PrepareResult,
-  check: CheckStepResult,
-  agent: AgentStepResult,
-};
 
 /**
  * The Detection reconciler: level-triggered and idempotent. Each pass reads the Detection and the world
@@ -348,33 +337,22 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
   /** Deletes every file of the detection: document, step results, and the upload it was created from. */
   const removeFiles = (d: Detection) => removeDetectionFiles(objects, bucket, d);
 
+  /** The step's result as the step wrote it (core/step-results.ts), or why it cannot be used. */
   async function readResult(
     name: string,
     step: StepName,
   ): Promise<{ ok: true; value: StepResult } | { ok: false; message: string }> {
-    let raw: Buffer;
-    try {
-      raw = await objects.get(bucket, keys.result(name, step));
-    } catch (err) {
-      if (err instanceof Error && err.name === "ObjectNotFoundError") {
-        return { ok: false, message: `The ${step} step exited without writing its result.` };
-      }
-      throw err;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString("utf8"));
-    } catch {
-      return { ok: false, message: `The ${step} step wrote a result that is not JSON.` };
-    }
-    const parsed = RESULT_SCHEMAS[step].safeParse(json);
-    if (!parsed.success) {
-      return {
-        ok: false,
-        message: `The ${step} step wrote a result of the wrong shape: ${parsed.error.issues[0]?.message}`,
-      };
-    }
-    return { ok: true, value: parsed.data as StepResult };
+    const read = await readStepResult(objects, bucket, name, step);
+    if (read.kind === "ok") return { ok: true, value: read.value };
+    if (read.kind === "missing")
+      return { ok: false, message: `The ${step} step exited without writing its result.` };
+    return {
+      ok: false,
+      message:
+        read.problem === "not_json"
+          ? `The ${step} step wrote a result that is not JSON.`
+          : `The ${step} step wrote a result of the wrong shape: ${read.issue}`,
+    };
   }
 
   /**

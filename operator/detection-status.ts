@@ -1,17 +1,15 @@
 import type { CheckOutcome } from "../core/check-result.js";
 import { setCondition } from "../core/conditions.js";
 import {
-  type AgentStepResult,
-  type CheckStepResult,
   type Detection,
   type DetectionStatus,
-  type PrepareResult,
   type StepName,
   type StepStatus,
   summarizeChecks,
 } from "../core/detection.js";
 import type { EventType } from "../core/event-recorder.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
+import type { StepResult } from "../core/step-results.js";
 import { decideRetry, truncate } from "./step-policy.js";
 
 /**
@@ -52,8 +50,8 @@ export interface TransitionSettings {
   retentionSeconds: number;
 }
 
-/** A step's full result as the step wrote it (validated against its schema). */
-export type StepResult = PrepareResult | CheckStepResult | AgentStepResult;
+/** A step's full result as the step wrote it (validated against its schema: core/step-results.ts). */
+export type { StepResult };
 
 /** An attempt that did not deliver its result. */
 export interface AttemptFailure {
