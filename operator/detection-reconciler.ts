@@ -30,6 +30,7 @@ import {
   complete,
   deadlineOf,
   fail,
+  observeGeneration,
   queued,
   running,
   type StatusEvent,
@@ -123,6 +124,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       const next = await lifecycle.afterTerminal(d, status, now, log);
       return "write" in next ? write(d, next.write, log) : next.result;
     }
+    status = observeGeneration(status, d);
 
     // The deadline counts from admission, so time spent waiting behind other work (a large batch job, a
     // burst) does not eat a detection's budget; a detection never admitted fails after QUEUE_LIMIT_MS.

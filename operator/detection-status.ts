@@ -91,6 +91,17 @@ export function upgradeLegacyStatus(status: DetectionStatus): DetectionStatus {
   return next;
 }
 
+/**
+ * The generation a pass of an unfinished detection acts on: the status's observedGeneration follows
+ * `metadata.generation`, and every condition a transition sets carries it (core/conditions.ts).
+ */
+export function observeGeneration(status: DetectionStatus, d: Detection): DetectionStatus {
+  if (status.observedGeneration === d.metadata.generation) return status;
+  const next = copy(status);
+  next.observedGeneration = d.metadata.generation;
+  return next;
+}
+
 /** Waiting for a slot: the first status a detection gets. */
 export function queued(status: DetectionStatus, d: Detection, now: Date): DetectionStatus {
   const next = copy(status);
@@ -100,7 +111,7 @@ export function queued(status: DetectionStatus, d: Detection, now: Date): Detect
   next.conditions = setCondition(
     next.conditions,
     { type: "Ready", status: "False", reason: "Queued", message: "Waiting for a free slot." },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return next;
 }
@@ -149,7 +160,7 @@ export function attemptStarted(
       reason: `${capitalize(step)}Running`,
       message: attempt > 1 ? `Running the ${step} step (attempt ${attempt}).` : `Running the ${step} step.`,
     },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return {
     status: next,
@@ -340,7 +351,7 @@ export function statusTooLarge(
   next.conditions = setCondition(
     next.conditions,
     { type: "Ready", status: "False", reason: "StatusTooLarge", message: truncate(message, 1000) },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return withTerminalEvent(status, {
     status: next,
@@ -415,7 +426,7 @@ function completeIn(status: DetectionStatus, now: Date): void {
         ? `Decided by ${status.authoritative.checkId} alone (${status.authoritative.trust}).`
         : `Verdict ready: fraud score ${status.score}.`,
     },
-    now,
+    { now, generation: status.observedGeneration },
   );
 }
 
@@ -429,7 +440,7 @@ function failIn(status: DetectionStatus, code: FailureCode, now: Date): void {
   status.conditions = setCondition(
     status.conditions,
     { type: "Ready", status: "False", reason: pascal(code), message: failure(code).message },
-    now,
+    { now, generation: status.observedGeneration },
   );
 }
 
