@@ -31,7 +31,12 @@ afterEach(async () => {
 
 function manualClock(start: Date) {
   let t = start.getTime();
-  return { now: () => new Date(t), advance: (ms: number) => void (t += ms) };
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 async function world() {
