@@ -9,13 +9,14 @@ import { runPrepareStep } from "../prepare/step.js";
 import { runCheckStep } from "../checks/step.js";
 import type { CheckResult } from "../core/check-result.js";
 import { loadConfig } from "../core/config.js";
-import { type DocumentInfo, keys, type StepInput } from "../core/detection.js";
+import type { DocumentInfo, StepInput } from "../core/detection.js";
 import { systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import type { Verdict } from "../core/verdict.js";
 import type { DocType } from "../core/verdict.js";
 import { testPki } from "../fixtures/signed.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { writeStepResult } from "../core/step-results.js";
 
 /**
  * The quality harness behind `npm run eval`: runs the real prepare, check and agent step functions
@@ -228,9 +229,7 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
     evidence: false,
   });
   times.check = ms(t);
-  await ctx.objects.put(ctx.bucket, keys.result(detection, "check"), JSON.stringify(checked), {
-    contentType: "application/json",
-  });
+  await writeStepResult(ctx.objects, ctx.bucket, detection, checked);
   if (checked.failure) return failed(`check: ${checked.failure.code}`);
   const text = checked.textKey ? (await ctx.objects.get(ctx.bucket, checked.textKey)).toString("utf8") : "";
   const classifiedType = classifyDocument(text).docType;

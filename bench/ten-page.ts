@@ -10,6 +10,8 @@ import { systemClock } from "../core/ports.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { retypeAmountsOn } from "../fixtures/tamper-text.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { EVIDENCE_MANIFEST } from "../core/step-results.js";
+import { describeStoredRead, readStored } from "../core/stored.js";
 
 interface PreparedStep {
   /** One check step run; its wall time in ms. */
@@ -57,7 +59,9 @@ async function prepareCheckStep(bytes: Uint8Array, opts: CheckStepOptions = {}):
     },
     async evidence() {
       if (opts.evidence === false) return { images: 0, bytes: 0, renderMs: 0 };
-      const m = JSON.parse((await objects.get(config.bucket, keys.evidence(detection))).toString("utf8"));
+      const read = await readStored(objects, config.bucket, EVIDENCE_MANIFEST, detection);
+      if (read.kind !== "ok") throw new Error(describeStoredRead(EVIDENCE_MANIFEST.what, read));
+      const m = read.value;
       return { images: m.render?.images ?? 0, bytes: m.render?.bytes ?? 0, renderMs: m.render?.ms ?? 0 };
     },
     close: () => rm(root, { recursive: true, force: true }),

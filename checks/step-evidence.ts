@@ -19,6 +19,8 @@ import {
 } from "../core/page-geometry.js";
 import type { ObjectStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
+import { EVIDENCE_MANIFEST } from "../core/step-results.js";
+import { writeStored } from "../core/stored.js";
 import type { DocumentModel } from "../document/model.js";
 import { drawMarks, type Mark } from "../document/page-marks.js";
 import { type PdfPageRenderer, withPageRenderer } from "../document/pdf-images.js";
@@ -289,9 +291,7 @@ export async function writeEvidence(
       notes: budget.notes,
     },
   };
-  await ctx.objects.put(ctx.bucket, keys.evidence(ctx.detection), JSON.stringify(manifest), {
-    contentType: "application/json",
-  });
+  await writeStored(ctx.objects, ctx.bucket, EVIDENCE_MANIFEST, manifest, ctx.detection);
   return manifest;
 }
 
