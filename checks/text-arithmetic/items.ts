@@ -19,6 +19,8 @@ const roundingSlack = (qty: number, decimals: number) =>
   Math.max(SLACK, Math.ceil(Math.abs(qty) * 0.5 * 10 ** (2 - decimals)) + SLACK);
 
 interface Product {
+  /** line_item_mismatch, or tax_amount_mismatch for a tax breakdown's rows. */
+  code?: "tax_amount_mismatch";
   row: TableRow | undefined;
   line: ReadLine;
   page: number;
@@ -87,6 +89,36 @@ function namedProducts(table: Table): Product[] {
   return out;
 }
 
+/**
+ * A tax breakdown (rate, taxable base, tax per row: "Taux | Base TVA | Montant TVA", "USt-Satz |
+ * Nettobetrag | Steuer"): each tax is its rate of its base.
+ */
+function taxBreakdown(table: Table): Product[] {
+  const base = col(table, "tax_base");
+  const tax = col(table, "tax_amount");
+  if (!base || !tax) return [];
+  const out: Product[] = [];
+  for (const row of table.rows) {
+    if (row.unreadable) continue;
+    const b = row.figures[base.index];
+    const t = row.figures[tax.index];
+    const rate = row.figures.find((f) => f?.percent);
+    if (!b?.money || !t?.money || !rate || rate.value <= 0 || rate.value >= 100) continue;
+    out.push({
+      code: "tax_amount_mismatch",
+      row,
+      line: row.lines[0] as ReadLine,
+      page: row.page,
+      how: `${rate.text} of ${b.text}`,
+      expected: [Math.round((b.cents * rate.value) / 100)],
+      slack: SLACK + 1,
+      printed: t,
+      inputs: [b, rate],
+    });
+  }
+  return out;
+}
+
 /** Products of a line read from its figures in order (no header names them). */
 function orderedProduct(
   line: ReadLine,
@@ -99,10 +131,12 @@ function orderedProduct(
   const last = moneyFigs[moneyFigs.length - 1];
   if (!last) return undefined;
   const base = { row, line, page: line.page, printed: last };
-  const firstMoney = figs.indexOf(moneyFigs[0] as Figure);
-  const quantity = figs
-    .slice(0, Math.max(0, firstMoney))
-    .find((f) => !f.money && f.value > 0 && f.value < 1e6);
+  // A quantity is a plain number before the amounts, never the line's first cell (a position number).
+  const firstMoneyCell = line.cells.findIndex((c) => c.figure?.money && !c.figure.perUnit);
+  const quantity = line.cells
+    .slice(1, Math.max(1, firstMoneyCell))
+    .map((c) => c.figure)
+    .find((f): f is Figure => f !== undefined && !f.money && !f.percent && f.value > 0 && f.value < 1e6);
   const rate = figs.find((f) => f.perUnit);
   const q = quantity?.value ?? labelQuantity(label, ctx);
   if (q !== undefined && rate && moneyFigs.length === 1) {
@@ -155,7 +189,7 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
   const named = new Set<number>();
   for (const table of ctx.reading.tables) {
     if (ledgerTables.has(table.id)) continue;
-    const products = namedProducts(table);
+    const products = [...namedProducts(table), ...taxBreakdown(table)];
     if (products.length === 0) continue;
     named.add(table.id);
     groups.push({ structure: table.structure, products, agreed: 0 });
@@ -207,10 +241,10 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
       const expected = p.expected[0] as number;
       const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
       report(ctx, {
-        code: "line_item_mismatch",
+        code: p.code ?? "line_item_mismatch",
         page: p.page,
         at: p.printed,
-        message: `On page ${p.page}, the row "${name.slice(0, 60)}": ${p.how} is ${money(ctx, expected)}, but the line amount printed is ${p.printed.text}.`,
+        message: `On page ${p.page}, the row "${name.slice(0, 60)}": ${p.how} is ${money(ctx, expected)}, but the ${p.code ? "tax" : "line amount"} printed is ${p.printed.text}.`,
         printed: p.printed.text,
         expected: like(p.printed, expected, ctx.style),
         evidence: { row: p.line.text.slice(0, 200), computation: p.how },

@@ -33,7 +33,7 @@ interface MoveRelation {
   kind: "move";
   row: TableRow;
   prev: number;
-  prevRow?: TableRow;
+  prevRow?: TableRow | undefined;
   moves: Move[];
   balance: Figure;
   options: number[][];
@@ -56,8 +56,9 @@ export interface Ledger {
   relations: Relation[];
   held: number;
   checked: number;
-  credits: number;
-  debits: number;
+  /** Money in and out over all its rows; undefined when a move's sign cannot be known. */
+  credits: number | undefined;
+  debits: number | undefined;
   lastBalance?: Figure;
   entries: number;
   confidence: number;
@@ -150,16 +151,29 @@ function optionsOf(moves: Move[], orientation: 1 | -1): number[][] | undefined {
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-function walk(table: Table, h: Hypothesis): Relation[] {
+/** The figures of a row that move the balance, each with its sign rule. */
+function movesOf(row: TableRow, h: Hypothesis): Move[] {
+  const moves: Move[] = h.moves
+    .map((m) => ({ figure: row.figures[m.col.index] as Figure, rule: m.rule }))
+    .filter((m) => m.figure !== undefined);
+  // A figure under no column (a header word not recognised) still moves the balance, either way.
+  if (moves.length === 0 && row.kind === "entry")
+    return row.strays.filter((f) => f.money).map((figure) => ({ figure, rule: "either" as const }));
+  return moves;
+}
+
+/**
+ * The ledger's relations under a hypothesis, row by row. `seed` is an opening balance printed outside
+ * the table (a summary box): the first row is checked against it when the table prints none.
+ */
+function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
   const relations: Relation[] = [];
-  let prev: { cents: number; row: TableRow } | undefined;
+  let prev: { cents: number; row?: TableRow } | undefined = seed ? { cents: seed.cents } : undefined;
   let pending: Move[] = [];
   let since = 0;
   table.rows.forEach((row, i) => {
     const bal = row.figures[h.balance.index];
-    const moves: Move[] = h.moves
-      .map((m) => ({ figure: row.figures[m.col.index] as Figure, rule: m.rule }))
-      .filter((m) => m.figure !== undefined);
+    const moves = movesOf(row, h);
     if (row.kind === "total") return;
     const firstOnPage = table.rows[i - 1]?.page !== row.page;
     const carryLike =
@@ -229,10 +243,15 @@ const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.hold
 /** Every table that reads as a ledger, under its best hypothesis. */
 export function readLedgers(ctx: Ctx): Ledger[] {
   const out: Ledger[] = [];
+  const summary = labelledFigures(ctx);
   for (const table of ctx.reading.tables) {
+    const seed = summary.find(
+      (l) => LABELS.opening.test(l.label) && l.line.table !== table.id && !l.line.cells[0]?.date,
+    )?.figure;
+    const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
     let best: { h: Hypothesis; relations: Relation[]; held: number } | undefined;
     for (const h of hypotheses(table)) {
-      const relations = walk(table, h);
+      const relations = walk(table, h, opensItself ? undefined : seed);
       const held = relations.filter(holds).length;
       // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom).
       if (!best || held > best.held) best = { h, relations, held };
@@ -243,13 +262,36 @@ export function readLedgers(ctx: Ctx): Ledger[] {
     const heldMoves = moves.length - brokenMoves;
     // Trust the ledger only when it mostly reconciles: otherwise the columns were misread (or it is none).
     if (moves.length < 2 || heldMoves < 2 || heldMoves < brokenMoves) continue;
-    let credits = 0;
-    let debits = 0;
+    // Money in and out: each move as its relation read it, or by its column's rule; unknown when a
+    // move outside every relation has no sign to go by.
+    let credits: number | undefined = 0;
+    let debits: number | undefined = 0;
+    const covered = new Set<Figure>();
     for (const r of moves) {
-      const signed = r.hit ?? [];
-      for (const v of signed) {
-        if (best.h.orientation * v > 0) credits += Math.abs(v);
-        else debits += Math.abs(v);
+      r.hit?.forEach((v, k) => {
+        const f = r.moves[k]?.figure;
+        if (f) covered.add(f);
+        if (best.h.orientation * v > 0) credits = (credits ?? 0) + Math.abs(v);
+        else debits = (debits ?? 0) + Math.abs(v);
+      });
+    }
+    for (const row of table.rows) {
+      if (row.kind !== "entry") continue;
+      for (const m of movesOf(row, best.h)) {
+        if (covered.has(m.figure) || credits === undefined || debits === undefined) continue;
+        const v =
+          m.rule === "debit"
+            ? -1
+            : m.rule === "credit"
+              ? 1
+              : m.rule === "signed"
+                ? Math.sign(m.figure.credit ? 1 : m.figure.cents)
+                : 0;
+        if (v === 0) {
+          credits = undefined;
+          debits = undefined;
+        } else if (v > 0) credits += Math.abs(m.figure.cents);
+        else debits += Math.abs(m.figure.cents);
       }
     }
     const withBalance = table.rows.filter((r) => r.figures[best.h.balance.index] && r.kind === "entry");
@@ -271,10 +313,22 @@ export function readLedgers(ctx: Ctx): Ledger[] {
   return out;
 }
 
-/** A value printed the way a figure of the document prints it ("£2,050.00", "1.308,00 €", "(50.00)"). */
+/**
+ * A value printed the way a figure of the document prints it ("£2,050.00", "1.308,00 €", "9 034,68 €",
+ * "(50.00)"): its currency mark, separators and sign convention.
+ */
 export function like(f: Figure | undefined, cents: number, style: NumberStyle): string {
-  const body = formatCents(Math.abs(cents), style);
   if (!f) return formatCents(cents, style);
+  const decimal = style === "comma_decimal" ? "," : ".";
+  const group = /\d([.,'\u00a0\u202f ])\d{3}(?!\d)/.exec(
+    f.text.replace(new RegExp(`\\${decimal}\\d+\\D*$`), ""),
+  )?.[1];
+  const abs = Math.abs(Math.round(cents));
+  const whole = String(Math.floor(abs / 100)).replace(
+    /\B(?=(\d{3})+(?!\d))/g,
+    group ?? (style === "comma_decimal" ? "." : ","),
+  );
+  const body = `${whole}${decimal}${String(abs % 100).padStart(2, "0")}`;
   const replaced = f.text.replace(/\d[\d.,'\u00a0\u202f ]*\d|\d/, body);
   const negative = cents < 0;
   const printedNegative = f.cents < 0;
@@ -546,7 +600,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     [totalIn, ledger.credits, "money in"],
     [totalOut, ledger.debits, "money out"],
   ] as const) {
-    if (!row || inTable(row)) continue;
+    if (!row || inTable(row) || total === undefined) continue;
     ctx.checked++;
     if (Math.abs(Math.abs(row.figure.cents) - total) <= SLACK) {
       ctx.verified++;

@@ -18,6 +18,7 @@ export const COLUMN_ROLES = [
   "unit_price",
   "line_total",
   "tax_rate",
+  "tax_base",
   "tax_amount",
   "discount",
   "ytd",
@@ -34,6 +35,7 @@ export const NUMERIC_ROLES: ReadonlySet<ColumnRole> = new Set([
   "unit_price",
   "line_total",
   "tax_rate",
+  "tax_base",
   "tax_amount",
   "discount",
   "ytd",
@@ -369,6 +371,24 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "aliquota iva",
     "%",
   ],
+  tax_base: [
+    "tax base",
+    "vat base",
+    "taxable amount",
+    "taxable",
+    "net value",
+    "bemessungsgrundlage",
+    "steuerbasis",
+    "steuerpflichtiger betrag",
+    "base tva",
+    "base ht",
+    "base imposable",
+    "grondslag",
+    "maatstaf van heffing",
+    "base imponible",
+    "imponibile",
+    "base imponibile",
+  ],
   tax_amount: [
     "vat",
     "tax",
@@ -415,7 +435,7 @@ export function normaliseHeader(text: string): string {
   return text
     .toLowerCase()
     .replace(/\((?:[^)]{0,12})\)|\[(?:[^\]]{0,12})\]/g, " ")
-    .replace(/\b(?:in|en|em|de|in eur|eur|gbp|usd|chf)\b\s*$/g, " ")
+    .replace(/\b(?:in|en|em)\s+(?:eur|gbp|usd|chf|[€£$])\s*$/g, " ")
     .replace(/[€£$¥]|\b(?:eur|gbp|usd|chf)\b/g, " ")
     .replace(/[.:/_\-–]+/g, " ")
     .replace(/\s+/g, " ")
@@ -458,7 +478,9 @@ export const LABELS = {
   /** A row stating the base a tax is computed on, not the tax. */
   taxBase: /(basis|base|bemessungsgrundlage|grundlage|\bht\b|\bexcl|\bnet amount|\bnetto\b|imponib)/i,
   taxIncluded:
-    /\b(incl\.?|included|including|inkl\.?|enthalten\w*|dont|inclus\w*|inbegrepen|incluido|inclusa)\b/i,
+    /\b(incl\.?|included|including|of which|inkl\.?|inklusive|enthalten\w*|davon|dont|inclus\w*|inbegrepen|waarvan|incluido|de los cuales|inclusa|di cui)\b/i,
+  /** A tax named in any of the six languages, compounds included ("Versicherungsteuer"). */
+  anyTax: /(vat|tax|ust\b|mwst|steuer|tva|btw|iva\b|gst|hst)/i,
   /** Discounts and surcharges: amounts a block adds or subtracts, never tax lines even with a rate. */
   discount:
     /\b(rabatt\w*|nachlass|sondernachlass|abschlag|skonto|discount|remise|rabais|escompte|r[ée]duction|korting|descuento|sconto|reduction)\b/i,
