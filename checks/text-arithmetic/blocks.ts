@@ -90,8 +90,24 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       .trim();
     const date = line.cells[0]?.date;
     const unreadable = line.cells.some((c) => c.unreadable);
-    // A label stacked over its value ("Total" / "1,234.00" in a summary box): one row.
     const next = lines[i + 1];
+    // Labels side by side over their values ("TOTAL HT  TOTAL TVA  TOTAL TTC" / "100,00  10,00  110,00"):
+    // one row per label, left to right.
+    const across = next ? acrossPairs(line, next) : undefined;
+    if (across) {
+      for (const [labelCell, f] of across)
+        out.push({
+          page: line.page,
+          line: next as ReadLine,
+          label: labelCell,
+          figure: f,
+          figures: [f],
+          unreadable: false,
+        });
+      i++;
+      continue;
+    }
+    // A label stacked over its value ("Total" / "1,234.00" in a summary box): one row.
     if (figures.length === 0 && !unreadable && label && next && next.table === undefined && !line.header) {
       const nextFigs = next.cells.filter((c) => c.figure?.money);
       const words = next.cells.filter((c) => !c.figure);
@@ -124,6 +140,24 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     });
   }
   return out;
+}
+
+/** Labels in one line over as many amounts in the next, each amount under its label. */
+function acrossPairs(line: ReadLine, next: ReadLine): [string, Figure][] | undefined {
+  if (line.table !== undefined || next.table !== undefined || line.header || next.source === "plain_text")
+    return undefined;
+  if (line.cells.length < 2 || line.cells.some((c) => c.figure || c.date)) return undefined;
+  if (next.cells.length !== line.cells.length || next.cells.some((c) => !c.figure?.money)) return undefined;
+  if (line.baseline - next.baseline > 2.5 * Math.max(line.size, next.size)) return undefined;
+  const pairs: [string, Figure][] = [];
+  for (const [k, c] of line.cells.entries()) {
+    const f = next.cells[k]?.figure as Figure;
+    const em = Math.max(line.size, next.size);
+    const centre = (f.box[0] + f.box[2]) / 2;
+    if (centre < c.box[0] - em || centre > c.box[2] + em) return undefined;
+    pairs.push([c.text, f]);
+  }
+  return pairs;
 }
 
 function overlapsOrRightOf(
@@ -185,6 +219,8 @@ export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadL
       .filter(Boolean),
   );
   let terms: Term[] = [];
+  // Totals that matched since the block began: a grand total may be their sum (subtotal lines).
+  let subtotals: BlockRow[] = [];
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
@@ -192,13 +228,19 @@ export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadL
     // A new page starts a new block, unless the table of the rows above continues on it.
     if (r.page !== page) {
       page = r.page;
-      if (!(r.table && r.table === table)) terms = [];
+      if (!(r.table && r.table === table)) {
+        terms = [];
+        subtotals = [];
+      }
     }
     table = r.table;
+    // A sum carried from one page of an items table to the next ("Übertrag", "carried forward"): a total
+    // of the rows above it, and the first term of the rows below.
+    const carried = r.row !== undefined && r.row.kind !== "entry" && LABELS.carry.test(r.label);
     const boundary =
       (r.figures.length === 0 && !r.unreadable) ||
       (r.date !== undefined && r.figures.length >= 2) ||
-      isStatementLabel(r.label);
+      (isStatementLabel(r.label) && !carried);
     if (boundary) {
       if (r.figures.length === 0 && r.label && !r.row) terms = [];
       continue;
@@ -223,63 +265,81 @@ export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadL
     // above, printed for information; never added again.
     if (LABELS.taxIncluded.test(r.label) && LABELS.anyTax.test(r.label) && !LABELS.totalish.test(r.label))
       continue;
-    const subtracted = (LABELS.minus.test(r.label) || LABELS.discount.test(r.label)) && v > 0;
+    const subtracted =
+      (LABELS.minus.test(r.label) || LABELS.discount.test(r.label) || LABELS.paid.test(r.label)) && v > 0;
     const signedV = subtracted ? -v : v;
-    const carry = r.row?.kind === "carry";
-    if (
-      (LABELS.totalish.test(r.label) || carry) &&
-      !LABELS.taxIncluded.test(r.label) &&
-      !LABELS.discount.test(r.label)
-    ) {
-      if (terms.some((t) => t.unknown)) {
-        terms = [{ row: r, cents: v }];
-        continue;
-      }
-      if (terms.length >= 1) {
-        const tails: number[] = [];
-        let s = 0;
-        for (let i = terms.length - 1; i >= 0; i--) {
-          s += (terms[i] as Term).cents;
-          tails.push(s);
-        }
-        // A total may be printed without its sign ("Total tax overpaid").
-        const ok = tails.some((t) => Math.abs(Math.abs(t) - Math.abs(v)) <= SLACK);
-        if (terms.length >= 2 || ok) ctx.checked++;
-        if (ok) ctx.verified++;
-        else if (terms.length >= 2) {
-          const expected = tails[tails.length - 1] as number;
-          const sub = LABELS.subtotal.test(r.label);
-          const termRows = terms.map((t) => t.row);
-          deferred.push({
-            needsSupport: true,
-            mismatch: {
-              code: sub ? "subtotal_mismatch" : "total_mismatch",
-              page: r.page,
-              at: r.figure,
-              message: `On page ${r.page}, "${r.label}" is ${r.figure.text}, but the ${terms.length} amounts above it (${terms
-                .slice(-6)
-                .map((t) => t.row.figure?.text)
-                .join(
-                  ", ",
-                )}${terms.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
-              printed: r.figure.text,
-              expected: like(r.figure, expected, ctx.style),
-              evidence: {
-                label: r.label,
-                terms: terms.map((t) => t.row.figure?.text),
-                lineItems: terms.filter((t) => items.has(t.row.line)).length,
-              },
-              proof: 9,
-            },
-            structure: blockStructure(ctx, r, termRows),
-            figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
-          });
-        }
-      }
-      terms = [{ row: r, cents: v }];
+    const isTotal =
+      carried ||
+      ((LABELS.totalish.test(r.label) || r.row?.kind === "carry") &&
+        !LABELS.taxIncluded.test(r.label) &&
+        !LABELS.discount.test(r.label));
+    if (!isTotal) {
+      terms.push({ row: r, cents: signedV });
       continue;
     }
-    terms.push({ row: r, cents: signedV });
+    if (terms.some((t) => t.unknown)) {
+      terms = [{ row: r, cents: v }];
+      subtotals = [r];
+      continue;
+    }
+    // The total is compared with every tail of the amounts above it (the total itself never among
+    // them), and with every tail of two or more totals above it (a grand total over subtotals).
+    const tails: number[] = [];
+    let sum = 0;
+    for (let i = terms.length - 1; i >= 0; i--) {
+      sum += (terms[i] as Term).cents;
+      tails.push(sum);
+    }
+    const grand: number[] = [];
+    sum = 0;
+    for (let i = subtotals.length - 1; i >= 0; i--) {
+      sum += (subtotals[i] as BlockRow).figure?.cents ?? 0;
+      if (i < subtotals.length - 1) grand.push(sum);
+    }
+    const near = (t: number) => Math.abs(Math.abs(t) - Math.abs(v)) <= SLACK;
+    const byTerms = tails.some(near);
+    const byTotals = !byTerms && grand.some(near);
+    const sameTable =
+      subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
+    const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
+    if (byTerms || byTotals || judged) ctx.checked++;
+    if (byTerms || byTotals) {
+      ctx.verified++;
+      subtotals = byTotals ? [r] : [...subtotals, r];
+    } else if (judged) {
+      const overSubtotals = terms.length === 1 && sameTable;
+      const expected = overSubtotals
+        ? (grand[grand.length - 1] as number)
+        : (tails[tails.length - 1] as number);
+      const sub = LABELS.subtotal.test(r.label) || carried;
+      const termRows = overSubtotals ? subtotals : terms.map((t) => t.row);
+      deferred.push({
+        needsSupport: true,
+        mismatch: {
+          code: sub ? "subtotal_mismatch" : "total_mismatch",
+          page: r.page,
+          at: r.figure,
+          message: `On page ${r.page}, "${r.label}" is ${r.figure.text}, but the ${termRows.length} ${overSubtotals ? "subtotals" : "amounts"} above it (${termRows
+            .slice(-6)
+            .map((t) => t.figure?.text)
+            .join(
+              ", ",
+            )}${termRows.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
+          printed: r.figure.text,
+          expected: like(r.figure, expected, ctx.style),
+          evidence: {
+            label: r.label,
+            terms: termRows.map((t) => t.figure?.text),
+            lineItems: termRows.filter((t) => items.has(t.line)).length,
+          },
+          proof: 9,
+        },
+        structure: blockStructure(ctx, r, termRows),
+        figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
+      });
+      subtotals = [...subtotals, r];
+    } else subtotals = [...subtotals, r];
+    terms = [{ row: r, cents: v }];
   }
   return deferred;
 }

@@ -1,6 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
 import { documentTables } from "../../document/tables/document-tables.js";
+import type { DocumentReading } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
 import { blockRows, checkBlocks, checkRepeatedTotals, reportDeferred } from "./blocks.js";
 import type { Ctx } from "./findings.js";
@@ -47,7 +48,11 @@ function currencyOf(ctx: Ctx): string | undefined {
 }
 
 export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
-  const reading = documentTables(doc);
+  return arithmeticOfReading(documentTables(doc));
+}
+
+/** The arithmetic of a document's tables, however they were read (file text, OCR words, plain text). */
+export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport {
   const ctx: Ctx = { reading, style: reading.style, findings: [], verified: 0, checked: 0, statementRows: 0 };
   const currency = currencyOf(ctx);
   if (currency) ctx.currency = currency;

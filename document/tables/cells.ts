@@ -1,6 +1,6 @@
 import type { Box } from "../page-layout.js";
 import { type NumberStyle, parseAmount, parseNumber } from "../values/amounts.js";
-import { findDates, parseDateText } from "../values/dates.js";
+import { findDates, parseDateText, parseDayMonth } from "../values/dates.js";
 import type { Cell } from "./lines.js";
 
 /**
@@ -146,13 +146,25 @@ export function readCells(
 ): ReadCell[] {
   return cells.map((c, i) => {
     const out: ReadCell = { ...c };
+    // A booking day without its year ("03.03.", "03/03" before the words of a row) is a date, not 3.03.
+    const next = cells[i + 1];
+    if (
+      i === 0 &&
+      parseDayMonth(c.text, region) &&
+      (/\.$/.test(c.text.trim()) ||
+        /^[\d./-]+$/.test(c.text.trim()) === false ||
+        (next && /\p{L}/u.test(next.text)))
+    ) {
+      out.date = c.text.trim();
+      return out;
+    }
     const f = figureOf(c.text, style, { box: c.box, page, confidence: c.confidence });
     if (f) {
       out.figure = f;
       return out;
     }
     if (i <= 1) {
-      if (parseDateText(c.text, region)) {
+      if (parseDateText(c.text, region) || parseDayMonth(c.text, region)) {
         out.date = c.text.trim();
         return out;
       }

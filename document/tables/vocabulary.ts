@@ -490,6 +490,8 @@ export const LABELS = {
   net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|netto in busta)\b/i,
   ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
+  /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
+  paid: /\b(amount paid|already paid|payments? received|deposit paid|prepaid|paid on account|bereits (bezahlt|gezahlt)|anzahlung|geleistete (zahlung|anzahlung)\w*|acompte|d[ée]j[àa] (pay[ée]|vers[ée])|aanbetaling|reeds betaald|anticipo|ya pagado|acconto|gi[àa] pagato)\b/i,
   /**
    * The amount a document asks to be paid (or pays out), printed again in a summary box or a payment
    * slip: every copy must agree.
