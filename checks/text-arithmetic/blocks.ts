@@ -305,6 +305,7 @@ export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadL
     if (byTerms || byTotals || judged) ctx.checked++;
     if (byTerms || byTotals) {
       ctx.verified++;
+      ctx.confirmed.add(r.figure);
       subtotals = byTotals ? [r] : [...subtotals, r];
     } else if (judged) {
       const overSubtotals = terms.length === 1 && sameTable;
@@ -366,6 +367,7 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
   ctx.checked++;
   if (Math.abs(expected - printed) <= SLACK) {
     ctx.verified++;
+    ctx.confirmed.add(net.figure);
     return undefined;
   }
   return {
@@ -507,8 +509,14 @@ export function checkRepeatedTotals(ctx: Ctx, rows: BlockRow[]): Deferred[] {
       ctx.verified++;
       continue;
     }
-    const [first, ...others] = copies as [BlockRow, ...BlockRow[]];
-    const odd = others.find((r) => r.figure?.cents !== first.figure?.cents) as BlockRow;
+    // The copy to trust: one a relation confirmed (net pay = gross − deductions), else the value most
+    // copies print, else the first.
+    const count = (v: number | undefined) => copies.filter((c) => c.figure?.cents === v).length;
+    const first =
+      copies.find((c) => c.figure && ctx.confirmed.has(c.figure)) ??
+      [...copies].sort((a, b) => count(b.figure?.cents) - count(a.figure?.cents))[0] ??
+      (copies[0] as BlockRow);
+    const odd = copies.find((r) => r.figure?.cents !== first.figure?.cents) as BlockRow;
     const oddFigure = odd.figure as Figure;
     const firstFigure = first.figure as Figure;
     // Which copy is the amount due is clear only when each copy prints one amount.

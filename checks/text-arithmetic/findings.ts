@@ -30,6 +30,8 @@ export interface Ctx {
   checked: number;
   /** Running balances checked. */
   statementRows: number;
+  /** Figures a relation that held confirmed (a copy of the amount due that adds up is the right copy). */
+  confirmed: Set<Figure>;
 }
 
 export const money = (ctx: Ctx, cents: number) => formatCents(cents, ctx.style, ctx.currency);

@@ -408,7 +408,16 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         holds(next) &&
         r.moves.length === 1 &&
         (next.kind === "move" || next.kind === "closing");
-      const fittingMove = Math.abs(delta);
+      // The move that would fit, printed in its column's convention: a debit or credit column prints
+      // amounts without sign (a move the other way does not fit it: said in words), a signed one with it.
+      const rule = r.moves[0]?.rule;
+      const towards = delta * ledger.hypothesis.orientation;
+      const fitting =
+        rule === "signed" || rule === "either"
+          ? like(r.moves[0]?.figure, rule === "signed" ? towards : Math.abs(delta), ctx.style)
+          : (rule === "debit") === towards < 0
+            ? like(r.moves[0]?.figure, Math.abs(delta), ctx.style)
+            : `${formatCents(Math.abs(delta), ctx.style)} the other way`;
       const moveFigure = r.moves[0]?.figure;
       const direction = sum(best) < 0 ? "minus" : "plus";
       const base = `On page ${r.row.page}, ${rowName(r.row)} shows a balance of ${r.balance.text}, but the previous balance ${money(ctx, r.prev)} ${direction} ${amountText} gives ${money(ctx, expectedBalance)} (a difference of ${money(ctx, r.balance.cents - expectedBalance)}).`;
@@ -419,14 +428,14 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         printedBalance: r.balance.text,
         expectedBalance: money(ctx, expectedBalance),
       };
-      if (nextAgrees && moveFigure && Math.sign(delta) === Math.sign(sum(best))) {
+      if (nextAgrees && moveFigure) {
         report(ctx, {
           code: "running_balance_mismatch",
           page: r.row.page,
           at: moveFigure,
-          message: `${base} The balances before and after it agree with each other, so the amount ${moveFigure.text} is the figure out of line (${like(moveFigure, fittingMove * Math.sign(moveFigure.cents || 1), ctx.style)} would fit).`,
+          message: `${base} The balances before and after it agree with each other, so the amount ${moveFigure.text} is the figure out of line (${fitting} would fit).`,
           printed: moveFigure.text,
-          expected: like(moveFigure, fittingMove * Math.sign(moveFigure.cents || 1), ctx.style),
+          expected: fitting,
           evidence: { ...evidence, changed: "amount" },
           proof: 9,
           confidence: conf,

@@ -53,7 +53,15 @@ export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
 
 /** The arithmetic of a document's tables, however they were read (file text, OCR words, plain text). */
 export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport {
-  const ctx: Ctx = { reading, style: reading.style, findings: [], verified: 0, checked: 0, statementRows: 0 };
+  const ctx: Ctx = {
+    reading,
+    style: reading.style,
+    findings: [],
+    verified: 0,
+    checked: 0,
+    statementRows: 0,
+    confirmed: new Set(),
+  };
   const currency = currencyOf(ctx);
   if (currency) ctx.currency = currency;
   const ledgers = readLedgers(ctx);
@@ -62,7 +70,8 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const ledgerTables = new Set(ledgers.map((l) => l.table.id));
   const items = checkLineItems(ctx, ledgerTables);
   const rows = blockRows(ctx, ledgerTables);
-  const deferred = [...checkRepeatedTotals(ctx, rows), ...checkBlocks(ctx, rows, items)];
+  const sums = checkBlocks(ctx, rows, items);
+  const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
   reportDeferred(ctx, deferred);
   return {
     findings: ctx.findings,

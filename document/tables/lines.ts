@@ -175,8 +175,11 @@ function merge(a: Cell, b: Cell, sep: string): Cell {
  */
 export function joinSplitFigures(cells: Cell[]): Cell[] {
   const out: Cell[] = [];
-  for (const cell of cells) {
+  for (const [i, cell] of cells.entries()) {
     const prev = out[out.length - 1];
+    // A mark between two numbers, in a cell of its own, leads the number after it (an accounting
+    // column's "$" or "€" at its left edge); a suffix mark is printed a space from its number.
+    const leadsNext = CURRENCY_ONLY.test(cell.text) && NUMBER_ONLY.test(cells[i + 1]?.text ?? "");
     if (prev) {
       const gap = cell.box[0] - prev.box[2];
       const em = Math.max(prev.size, cell.size);
@@ -187,7 +190,10 @@ export function joinSplitFigures(cells: Cell[]): Cell[] {
       if (NUMBER_ONLY.test(prev.text) && /\d/.test(prev.text)) {
         // A lone dash further away is an empty cell's placeholder in the next column, not a sign.
         const dash = /^[-−–]$/.test(cell.text);
-        if ((CURRENCY_ONLY.test(cell.text) || SIGN_MARK.test(cell.text)) && gap < (dash ? 1.5 : 2.5) * em) {
+        if (
+          ((CURRENCY_ONLY.test(cell.text) && !leadsNext) || SIGN_MARK.test(cell.text)) &&
+          gap < (dash ? 1.5 : 2.5) * em
+        ) {
           out[out.length - 1] = merge(prev, cell, dash ? "" : " ");
           continue;
         }

@@ -13,7 +13,12 @@ export const A4: Box = [0, 0, 595, 842];
 let order = 0;
 
 /** A run with its left edge at `x` and its baseline at `y`. */
-export function run(text: string, x: number, y: number, opts: { size?: number; font?: string } = {}): TextRun {
+export function run(
+  text: string,
+  x: number,
+  y: number,
+  opts: { size?: number; font?: string } = {},
+): TextRun {
   const size = opts.size ?? 9;
   const width = text.length * size * 0.5;
   return {
@@ -33,7 +38,12 @@ export function run(text: string, x: number, y: number, opts: { size?: number; f
 }
 
 /** A run whose right edge is at `right` (numbers in a right-aligned column). */
-export function rightRun(text: string, right: number, y: number, opts: { size?: number; font?: string } = {}) {
+export function rightRun(
+  text: string,
+  right: number,
+  y: number,
+  opts: { size?: number; font?: string } = {},
+) {
   const size = opts.size ?? 9;
   return run(text, right - text.length * size * 0.5, y, opts);
 }
