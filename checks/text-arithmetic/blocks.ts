@@ -209,7 +209,12 @@ function blockStructure(ctx: Ctx, total: BlockRow, terms: BlockRow[]): Structure
  * Blocks of label + amount rows between headings: a labelled total must equal the sum of the amounts
  * above it. Returns the mismatches, weighed once every other relation of the document is known.
  */
-export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadLine>): Deferred[] {
+export function checkBlocks(
+  ctx: Ctx,
+  rows: BlockRow[],
+  items: ReadonlySet<ReadLine>,
+  hasLedger: boolean,
+): Deferred[] {
   const deferred: Deferred[] = [];
   // Several tax rates: each applies to part of the items, so a tax is checked only on a base it prints.
   const rates = new Set(
@@ -240,7 +245,9 @@ export function checkBlocks(ctx: Ctx, rows: BlockRow[], items: ReadonlySet<ReadL
     const boundary =
       (r.figures.length === 0 && !r.unreadable) ||
       (r.date !== undefined && r.figures.length >= 2) ||
-      (isStatementLabel(r.label) && !carried);
+      // A statement's summary lines ("Total payments", "Opening balance") are no block sums; in a table of
+      // a document without a ledger ("Total payments" of a payslip's earnings) they are.
+      (isStatementLabel(r.label) && !carried && (hasLedger || !r.row));
     if (boundary) {
       if (r.figures.length === 0 && r.label && !r.row) terms = [];
       continue;

@@ -238,7 +238,13 @@ describe("text.arithmetic reads tables from geometry", () => {
     const doc = (edit?: number) => {
       const runs: TextRun[] = [
         ...grid(
-          [{ x: 50 }, { x: 110 }, { x: 330, align: "right" }, { x: 410, align: "right" }, { x: 545, align: "right" }],
+          [
+            { x: 50 },
+            { x: 110 },
+            { x: 330, align: "right" },
+            { x: 410, align: "right" },
+            { x: 545, align: "right" },
+          ],
           [["Datum", "Vorgang", "Soll", "Haben", "Saldo"]],
           700,
         ),
@@ -513,6 +519,40 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(codes(f)).toEqual(["total_mismatch"]);
     expectFound(f[0], 1, "2,600.00");
     expect(f[0]?.evidence?.before).toBe("2,100.00");
+  });
+
+  it("two tables side by side (payments | deductions): each sums its own column", () => {
+    const cols = [
+      { x: 50 },
+      { x: 280, align: "right" as const },
+      { x: 320 },
+      { x: 545, align: "right" as const },
+    ];
+    const doc = (overtime: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Payments", "Amount", "Deductions", "Amount"],
+              ["Basic pay", "2,000.00", "Income tax", "300.00"],
+              ["Overtime", overtime, "National Insurance", "120.00"],
+              ["Bonus", "100.00", undefined, undefined],
+              ["Total payments", "2,250.00", "Total deductions", "420.00"],
+              ["Net pay", undefined, undefined, "1,830.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip" },
+      );
+    const ok = arithmeticFindings(doc("150.00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(3);
+    const f = arithmeticFindings(doc("250.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "2,250.00");
+    expect(f[0]?.evidence?.before).toBe("2,350.00");
   });
 
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {

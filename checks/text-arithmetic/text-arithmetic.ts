@@ -70,7 +70,7 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const ledgerTables = new Set(ledgers.map((l) => l.table.id));
   const items = checkLineItems(ctx, ledgerTables);
   const rows = blockRows(ctx, ledgerTables);
-  const sums = checkBlocks(ctx, rows, items);
+  const sums = checkBlocks(ctx, rows, items, ledgers.length > 0);
   const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
   reportDeferred(ctx, deferred);
   return {

@@ -65,6 +65,18 @@ const centsOf = (v: number) => {
   return v < 0 ? -c : c;
 };
 
+/**
+ * A date as statements also print them: a two-digit year ("03/03/25", "03.03.25") or a month name between
+ * dashes or dots ("03-Mar-2025", "03.mars.25"), in any of the six languages.
+ */
+function shortYearDate(text: string, region: string): boolean {
+  const t = text.trim();
+  const numeric = /^(\d{1,2})([./-])(\d{1,2})\2(\d{2})$/.exec(t);
+  if (numeric) return parseDayMonth(`${numeric[1]}${numeric[2]}${numeric[3]}`, region) !== undefined;
+  const named = /^(\d{1,2})[-. ]([\p{L}]{3,9})\.?[-. ](\d{2}|\d{4})$/u.exec(t);
+  return named !== null && parseDayMonth(`${named[1]} ${named[2]}`, region) !== undefined;
+}
+
 /** The figure a cell's text is, if it is one. */
 export function figureOf(
   text: string,
@@ -164,7 +176,7 @@ export function readCells(
       return out;
     }
     if (i <= 1) {
-      if (parseDateText(c.text, region) || parseDayMonth(c.text, region)) {
+      if (parseDateText(c.text, region) || parseDayMonth(c.text, region) || shortYearDate(c.text, region)) {
         out.date = c.text.trim();
         return out;
       }

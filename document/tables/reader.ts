@@ -125,6 +125,11 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
       cells: readCells(l.cells, l.page, style, opts.region),
     }));
     markIdentifierTails(read);
+    if (page.source !== "plain_text") {
+      const split = splitSideBySide(read);
+      read.length = 0;
+      read.push(...split);
+    }
     const { tables, continued } = tablesOfPage(read, page.source, () => nextId++, open);
     // The table a page ends with may go on at the top of the next page.
     open = tables[tables.length - 1] ?? (continued ? open : undefined);
@@ -170,6 +175,80 @@ function markIdentifierTails(lines: ReadLine[]): void {
     }
     previousWasIdentifier = labelled;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two tables side by side
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Two tables side by side ("Payments | Amount | Deductions | Amount" on a payslip, "Bezüge | Abzüge"):
+ * a header whose words name a second column of descriptions after a column of figures. The lines under
+ * it, down to the first line with a cell across the gutter, are cut at the second table's left edge and
+ * read as the left table's lines, then the right's: each table its own rows, in reading order.
+ */
+function splitSideBySide(lines: ReadLine[]): ReadLine[] {
+  const out: ReadLine[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as ReadLine;
+    const cut = sideBySideCut(line);
+    if (cut === undefined) {
+      out.push(line);
+      continue;
+    }
+    // The region ends at a line across the gutter: a cell over it, a label on one side with its figure
+    // on the other ("Net pay ... 1,730.00"), or a wide gap.
+    const across = (l: ReadLine) => {
+      if (l.cells.some((c) => c.box[2] > cut && c.box[0] < cut)) return true;
+      const left = l.cells.filter((c) => c.box[2] <= cut);
+      const right = l.cells.filter((c) => c.box[0] >= cut);
+      return (
+        left.length > 0 && left.every((c) => !c.figure) && right.length > 0 && right.every((c) => c.figure)
+      );
+    };
+    let end = i + 1;
+    while (
+      end < lines.length &&
+      !across(lines[end] as ReadLine) &&
+      (lines[end - 1] as ReadLine).baseline - (lines[end] as ReadLine).baseline <= 3.5 * line.size
+    )
+      end++;
+    const region = lines.slice(i, end);
+    const part = (side: "left" | "right") =>
+      region
+        .map((l) => ({
+          l,
+          cells: l.cells.filter((c) => (side === "left" ? c.box[2] <= cut : c.box[0] >= cut)),
+        }))
+        .filter((x) => x.cells.length > 0)
+        .map(({ l, cells }) => subLine(l, cells));
+    out.push(...part("left"), ...part("right"));
+    i = end - 1;
+  }
+  return out.map((l, index) => ({ ...l, index }));
+}
+
+function sideBySideCut(line: ReadLine): number | undefined {
+  if (line.cells.some((c) => c.figure || c.date)) return undefined;
+  const roles = line.cells.map((c) => headerRole(c.text));
+  const firstNumeric = roles.findIndex((r) => r !== undefined && NUMERIC_ROLES.has(r));
+  if (firstNumeric < 0) return undefined;
+  const second = roles.findIndex((r, k) => k > firstNumeric && r === "description");
+  if (second < 0 || !roles.slice(second + 1).some((r) => r !== undefined && NUMERIC_ROLES.has(r)))
+    return undefined;
+  const before = line.cells[second - 1] as ReadCell;
+  const at = line.cells[second] as ReadCell;
+  return (before.box[2] + at.box[0]) / 2;
+}
+
+function subLine(l: ReadLine, cells: ReadCell[]): ReadLine {
+  const box: Box = [
+    Math.min(...cells.map((c) => c.box[0])),
+    Math.min(...cells.map((c) => c.box[1])),
+    Math.max(...cells.map((c) => c.box[2])),
+    Math.max(...cells.map((c) => c.box[3])),
+  ];
+  return { ...l, cells, box, text: cells.map((c) => c.text).join("  ") };
 }
 
 // ---------------------------------------------------------------------------------------------

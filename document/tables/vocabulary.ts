@@ -484,7 +484,8 @@ export const LABELS = {
   /** Discounts and surcharges: amounts a block adds or subtracts, never tax lines even with a rate. */
   discount:
     /\b(rabatt\w*|nachlass|sondernachlass|abschlag|skonto|discount|remise|rabais|escompte|r[ée]duction|korting|descuento|sconto|reduction)\b/i,
-  gross: /\b(gross|brutto|gesamtbrutto|brut|salaire brut|bruto|lordo)\b/i,
+  gross:
+    /\b(gross|brutto|gesamtbrutto|gesamtbezüge|summe bezüge|total (payments|earnings)|brut|salaire brut|total des gains|bruto|totaal bruto|total devengado|lordo|totale competenze)\b/i,
   deductionsTotal:
     /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|total des retenues|retenues|total des cotisations|inhoudingen|deducciones|trattenute)\b/i,
   net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|netto in busta)\b/i,
