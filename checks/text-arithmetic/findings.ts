@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import type { Box } from "../../document/page-layout.js";
 import type { Figure } from "../../document/tables/cells.js";
 import {
@@ -93,7 +94,7 @@ export const TEXT_ARITHMETIC_CODES = {
     kind: "arithmetic",
     means: "the amount due printed in several places is not the same everywhere",
   },
-} as const;
+} as const satisfies CodeTable;
 
 export type ArithmeticCode = keyof typeof TEXT_ARITHMETIC_CODES;
 

@@ -1,15 +1,14 @@
 import type { Finding } from "../../core/check-result.js";
-import type { CodeTable } from "../../core/finding-levels.js";
 import type { DocumentModel } from "../../document/model.js";
 import { documentTables } from "../../document/tables/document-tables.js";
 import type { DocumentReading } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
 import { blockRows, checkBlocks, checkRepeatedTotals, reportDeferred } from "./blocks.js";
-import type { Ctx } from "./findings.js";
+import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
 
-export { TEXT_ARITHMETIC_CODES } from "./findings.js";
+export { TEXT_ARITHMETIC_CODES };
 
 /**
  * text.arithmetic: the sums a genuine document gets right because software computed them, read from the
@@ -83,63 +82,7 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
 }
 
 /** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
-export const CODES = {
-  balance_carried_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A balance carried to the next page differs from the one brought forward.",
-  },
-  closing_balance_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "The closing balance is not the opening balance plus the transactions.",
-  },
-  running_balance_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A running balance is not the previous balance plus the row's amount.",
-  },
-  statement_summary_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "The statement's summary does not agree with its transactions.",
-  },
-  statement_totals_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "The statement's totals of debits or credits do not add up.",
-  },
-  line_item_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A line's amount is not its quantity times its unit price.",
-  },
-  net_pay_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "Net pay is not gross pay minus the deductions.",
-  },
-  tax_amount_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "The tax printed is not the rate applied to its base.",
-  },
-  total_repeated_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A total printed twice reads differently.",
-  },
-  subtotal_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A subtotal is not the sum of its lines.",
-  },
-  total_mismatch: {
-    level: "proof",
-    kind: "arithmetic",
-    means: "A total is not the sum of its parts.",
-  },
-} as const satisfies CodeTable;
+export const CODES = TEXT_ARITHMETIC_CODES;
 
 export const textArithmeticCheck = defineCheck({
   id: TEXT_ARITHMETIC_CHECK_ID,
