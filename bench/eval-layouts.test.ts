@@ -21,7 +21,13 @@ function doc(id: string, o: Partial<DocOutcome> & { checks?: CheckResult[] }): D
     variant: "",
     score: 0,
     classifiedType: "invoice",
-    agentInput: { declaredDocType: "invoice", region: "DE", text: "Rechnung", checks: o.checks ?? [], discovered: [] },
+    agentInput: {
+      declaredDocType: "invoice",
+      region: "DE",
+      text: "Rechnung",
+      checks: o.checks ?? [],
+      discovered: [],
+    },
     ms: { prepare: 0, check: 0, agent: 0, total: 0 },
     ...o,
   };
@@ -29,17 +35,27 @@ function doc(id: string, o: Partial<DocOutcome> & { checks?: CheckResult[] }): D
 
 describe("the generated-layout report", () => {
   it("leaves out one check, or one finding code (a check left without findings passes)", () => {
-    const checks = [flag("fonts.consistency", ["value_font_differs", 8], ["cell_mixed_fonts", 4]), flag("metadata.producer", ["producer_chain_rewritten", 5])];
+    const checks = [
+      flag("fonts.consistency", ["value_font_differs", 8], ["cell_mixed_fonts", 4]),
+      flag("metadata.producer", ["producer_chain_rewritten", 5]),
+    ];
     expect(withoutFindings(checks, "metadata.producer").map((c) => c.checkId)).toEqual(["fonts.consistency"]);
     const noValue = withoutFindings(checks, "fonts.consistency", "value_font_differs");
-    expect(noValue[0]).toMatchObject({ outcome: "flag", severity: 4, findings: [{ code: "cell_mixed_fonts" }] });
+    expect(noValue[0]).toMatchObject({
+      outcome: "flag",
+      severity: 4,
+      findings: [{ code: "cell_mixed_fonts" }],
+    });
     const none = withoutFindings(noValue, "fonts.consistency", "cell_mixed_fonts");
     expect(none[0]).toMatchObject({ outcome: "pass", severity: 0, findings: [] });
   });
 
   it("counts per check and per code the genuine documents it flags and those it alone lifts to 50", () => {
     const decisive = [flag("fonts.consistency", ["value_font_differs", 9])];
-    const both = [flag("fonts.consistency", ["value_font_differs", 9]), flag("text.arithmetic", ["total_mismatch", 9])];
+    const both = [
+      flag("fonts.consistency", ["value_font_differs", 9]),
+      flag("text.arithmetic", ["total_mismatch", 9]),
+    ];
     const docs = [
       doc("a", { score: 97, checks: decisive }),
       doc("b", { score: 99, checks: both }),
@@ -59,9 +75,27 @@ describe("the generated-layout report", () => {
 
   it("never names a held-out document", () => {
     const docs = [
-      doc("ho-secret-genuine-1", { score: 97, group: "held-out producers", family: "tcpdf", checks: [flag("fonts.consistency", ["value_font_differs", 9])] }),
-      doc("ho-secret-genuine-2", { score: 3, group: "held-out layouts on development producers", family: "fop" }),
-      doc("qpdf--ho-secret-genuine-2", { label: "tampered", tamper: "qpdf_same_font_edit", originalId: "ho-secret-genuine-2", originalScore: 3, score: 20, family: "fop", group: "held-out layouts on development producers", arithmetic: "kept" }),
+      doc("ho-secret-genuine-1", {
+        score: 97,
+        group: "held-out producers",
+        family: "tcpdf",
+        checks: [flag("fonts.consistency", ["value_font_differs", 9])],
+      }),
+      doc("ho-secret-genuine-2", {
+        score: 3,
+        group: "held-out layouts on development producers",
+        family: "fop",
+      }),
+      doc("qpdf--ho-secret-genuine-2", {
+        label: "tampered",
+        tamper: "qpdf_same_font_edit",
+        originalId: "ho-secret-genuine-2",
+        originalScore: 3,
+        score: 20,
+        family: "fop",
+        group: "held-out layouts on development producers",
+        arithmetic: "kept",
+      }),
     ];
     const report = formatHeldout(docs, "draw 1");
     expect(report).not.toMatch(/secret/);
