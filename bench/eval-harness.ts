@@ -37,7 +37,16 @@ export interface EvalOptions {
 }
 
 /** The labelled sets the eval reports, each on its own. */
-export const EVAL_SETS = ["synthetic", "realworld-dev", "real-producer", "debian-manuals"] as const;
+export const EVAL_SETS = [
+  "synthetic",
+  "realworld-dev",
+  "real-producer",
+  "debian-manuals",
+  "layouts-dev",
+  "layouts-heldout",
+] as const;
+/** Sets reported only in aggregate: no document of them is ever named in the report, progress or JSON. */
+export const AGGREGATE_ONLY_SETS: readonly EvalSet[] = ["layouts-heldout"];
 export type EvalSet = (typeof EVAL_SETS)[number];
 
 /** One document to score: a synthetic corpus item, a real file, or a real-producer fixture. */
@@ -69,6 +78,8 @@ export interface EvalItem {
   helper?: boolean;
   /** Where the file came from (path or repository), for the report. */
   source?: string;
+  /** A sub-group the set reports apart (layouts-heldout: held-out layouts vs held-out producers). */
+  group?: string;
 }
 
 export interface DocOutcome {
@@ -87,6 +98,7 @@ export interface DocOutcome {
   arithmetic?: "kept" | "broken";
   helper?: boolean;
   source?: string;
+  group?: string;
   /** Fraud score; for a detection decided by signature.pdf alone: 0 when corroborated, 100 when unattested. */
   score: number | null;
   authoritative?: { trust: string | null; directive: string | null };
@@ -196,6 +208,7 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
     arithmetic: item.arithmetic,
     helper: item.helper,
     source: item.source,
+    group: item.group,
   };
   const detection = `det-eval-${process.pid}-${n}`;
   const spec: StepInput["spec"] = {

@@ -6,6 +6,9 @@ import { DOC_TYPES, type DocType } from "../core/verdict.js";
 import { corpusPlan } from "../fixtures/corpus.js";
 import { realProducerSet, type SetResult } from "../fixtures/real-producer/set.js";
 import { toolAvailability } from "../fixtures/real-producer/tools.js";
+import type { Split } from "../fixtures/layouts/plan.js";
+import { type LayoutsSetResult, layoutsSet } from "../fixtures/layouts/set.js";
+import { layoutToolAvailability } from "../fixtures/layouts/tools.js";
 import type { EvalItem } from "./eval-harness.js";
 
 /**
@@ -175,4 +178,59 @@ export function debianManualsSet(): LoadedSet {
     make: async () => new Uint8Array(await readFile(file)),
   }));
   return { items, skipped: missing.length ? `missing ${missing.join(", ")}` : undefined };
+}
+
+/**
+ * The generated-layout sets (fixtures/layouts/): `layouts-dev` (development seeds on the development
+ * producers) and `layouts-heldout` (held-out seeds on every producer, two producers never seen in
+ * development). Generated on demand, cached; held-out items carry their group and are reported in
+ * aggregate only (bench/eval-layouts.ts).
+ */
+export async function layoutsEvalSet(
+  split: Split,
+  o: { draw?: number; limit?: number; subset?: "full" | "test"; progress?: (line: string) => void } = {},
+): Promise<LoadedSet & { generation?: LayoutsSetResult }> {
+  const tools = layoutToolAvailability();
+  if (!tools.ok) return { items: [], skipped: tools.reason };
+  const generation = await layoutsSet({
+    split,
+    draw: o.draw,
+    limit: o.limit,
+    subset: o.subset,
+    progress: o.progress,
+  });
+  const set = split === "dev" ? "layouts-dev" : "layouts-heldout";
+  const items: EvalItem[] = generation.fixtures.map((f) => ({
+    id: f.id,
+    set,
+    label: f.label,
+    tamper: f.tamper?.kind,
+    docType: f.docType,
+    region: f.country,
+    variant: `${f.producer}${f.label === "tampered" ? `, ${f.tamper?.target.role} edit, arithmetic ${f.tamper?.arithmetic}` : ""}`,
+    filename: path.basename(f.file),
+    contentType: "application/pdf",
+    family: f.producer,
+    originalId: f.tamper?.originalId,
+    exempt: f.tamper?.exempt,
+    arithmetic: f.tamper?.arithmetic,
+    source: f.file,
+    group:
+      split === "heldout"
+        ? f.heldoutProducer
+          ? "held-out producers"
+          : "held-out layouts on development producers"
+        : undefined,
+    make: async () => new Uint8Array(await readFile(f.file)),
+  }));
+  const failed = generation.failed.length
+    ? split === "dev"
+      ? `; ${generation.failed.length} could not be made: ${generation.failed.map((x) => `${x.id} (${x.error})`).join("; ")}`
+      : `; ${generation.failed.length} could not be made`
+    : "";
+  return {
+    items,
+    generation,
+    note: `${split === "heldout" ? `draw ${o.draw ?? 1}; ` : ""}${generation.layouts} distinct layouts; cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
+  };
 }
