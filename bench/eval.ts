@@ -6,6 +6,7 @@
  *   real-producer   documents made by LibreOffice, Chromium and Ghostscript, tampered with MuPDF, qpdf,
  *                   LibreOffice Draw and Ghostscript (fixtures/real-producer/; generated once, then cached)
  *   debian-manuals  PDF manuals Debian ships (libtasn1-doc, shared-mime-info)
+ *   realworld-dev-scans  120 genuine scanned receipts from ../shared/realworld-dev-scans (OCR; ~10 min)
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -43,6 +44,7 @@ import {
   type LoadedSet,
   REPO_ROOT,
   realProducerEvalSet,
+  realworldDevScansSet,
   realworldDevSet,
   SHARED_DIR,
   syntheticSet,
@@ -176,6 +178,8 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       );
     case "debian-manuals":
       return debianManualsSet();
+    case "realworld-dev-scans":
+      return realworldDevScansSet(args.shared);
   }
 }
 
