@@ -142,6 +142,30 @@ function evidenceAmounts(f: Finding, region: string): number[] {
   return evidenceValues(f).flatMap((v) => findAmounts(v, { style, loose: true }).map((a) => a.cents));
 }
 
+/** The differences a mismatch names: its `difference`, or each printed figure against its expected one. */
+function differencesOf(f: Finding, region: string): number[] {
+  const e = f.evidence ?? {};
+  const cents = (v: unknown) =>
+    typeof v === "string" || typeof v === "number"
+      ? findAmounts(String(v), { style: numberStyleFor(region), loose: true })[0]?.cents
+      : undefined;
+  const out: number[] = [];
+  for (const [k, v] of Object.entries(e)) {
+    if (/difference/i.test(k)) {
+      const c = cents(v);
+      if (c) out.push(Math.abs(c));
+    }
+    const m = /^printed(.*)$/.exec(k);
+    if (m) {
+      const expected = e[`expected${m[1]}`];
+      const a = cents(v);
+      const b = cents(expected);
+      if (a !== undefined && b !== undefined && a !== b) out.push(Math.abs(a - b));
+    }
+  }
+  return out;
+}
+
 /** Two figures one misread character apart: one digit changed, added or lost, or a lost decimal point. */
 function oneCharacterApart(a: string, b: string): boolean {
   const x = digitsOf(a);
@@ -166,24 +190,15 @@ export function assess(doc: DocumentModel, page: PdfPage, f: Finding): OcrAssess
   const explanations: Explanation[] = [];
   if (confidence === undefined) explanations.push("not_located");
   else if (confidence < OCR_REVIEW.confident) explanations.push("low_confidence");
-  // A difference that is itself printed as an amount on the page: the row that makes it may be unread.
-  const amounts = evidenceAmounts(f, doc.region);
-  const differences = new Set<number>();
-  const diffKey = Object.entries(f.evidence ?? {}).find(([k]) => /difference/i.test(k));
-  if (diffKey)
-    for (const c of evidenceAmounts({ ...f, evidence: { d: diffKey[1] } }, doc.region))
-      differences.add(Math.abs(c));
-  for (let i = 0; i < amounts.length; i++)
-    for (let j = i + 1; j < amounts.length; j++) {
-      const d = Math.abs(amounts[i]! - amounts[j]!);
-      if (d > 0) differences.add(d);
-    }
-  if (differences.size) {
+  // A difference that is itself printed as an amount on the page: the row that makes it may be unread
+  // (or read into the wrong row). The difference is the evidence's own, or printed − expected.
+  const differences = differencesOf(f, doc.region);
+  if (differences.length) {
     const style = numberStyleFor(doc.region);
-    const printed = new Set(findAmounts(page.text, { style }).map((a) => Math.abs(a.cents)));
-    const named = new Set(amounts.map(Math.abs));
-    if ([...differences].some((d) => printed.has(d) && !named.has(d)))
-      explanations.push("difference_printed");
+    const named = new Set(evidenceAmounts(f, doc.region).map(Math.abs));
+    const cells = layoutLines(page.number, page.layout?.runs ?? [], page.layout?.units).flatMap((l) => l.cells);
+    const printed = new Set(cells.flatMap((c) => findAmounts(c.text, { style }).map((a) => Math.abs(a.cents))));
+    if (differences.some((d) => printed.has(d) && !named.has(d))) explanations.push("difference_printed");
   }
   if (lineGapAbove(page, f)) explanations.push("line_gap");
   const texts = evidenceValues(f);
