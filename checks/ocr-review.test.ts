@@ -30,7 +30,15 @@ async function ocrModel(edit?: (runs: TextRun[]) => TextRun[]): Promise<Document
   if (edit) runs = edit(runs);
   page.layout = { ...page.layout!, runs };
   page.ocr = true;
-  page.ocrReading = { scale: 3, skewDeg: 0, perspective: false, languages: ["eng"], confidence: 95, words: runs.length, ms: 0 };
+  page.ocrReading = {
+    scale: 3,
+    skewDeg: 0,
+    perspective: false,
+    languages: ["eng"],
+    confidence: 95,
+    words: runs.length,
+    ms: 0,
+  };
   return doc;
 }
 
@@ -70,7 +78,8 @@ function depsFrom(truth: DocumentModel | undefined, confidence = 97): OcrReviewD
     async rerun(ids, model) {
       const out: CheckResult[] = [];
       if (ids.includes("text.arithmetic")) out.push(await arithmetic(model));
-      if (ids.includes("text.identifiers")) out.push(await textIdentifiersCheck.run(model, { now: TEST_NOW }));
+      if (ids.includes("text.identifiers"))
+        out.push(await textIdentifiersCheck.run(model, { now: TEST_NOW }));
       return out;
     },
   };
@@ -207,7 +216,15 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
       outcome: "flag",
       severity: 7,
       summary: "x",
-      findings: [{ code: "iban_invalid", message: "The IBAN GB00 XXXX 9999 8888 77 fails its check digits.", page: 1, evidence: { iban: "GB00 XXXX 9999 8888 77" }, severity: 7 }],
+      findings: [
+        {
+          code: "iban_invalid",
+          message: "The IBAN GB00 XXXX 9999 8888 77 fails its check digits.",
+          page: 1,
+          evidence: { iban: "GB00 XXXX 9999 8888 77" },
+          severity: 7,
+        },
+      ],
     };
     const report = await reviewOcrFindings(doc, [made], depsFrom(undefined));
     const f = report.results[0]!.findings[0]!;

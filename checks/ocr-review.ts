@@ -196,8 +196,12 @@ export function assess(doc: DocumentModel, page: PdfPage, f: Finding): OcrAssess
   if (differences.length) {
     const style = numberStyleFor(doc.region);
     const named = new Set(evidenceAmounts(f, doc.region).map(Math.abs));
-    const cells = layoutLines(page.number, page.layout?.runs ?? [], page.layout?.units).flatMap((l) => l.cells);
-    const printed = new Set(cells.flatMap((c) => findAmounts(c.text, { style }).map((a) => Math.abs(a.cents))));
+    const cells = layoutLines(page.number, page.layout?.runs ?? [], page.layout?.units).flatMap(
+      (l) => l.cells,
+    );
+    const printed = new Set(
+      cells.flatMap((c) => findAmounts(c.text, { style }).map((a) => Math.abs(a.cents))),
+    );
     if (differences.some((d) => printed.has(d) && !named.has(d))) explanations.push("difference_printed");
   }
   if (lineGapAbove(page, f)) explanations.push("line_gap");

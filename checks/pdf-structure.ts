@@ -134,7 +134,8 @@ export function structureFindings(doc: DocumentModel): StructureReport {
   // A file that names no producer at all and whose pages are only pictures was made by the tool that
   // wrote it: image-to-PDF converters are built on these libraries (img2pdf on qpdf, MuPDF's convert) and
   // name nothing. With no named producer there is nothing the writer contradicts.
-  const namesNothing = producer === "" && (info.Creator ?? doc.pdf?.xmp?.["xmp:CreatorTool"] ?? "").trim() === "";
+  const namesNothing =
+    producer === "" && (info.Creator ?? doc.pdf?.xmp?.["xmp:CreatorTool"] ?? "").trim() === "";
   const picturesOnly =
     (doc.pdf?.pages.length ?? 0) > 0 &&
     (doc.pdf?.pages ?? []).every((p) => p.ocr || p.text.replace(/\s+/g, "").length < 20);
