@@ -209,6 +209,29 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     }
   });
 
+  it("a row the check skipped (its date misread) makes the next balance doubtful, even on a re-read", async () => {
+    // The OCR read every word, but "25/06/2025" lost its slash: the row is no dated row any more, and the
+    // next row's balance is off by its amount. A sharper re-read that reads the date the same way cannot
+    // settle it.
+    const misread = (confidence: number) => (runs: TextRun[]) => {
+      for (const r of rowOf(runs, "SAINSBURYS")) {
+        if (/^\d\d\/06\/2025$/.test(r.text.trim())) r.text = r.text.replace("/", "");
+        r.confidence = confidence;
+      }
+      return runs;
+    };
+    const doc = await ocrModel(misread(90));
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(await ocrModel(misread(97))));
+    const notes = mismatches(report.results[0]!);
+    expect(notes.length).toBeGreaterThan(0);
+    for (const f of notes) {
+      expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("line_skipped");
+    }
+  });
+
   it("a finding whose values are nowhere among the OCR'd words cannot be verified: a note", async () => {
     const doc = await ocrModel();
     const made: CheckResult = {

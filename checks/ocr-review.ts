@@ -57,6 +57,7 @@ export type Explanation =
   | "low_confidence"
   | "difference_printed"
   | "line_gap"
+  | "line_skipped"
   | "one_character"
   | "not_located";
 
@@ -136,6 +137,37 @@ function lineGapAbove(page: PdfPage, f: Finding): boolean {
   return gap > OCR_REVIEW.gapPitches * pitch && /\d/.test(lines[i - 1]!.text) && /\d/.test(lines[i]!.text);
 }
 
+/**
+ * Lines the finding's figures skip: the nearest line above the finding's own that prints one of its
+ * values (a previous balance, the rows it adds up) is not the line just above it, and lines with amounts
+ * lie between — rows the check did not read (a date or label the OCR misread drops a row out of a ledger).
+ */
+function linesSkipped(page: PdfPage, f: Finding): boolean {
+  if (!f.bbox || !page.layout) return false;
+  const lines = layoutLines(page.number, page.layout.runs, page.layout.units);
+  const mid = (f.bbox[1]! + f.bbox[3]!) / 2;
+  const own = lines.findIndex((l) => l.cells.some((c) => c.bbox && c.bbox[1] <= mid && c.bbox[3] >= mid));
+  if (own <= 0) return false;
+  const values = new Set(
+    evidenceValues(f)
+      .map(digitsOf)
+      .filter((d) => d.length >= 3),
+  );
+  let source = -1;
+  for (let i = own - 1; i >= 0; i--) {
+    if (
+      lines[i]!.cells.some(
+        (c) => values.has(digitsOf(c.text)) || c.runs.some((r) => values.has(digitsOf(r.text))),
+      )
+    ) {
+      source = i;
+      break;
+    }
+  }
+  if (source < 0 || source === own - 1) return false;
+  return lines.slice(source + 1, own).some((l) => /\d[.,]\d{2}\b/.test(l.text));
+}
+
 /** Amounts in cents named by the evidence. */
 function evidenceAmounts(f: Finding, region: string): number[] {
   const style = numberStyleFor(region);
@@ -205,6 +237,7 @@ export function assess(doc: DocumentModel, page: PdfPage, f: Finding): OcrAssess
     if (differences.some((d) => printed.has(d) && !named.has(d))) explanations.push("difference_printed");
   }
   if (lineGapAbove(page, f)) explanations.push("line_gap");
+  if (linesSkipped(page, f)) explanations.push("line_skipped");
   const texts = evidenceValues(f);
   if (texts.some((a, i) => texts.slice(i + 1).some((b) => oneCharacterApart(a, b))))
     explanations.push("one_character");
@@ -294,6 +327,8 @@ const EXPLAINED: Record<Explanation, string> = {
   difference_printed:
     "a difference equal to an amount printed elsewhere on the page (a row the OCR may have skipped)",
   line_gap: "a gap above the line where a line may be missing from the reading",
+  line_skipped:
+    "rows between the figures it compares that the reading did not use (a misread date or label drops a row)",
   one_character: "figures one misread character apart",
   not_located: "values not found among the words the OCR read",
 };
