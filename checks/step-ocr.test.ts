@@ -84,7 +84,7 @@ describe("OCR", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 900_000);
 
   it("names the bundled English model directory", () => {
     expect(englishModelDir()).toMatch(/@tesseract\.js-data[\\/]eng[\\/]4\.0\.0_best_int$/);
@@ -117,7 +117,7 @@ describe("OCR", () => {
     expect(text).toMatch(/Account Statement/);
     expect(text).toMatch(/Closing balance/i);
     expect(text).toMatch(/Opening balance/i);
-  }, 120_000);
+  }, 900_000);
 
   it("refuses a decompression-bomb image before decoding it: document_too_complex (the budget gate)", async () => {
     // A PNG header claiming 30000 × 30000 pixels (900 megapixels) over a few bytes of data.
@@ -175,5 +175,5 @@ describe("OCR", () => {
       await runCheckStep(textPdf, ctx, { ocr: engine, ocrTimeoutMs: OCR_MS }),
     );
     expect(plain.discovered).not.toContain("scanned");
-  }, 120_000);
+  }, 900_000);
 });
