@@ -34,6 +34,8 @@ export interface EvalOptions {
   llmModel?: string;
   /** Called after each document with a one-line progress note. */
   progress?: (line: string) => void;
+  /** Bound on OCR per document (default: the check step's, half the step timeout). */
+  ocrTimeoutMs?: number;
 }
 
 /** The labelled sets the eval reports, each on its own. */
@@ -44,6 +46,7 @@ export const EVAL_SETS = [
   "debian-manuals",
   "layouts-dev",
   "layouts-heldout",
+  "realworld-dev-scans",
 ] as const;
 /** Sets reported only in aggregate: no document of them is ever named in the report, progress or JSON. */
 export const AGGREGATE_ONLY_SETS: readonly EvalSet[] = ["layouts-heldout"];
@@ -172,7 +175,7 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
     };
     const out: DocOutcome[] = [];
     for (const [i, item] of items.entries()) {
-      const outcome = await evaluateOne(item, i, ctx);
+      const outcome = await evaluateOne(item, i, ctx, options);
       out.push(outcome);
       options.progress?.(
         `${String(i + 1).padStart(4)}/${items.length} ${item.id.padEnd(44)} ${item.label.padEnd(8)} score ${String(outcome.score ?? "-").padStart(3)} ${outcome.failure ?? ""} ${outcome.ms.total} ms`,
@@ -190,7 +193,12 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
  * an engine shared across documents made the image documents' text (and scores) depend on what was read
  * before them.
  */
-async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise<DocOutcome> {
+async function evaluateOne(
+  item: EvalItem,
+  n: number,
+  ctx: StepContext,
+  options: EvalOptions = {},
+): Promise<DocOutcome> {
   const bytes = await item.make();
   const key = `${item.id.replace(/[^A-Za-z0-9._-]+/g, "_")}/${item.filename}`;
   await ctx.objects.put(CORPUS_BUCKET, key, Buffer.from(bytes), { contentType: item.contentType });
@@ -240,6 +248,7 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
   // Quality only: the reviewer's page images (npm run bench measures their cost) are not rendered here.
   const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx, {
     evidence: false,
+    ...(options.ocrTimeoutMs ? { ocrTimeoutMs: options.ocrTimeoutMs } : {}),
   });
   times.check = ms(t);
   await writeStepResult(ctx.objects, ctx.bucket, detection, checked);

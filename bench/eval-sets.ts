@@ -16,7 +16,8 @@ import type { EvalItem } from "./eval-harness.js";
  * - synthetic: the repo's seeded corpus (fixtures/corpus.ts), with each tampered item's original scored too;
  * - realworld-dev: the genuine PDFs of ../shared/realworld-dev (manifest.json; checked against its sha256);
  * - real-producer: documents made by real producers and tampered with real tools (fixtures/real-producer/);
- * - debian-manuals: PDF manuals Debian ships (`npm run test:setup` installs their packages).
+ * - debian-manuals: PDF manuals Debian ships (`npm run test:setup` installs their packages);
+ * - realworld-dev-scans: the genuine scanned receipts of ../shared/realworld-dev-scans (JPEG, read in place).
  * A set that cannot be loaded here says why (`skipped`) instead of failing the others.
  */
 
@@ -233,4 +234,40 @@ export async function layoutsEvalSet(
     generation,
     note: `${split === "heldout" ? `draw ${o.draw ?? 1}; ` : ""}${generation.layouts} distinct layouts; cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
   };
+}
+
+/**
+ * The real scanned receipts of ../shared/realworld-dev-scans (SROIE 2019, all genuine: any score of 50 or
+ * more is a false positive), read in place and checked against the manifest's sha256.
+ */
+export async function realworldDevScansSet(shared = SHARED_DIR): Promise<LoadedSet> {
+  const dir = path.join(shared, "realworld-dev-scans");
+  const manifest = path.join(dir, "manifest.json");
+  if (!existsSync(manifest))
+    return { items: [], skipped: `no ${manifest} (CI has ../shared beside the clone)` };
+  const { documents } = JSON.parse(await readFile(manifest, "utf8")) as {
+    documents: (ManifestEntry & { origin?: string; media_type?: string })[];
+  };
+  const items: EvalItem[] = documents.map((d) => {
+    const file = path.join(dir, d.file);
+    return {
+      id: path.basename(d.file).replace(/\.[a-z]+$/i, ""),
+      set: "realworld-dev-scans",
+      label: "genuine",
+      docType: asDocType(d.declared_doc_type),
+      region: d.region,
+      variant: "real scan",
+      filename: path.basename(d.file),
+      contentType: d.media_type === "image/png" ? "image/png" : "image/jpeg",
+      source: d.origin ?? d.file,
+      make: async () => {
+        const bytes = await readFile(file);
+        const sha = createHash("sha256").update(bytes).digest("hex");
+        if (sha !== d.sha256)
+          throw new Error(`${d.file}: sha256 ${sha} differs from the manifest's ${d.sha256}`);
+        return new Uint8Array(bytes);
+      },
+    };
+  });
+  return { items, note: "genuine real scans: a score of 50 or more is a false positive" };
 }

@@ -9,6 +9,7 @@
  *   layouts-dev     generated layouts (fixtures/layouts/): development seeds on the development producers
  *   layouts-heldout generated layouts: held-out seeds on every producer, two producers never used in
  *                   development — reported ONLY in aggregate (no document is named, printed or written)
+ *   realworld-dev-scans  120 genuine scanned receipts from ../shared/realworld-dev-scans (OCR; ~10 min)
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -54,6 +55,7 @@ import {
   type LoadedSet,
   REPO_ROOT,
   realProducerEvalSet,
+  realworldDevScansSet,
   realworldDevSet,
   SHARED_DIR,
   syntheticSet,
@@ -214,6 +216,8 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       if (args.layoutsSubset === "test")
         return { items: [], skipped: "the test subset has no held-out documents" };
       return layoutsEvalSet("heldout", { draw: args.layoutsDraw, limit: args.limit, progress });
+    case "realworld-dev-scans":
+      return realworldDevScansSet(args.shared);
   }
 }
 
