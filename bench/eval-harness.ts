@@ -36,7 +36,14 @@ export interface EvalOptions {
 }
 
 /** The labelled sets the eval reports, each on its own. */
-export const EVAL_SETS = ["synthetic", "realworld-dev", "real-producer", "debian-manuals"] as const;
+export const EVAL_SETS = [
+  "synthetic",
+  "realworld-dev",
+  "real-producer",
+  "debian-manuals",
+  "captures", // scans and photos (bench/eval-sets-captures.ts)
+  "realworld-dev-scans-tampered", // real receipts and tampered copies (bench/eval-sets-captures.ts)
+] as const;
 export type EvalSet = (typeof EVAL_SETS)[number];
 
 /** One document to score: a synthetic corpus item, a real file, or a real-producer fixture. */

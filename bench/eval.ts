@@ -6,6 +6,9 @@
  *   real-producer   documents made by LibreOffice, Chromium and Ghostscript, tampered with MuPDF, qpdf,
  *                   LibreOffice Draw and Ghostscript (fixtures/real-producer/; generated once, then cached)
  *   debian-manuals  PDF manuals Debian ships (libtasn1-doc, shared-mime-info)
+ *   captures        simulated scans and photos, genuine and tampered in the pixels (development and held-out
+ *                   parts reported apart; bench/eval-sets-captures.ts)
+ *   realworld-dev-scans-tampered  ../shared/realworld-dev-scans and a tampered copy of each receipt
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -47,6 +50,7 @@ import {
   SHARED_DIR,
   syntheticSet,
 } from "./eval-sets.js";
+import { capturesEvalSet, formatCapturesReport, realworldTamperedEvalSet } from "./eval-sets-captures.js";
 import { tenPageCheckStepMs } from "./ten-page.js";
 
 export const HOLDOUT_SEED = 9001;
@@ -176,6 +180,10 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       );
     case "debian-manuals":
       return debianManualsSet();
+    case "captures":
+      return capturesEvalSet(args.verbose ? progress : undefined);
+    case "realworld-dev-scans-tampered":
+      return realworldTamperedEvalSet(args.shared, args.verbose ? progress : undefined);
   }
 }
 
@@ -209,7 +217,10 @@ async function main(): Promise<void> {
     all.push(...docs);
     const secs = ((performance.now() - started) / 1000).toFixed(0);
     const note = [loaded.note, loaded.skipped, `${secs} s`].filter(Boolean).join("; ");
-    const report = formatSet(set, docs, { verbose: args.verbose, note });
+    const report = [
+      formatSet(set, docs, { verbose: args.verbose, note }),
+      ...(set === "captures" || set === "realworld-dev-scans-tampered" ? [formatCapturesReport(docs)] : []),
+    ].join("\n");
     reports.push(report);
     const wrong = args.verbose ? misclassified(docs) : [];
     process.stdout.write(`${[report, ...wrong].join("\n")}\n\n`);

@@ -23,6 +23,9 @@ import { gridVotes } from "./grid-votes.js";
 
 export const PIXELS_COMPRESSION_CHECK_ID = "pixels.compression";
 
+/** Text-region pixels the grid votes read per page at most (each costs an 8 × 8 DCT). */
+export const GRID_PIXEL_BUDGET = 600_000;
+
 export interface CompressionThresholds {
   /** log10 NFA of a foreign-grid region, at most (ZERO's own is 0). */
   gridLogNfa: number;
@@ -42,11 +45,15 @@ export const COMPRESSION_THRESHOLDS: Record<ImageClass, CompressionThresholds | 
 };
 
 /** Boxes of the text lines (grown a little), merged where they touch, at most `max`. */
-function textRegions(page: PagePixels, max: number): BoxTuple[] {
+function textRegions(page: PagePixels, maxPixels: number): BoxTuple[] {
   const layout = layoutOf(page);
   const m = Math.max(4, Math.round(layout.textHeight * 0.4));
   const boxes = layout.lines.map((l) => grow(l.box, m, page.width, page.height));
-  return boxes.slice(0, max);
+  const area = boxes.reduce((s, b) => s + (b[2] - b[0]) * (b[3] - b[1]), 0);
+  if (area <= maxPixels) return boxes;
+  // Over the budget: every k-th line, spread over the page.
+  const k = Math.ceil(area / maxPixels);
+  return boxes.filter((_, i) => i % k === 0);
 }
 
 function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSignal): Finding[] {
@@ -54,7 +61,7 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   if (!t || !page.jpeg) return [];
   const findings: Finding[] = [];
   const layout = layoutOf(page);
-  const regions = textRegions(page, 400);
+  const regions = textRegions(page, GRID_PIXEL_BUDGET);
   const votes = gridVotes(page.grey, page.width, page.height, regions, signal);
   for (const r of votes.foreign) {
     if (r.logNfa > t.gridLogNfa) continue;

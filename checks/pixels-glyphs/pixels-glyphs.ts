@@ -24,7 +24,7 @@ import { type GlyphFeatures, glyphFeatures, patchDifference } from "./glyph-feat
 export const PIXELS_GLYPHS_CHECK_ID = "pixels.glyphs";
 
 export interface GlyphThresholds {
-  /** A glyph's nearest twin at most this share of the page's median nearest-twin difference… */
+  /** A glyph's nearest twin at most this share of the page's 5th percentile of nearest-twin differences… */
   identicalRatio: number;
   /** …and of its own next nearest. */
   identicalNext: number;
@@ -38,16 +38,19 @@ export interface GlyphThresholds {
 }
 
 export const GLYPH_THRESHOLDS: Record<ImageClass, GlyphThresholds | null> = {
-  flatbed_scan: { identicalRatio: 0.55, identicalNext: 0.6, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
-  camera_photo: { identicalRatio: 0.55, identicalNext: 0.6, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
-  scanning_app: { identicalRatio: 0.5, identicalNext: 0.55, identicalMinArea: 60, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
-  messenger: { identicalRatio: 0.55, identicalNext: 0.6, identicalMinArea: 50, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
+  flatbed_scan: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
+  camera_photo: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
+  scanning_app: { identicalRatio: 0.45, identicalNext: 0.5, identicalMinArea: 60, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
+  messenger: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 50, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
   // A screenshot renders every "7" of a font identically: nothing to compare.
   screenshot: null,
 };
 
 const FEATURES = ["sharpness", "grain", "chromaR", "chromaB"] as const;
 type Feature = (typeof FEATURES)[number];
+
+/** The least spread a feature is given (a page of pure-grey ink has no chroma spread at all). */
+const SCALE_FLOOR: Record<Feature, number> = { sharpness: 0.03, grain: 1, chromaR: 2, chromaB: 2 };
 
 function value(f: GlyphFeatures, k: Feature): number {
   switch (k) {
@@ -104,10 +107,14 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
     ds.sort((x, y) => x.d - y.d);
     nearest.push({ id: a.id, other: ds[0]!.other, d1: ds[0]!.d, d2: ds[1]!.d });
   }
-  const m1 = median(nearest.map((n) => n.d1));
+  // The page's own spread of nearest-twin differences: a copy is far below its 5th percentile.
+  const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);
+  const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;
+  const m1 = median(d1s);
   const reported = new Set<number>();
   for (const n of nearest.sort((x, y) => x.d1 - y.d1)) {
-    if (n.d1 > t.identicalRatio * m1 || n.d1 > t.identicalNext * n.d2) continue;
+    if (nearest.length < 20) break;
+    if (n.d1 > t.identicalRatio * q05 || n.d1 > t.identicalNext * n.d2) continue;
     if (reported.has(n.id) || reported.has(n.other)) continue;
     reported.add(n.id);
     reported.add(n.other);
@@ -120,7 +127,7 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
       findings.push(
         pixelFinding(page, capture, {
           code: "glyph_identical",
-          message: `A character${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of the one at (${other.box[0]}, ${other.box[1]}) (mean difference ${n.d1.toFixed(1)} grey levels, where this page's characters differ from their most similar twin by ${m1.toFixed(1)}): two printed characters captured apart never match like that; a character copied and pasted does.`,
+          message: `A character${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of the one at (${other.box[0]}, ${other.box[1]}) (mean difference ${n.d1.toFixed(1)} grey levels, where this page's characters differ from their most similar twin by ${m1.toFixed(1)} in the median and ${q05.toFixed(1)} at the 5th percentile): two printed characters captured apart never match like that; a character copied and pasted does.`,
           box: wordBox(g.id),
           severity: 4,
           evidence: {
@@ -128,6 +135,7 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
             copyOf: other.box,
             meanDifference: Math.round(n.d1 * 100) / 100,
             pageMedian: Math.round(m1 * 100) / 100,
+            page5thPercentile: Math.round(q05 * 100) / 100,
           },
         }),
       );
@@ -154,7 +162,7 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   const scale = new Map<Feature, number>();
   for (const k of FEATURES) {
     const r = residuals.get(k) ?? [];
-    scale.set(k, Math.max(1e-3, 1.4826 * median(r.map(Math.abs))));
+    scale.set(k, Math.max(SCALE_FLOOR[k], 1.4826 * median(r.map(Math.abs))));
   }
   const tested = [...feats.keys()].filter((id) => lineMedian.has(layout.glyphs[id]!.line));
   const tests = Math.max(1, tested.length * FEATURES.length);

@@ -54,7 +54,7 @@ export const NOISE_THRESHOLDS: Record<ImageClass, NoiseThresholds | null> = {
     minFill: 0.85,
     maxRing: 0.35,
     minFlatCells: 10,
-    levelLogNfa: -8,
+    levelLogNfa: -11,
     minSigma: 1,
   },
   scanning_app: {
