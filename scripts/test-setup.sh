@@ -11,6 +11,8 @@
 #     faketime (libfaketime) lets a producer run on the day the document was issued;
 #   - the fonts real documents use, so the renderers fall back the way they do on a real desktop: DejaVu,
 #     Liberation (metric-compatible Arial/Times/Courier), Noto Color Emoji and Symbola (☎ ✆ ✉ arrows, bullets);
+#   - libjpeg-turbo-progs: cjpeg encodes the capture fixtures' phone photos with a camera's own quantisation
+#     tables (fixtures/captures/, `npm run eval -- --set captures`);
 #   - two PDF manuals Debian ships (/usr/share/doc/libtasn1-doc/libtasn1.pdf and
 #     /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf): genuine documents from real toolchains that
 #     `npm run eval` scores as the "debian-manuals" set.
@@ -28,6 +30,7 @@ packages=(
   fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
   faketime
   libtasn1-doc shared-mime-info
+  libjpeg-turbo-progs
 )
 missing=()
 for p in "${packages[@]}"; do
