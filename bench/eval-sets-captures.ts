@@ -6,7 +6,14 @@ import {
   capturesSet,
   realworldTamperedSet,
 } from "../fixtures/captures/set.js";
-import { computeMetrics, type DocOutcome, type EvalItem, formatMetrics, scoreOf, THRESHOLD } from "./eval-harness.js";
+import {
+  computeMetrics,
+  type DocOutcome,
+  type EvalItem,
+  formatMetrics,
+  scoreOf,
+  THRESHOLD,
+} from "./eval-harness.js";
 import type { LoadedSet } from "./eval-sets.js";
 
 /**
@@ -45,8 +52,12 @@ function toItem(f: CaptureFixture, set: "captures" | "realworld-dev-scans-tamper
   };
 }
 
-export async function capturesEvalSet(progress?: (line: string) => void, size = CAPTURE_SOURCES_PER_PART): Promise<LoadedSet> {
-  if (!cjpegAvailable()) return { items: [], skipped: "cjpeg (libjpeg-turbo-progs) is missing; run `npm run test:setup`" };
+export async function capturesEvalSet(
+  progress?: (line: string) => void,
+  size = CAPTURE_SOURCES_PER_PART,
+): Promise<LoadedSet> {
+  if (!cjpegAvailable())
+    return { items: [], skipped: "cjpeg (libjpeg-turbo-progs) is missing; run `npm run test:setup`" };
   const started = performance.now();
   const dev = await capturesSet({ part: "dev", size, progress });
   const held = await capturesSet({ part: "heldout", size, progress });
@@ -57,7 +68,10 @@ export async function capturesEvalSet(progress?: (line: string) => void, size = 
   };
 }
 
-export async function realworldTamperedEvalSet(shared: string, progress?: (line: string) => void): Promise<LoadedSet> {
+export async function realworldTamperedEvalSet(
+  shared: string,
+  progress?: (line: string) => void,
+): Promise<LoadedSet> {
   const r = await realworldTamperedSet({ shared, progress });
   if (r.skipped) return { items: [], skipped: r.skipped };
   return {
@@ -70,7 +84,9 @@ const pct = (a: number, b: number) => (b ? `${a}/${b} (${((100 * a) / b).toFixed
 
 /** Pixel checks that flagged a document. */
 function pixelFlags(d: DocOutcome): string[] {
-  return (d.agentInput?.checks ?? []).filter((c) => PIXEL_CHECK_IDS.includes(c.checkId) && c.outcome === "flag").map((c) => c.checkId);
+  return (d.agentInput?.checks ?? [])
+    .filter((c) => PIXEL_CHECK_IDS.includes(c.checkId) && c.outcome === "flag")
+    .map((c) => c.checkId);
 }
 
 /** Dev and held-out apart: the harness's figures, then per capture class and per kind, and what flagged the genuine. */
@@ -84,33 +100,64 @@ export function formatCapturesReport(docs: readonly DocOutcome[]): string {
     const rows = classes.map((c) => {
       const of = ds.filter((d) => d.family === `${part} ${c}`);
       const g = of.filter((d) => d.label === "genuine");
-      const t = of.filter((d) => d.label === "tampered" && !d.exempt && (d.originalScore === undefined || d.originalScore < THRESHOLD));
+      const t = of.filter(
+        (d) =>
+          d.label === "tampered" &&
+          !d.exempt &&
+          (d.originalScore === undefined || d.originalScore < THRESHOLD),
+      );
       const two = t.filter((d) => pixelFlags(d).length >= 2);
       return `  ${c.padEnd(14)} genuine ≥ ${THRESHOLD}: ${pct(g.filter((d) => scoreOf(d) >= THRESHOLD).length, g.length).padEnd(14)} detected: ${pct(t.filter((d) => scoreOf(d) >= THRESHOLD).length, t.length).padEnd(14)} two pixel checks flag: ${pct(two.length, t.length)}`;
     });
     out.push(`  per capture class (${part}):`, ...rows);
     const kinds = [...new Set(ds.filter((d) => d.tamper).map((d) => d.tamper!))].sort();
     for (const k of kinds) {
-      const t = ds.filter((d) => d.tamper === k && (d.originalScore === undefined || d.originalScore < THRESHOLD));
+      const t = ds.filter(
+        (d) => d.tamper === k && (d.originalScore === undefined || d.originalScore < THRESHOLD),
+      );
       const any = t.filter((d) => pixelFlags(d).length >= 1);
       const two = t.filter((d) => pixelFlags(d).length >= 2);
-      out.push(`  ${k.padEnd(18)} detected ${pct(t.filter((d) => scoreOf(d) >= THRESHOLD).length, t.length).padEnd(14)} a pixel check flags ${pct(any.length, t.length).padEnd(14)} two: ${pct(two.length, t.length)}`);
+      out.push(
+        `  ${k.padEnd(18)} detected ${pct(t.filter((d) => scoreOf(d) >= THRESHOLD).length, t.length).padEnd(14)} a pixel check flags ${pct(any.length, t.length).padEnd(14)} two: ${pct(two.length, t.length)}`,
+      );
     }
     if (part === "dev") {
       const fp = ds.filter((d) => d.label === "genuine" && scoreOf(d) >= THRESHOLD);
       for (const d of fp)
-        out.push(`  genuine ≥ ${THRESHOLD}: ${d.id} ${scoreOf(d)}: ${(d.agentInput?.checks ?? []).filter((c) => c.outcome === "flag").map((c) => `${c.checkId}(${c.severity})`).join(", ")}`);
+        out.push(
+          `  genuine ≥ ${THRESHOLD}: ${d.id} ${scoreOf(d)}: ${(d.agentInput?.checks ?? [])
+            .filter((c) => c.outcome === "flag")
+            .map((c) => `${c.checkId}(${c.severity})`)
+            .join(", ")}`,
+        );
     } else {
       const g = ds.filter((d) => d.label === "genuine");
       const byCheck = new Map<string, number>();
       for (const d of g.filter((x) => scoreOf(x) >= THRESHOLD))
-        for (const c of (d.agentInput?.checks ?? []).filter((x) => x.outcome === "flag")) byCheck.set(c.checkId, (byCheck.get(c.checkId) ?? 0) + 1);
-      out.push(`  held-out genuine ≥ ${THRESHOLD}, checks that flagged them (counts only): ${[...byCheck].map(([k, v]) => `${k} ${v}`).join(", ") || "none"}`);
+        for (const c of (d.agentInput?.checks ?? []).filter((x) => x.outcome === "flag"))
+          byCheck.set(c.checkId, (byCheck.get(c.checkId) ?? 0) + 1);
+      out.push(
+        `  held-out genuine ≥ ${THRESHOLD}, checks that flagged them (counts only): ${[...byCheck].map(([k, v]) => `${k} ${v}`).join(", ") || "none"}`,
+      );
     }
-    const pixMs = ds.flatMap((d) => (d.agentInput?.checks ?? []).filter((c) => PIXEL_CHECK_IDS.includes(c.checkId) || c.checkId === "image.capture").map((c) => c.durationMs ?? 0));
-    const perDoc = ds.map((d) => Math.max(0, ...(d.agentInput?.checks ?? []).filter((c) => [...PIXEL_CHECK_IDS, "image.capture"].includes(c.checkId)).map((c) => c.durationMs ?? 0)));
+    const pixMs = ds.flatMap((d) =>
+      (d.agentInput?.checks ?? [])
+        .filter((c) => PIXEL_CHECK_IDS.includes(c.checkId) || c.checkId === "image.capture")
+        .map((c) => c.durationMs ?? 0),
+    );
+    const perDoc = ds.map((d) =>
+      Math.max(
+        0,
+        ...(d.agentInput?.checks ?? [])
+          .filter((c) => [...PIXEL_CHECK_IDS, "image.capture"].includes(c.checkId))
+          .map((c) => c.durationMs ?? 0),
+      ),
+    );
     perDoc.sort((a, b) => a - b);
-    if (pixMs.length) out.push(`  slowest pixel check per document (they run in parallel): median ${perDoc[Math.floor(perDoc.length / 2)]} ms, p95 ${perDoc[Math.floor(perDoc.length * 0.95)]} ms`);
+    if (pixMs.length)
+      out.push(
+        `  slowest pixel check per document (they run in parallel): median ${perDoc[Math.floor(perDoc.length / 2)]} ms, p95 ${perDoc[Math.floor(perDoc.length * 0.95)]} ms`,
+      );
   }
   return out.join("\n");
 }

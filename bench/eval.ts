@@ -15,6 +15,7 @@
  *   npm run eval -- --real-producer-subset test    the small real-producer subset the unit tests use
  *   npm run eval -- --real-producer-draw 2         another draw of the real-producer plan (other seeds:
  *                                                  documents the checks were not developed with)
+ *   npm run eval -- --set captures --captures-size 8   fewer source documents per part (default 24)
  *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
  *   npm run eval -- --seed 1001                    the synthetic calibration set
  *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
@@ -50,7 +51,12 @@ import {
   SHARED_DIR,
   syntheticSet,
 } from "./eval-sets.js";
-import { capturesEvalSet, formatCapturesReport, realworldTamperedEvalSet } from "./eval-sets-captures.js";
+import {
+  CAPTURE_SOURCES_PER_PART,
+  capturesEvalSet,
+  formatCapturesReport,
+  realworldTamperedEvalSet,
+} from "./eval-sets-captures.js";
 import { tenPageCheckStepMs } from "./ten-page.js";
 
 export const HOLDOUT_SEED = 9001;
@@ -70,6 +76,7 @@ interface Args {
   realProducerSubset: "full" | "test";
   realProducerDraw: number;
   shared: string;
+  capturesSize: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -84,6 +91,7 @@ function parseArgs(argv: string[]): Args {
     realProducerSubset: "full",
     realProducerDraw: 1,
     shared: SHARED_DIR,
+    capturesSize: CAPTURE_SOURCES_PER_PART,
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -142,6 +150,9 @@ function parseArgs(argv: string[]): Args {
         if (!Number.isInteger(args.realProducerDraw) || args.realProducerDraw < 1)
           throw new Error(`--real-producer-draw must be a whole number from 1, got ${argv[i]}`);
         break;
+      case "--captures-size":
+        args.capturesSize = Number(value(i++, a));
+        break;
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -181,7 +192,7 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
     case "debian-manuals":
       return debianManualsSet();
     case "captures":
-      return capturesEvalSet(args.verbose ? progress : undefined);
+      return capturesEvalSet(args.verbose ? progress : undefined, args.capturesSize);
     case "realworld-dev-scans-tampered":
       return realworldTamperedEvalSet(args.shared, args.verbose ? progress : undefined);
   }

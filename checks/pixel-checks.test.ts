@@ -13,7 +13,8 @@ import { imageModel, jpegOf, kitPage, touches } from "./testdata/capture-kit.js"
 async function run(bytes: Uint8Array) {
   const doc = imageModel(bytes);
   const out: CheckResult[] = [];
-  for (const c of PIXEL_CHECKS) if (c.appliesTo(doc)) out.push(CheckResult.parse(await c.run(doc, { now: new Date() })));
+  for (const c of PIXEL_CHECKS)
+    if (c.appliesTo(doc)) out.push(CheckResult.parse(await c.run(doc, { now: new Date() })));
   return out;
 }
 
@@ -23,7 +24,8 @@ const onBox = (results: CheckResult[], box: number[]) =>
       .filter((f) => (f.severity ?? 0) > 0 && touches(f.evidence?.pixelBox as number[], box))
       .map((f) => `${r.checkId}:${f.code}`),
   );
-const flagged = (results: CheckResult[]) => results.flatMap((r) => r.findings.filter((f) => (f.severity ?? 0) > 0));
+const flagged = (results: CheckResult[]) =>
+  results.flatMap((r) => r.findings.filter((f) => (f.severity ?? 0) > 0));
 
 describe.each([11, 12])("a scanned page (seed %i)", (seed) => {
   it("untouched, and re-saved without an edit: no pixel check speaks", async () => {
@@ -67,7 +69,8 @@ describe.each([11, 12])("a scanned page (seed %i)", (seed) => {
     const t = whiteBox(scan, k.values[3]!, seed, "dev", "8,888.88");
     const results = await run(await jpegOf(t.img, 95));
     expect(onBox(results, t.box)).toContain("pixels.compression:double_compression_absent");
-    for (const f of flagged(results)) expect(touches(f.evidence?.pixelBox as number[], t.box), f.message).toBe(true);
+    for (const f of flagged(results))
+      expect(touches(f.evidence?.pixelBox as number[], t.box), f.message).toBe(true);
   });
 });
 

@@ -33,8 +33,16 @@ describe("a white box painted on a scanned image", () => {
     const scan = await decodeRgb(await jpegOf(k.img, 75, { density: 200 }));
     const t = whiteBox(scan, k.values.at(-2)!, 21, "dev", "7,777.77");
     const bytes = await jpegOf(t.img, 93);
-    const checked = await checkDocument(ctx, bytes, { docType: "bank_statement", region: "GB" }, {}, "image/jpeg");
-    const pixel = checked.manifest.findings.filter((f) => (f.evidence as { kind?: string } | undefined)?.kind === "pixels");
+    const checked = await checkDocument(
+      ctx,
+      bytes,
+      { docType: "bank_statement", region: "GB" },
+      {},
+      "image/jpeg",
+    );
+    const pixel = checked.manifest.findings.filter(
+      (f) => (f.evidence as { kind?: string } | undefined)?.kind === "pixels",
+    );
     expect(pixel.length, JSON.stringify(checked.manifest.findings.map((f) => f.code))).toBeGreaterThan(0);
     expect(checked.result.discovered).toContain("capture_flatbed_scan");
 
@@ -47,20 +55,33 @@ describe("a white box painted on a scanned image", () => {
     // The marks (one per word of the new value) lie on the painted box and together cover it.
     expect(marks.length).toBeGreaterThan(0);
     for (const m of marks) expect(inside(m.inner, expected, 6), JSON.stringify({ m, expected })).toBe(true);
-    expect(iou(union(marks.map((m) => m.outer)), expected), JSON.stringify({ expected, marks })).toBeGreaterThanOrEqual(0.5);
+    expect(
+      iou(union(marks.map((m) => m.outer)), expected),
+      JSON.stringify({ expected, marks }),
+    ).toBeGreaterThanOrEqual(0.5);
     // Every pixel finding's box is on the painted box's row: nothing boxed where nothing changed.
     for (const f of pixel) {
       const b = f.bbox as number[];
-      expect(b[1] < t.box[3] + 4 && b[3] > t.box[1] - 4, `${f.code} at ${b}`).toBe(true);
+      expect(b[1]! < t.box[3] + 4 && b[3]! > t.box[1] - 4, `${f.code} at ${b}`).toBe(true);
     }
 
     const html = reviewPage({
-      detail: { id: checked.input.detection, filename: "scan.jpg", completed_at: null, verdict: null } as never,
+      detail: {
+        id: checked.input.detection,
+        filename: "scan.jpg",
+        completed_at: null,
+        verdict: null,
+      } as never,
       state: { kind: "ready", manifest: checked.manifest } as never,
       imageUrl: (n) => `/img/${n}`,
     });
     const boxes = [...html.matchAll(/data-box="([\d.,]+)"/g)].map((m) => m[1]!.split(",").map(Number));
-    const fraction = [t.box[0] / t.img.width, t.box[1] / t.img.height, t.box[2] / t.img.width, t.box[3] / t.img.height];
+    const fraction = [
+      t.box[0] / t.img.width,
+      t.box[1] / t.img.height,
+      t.box[2] / t.img.width,
+      t.box[3] / t.img.height,
+    ];
     expect(boxes.length).toBeGreaterThan(0);
     const near = boxes.filter((b) => inside(b, fraction, 0.01));
     expect(near.length, JSON.stringify({ boxes, fraction })).toBe(boxes.length);

@@ -1,5 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
-import { CAPTURE_CLASSES, type PageCapture, captureOf } from "../../document/pixels/capture.js";
+import { type CAPTURE_CLASSES, type PageCapture, captureOf } from "../../document/pixels/capture.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
 import { defineCheck, skip, unreadable } from "../check.js";
 
@@ -40,7 +40,11 @@ export function captureFinding(c: PageCapture, pdf: boolean): Finding {
       heightPx: c.height,
       ...(c.dpi ? { dpi: c.dpi } : {}),
       ...(c.jpeg?.quality
-        ? { jpegQuality: c.jpeg.quality.quality, standardTables: c.jpeg.quality.standard, subsampling: c.jpeg.subsampling }
+        ? {
+            jpegQuality: c.jpeg.quality.quality,
+            standardTables: c.jpeg.quality.standard,
+            subsampling: c.jpeg.subsampling,
+          }
         : {}),
       paperNoiseSigma: c.noise.sigma,
       flatPaperShare: Math.round(c.noise.flatRate * 100) / 100,

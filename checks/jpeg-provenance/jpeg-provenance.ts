@@ -41,7 +41,11 @@ async function subjects(doc: DocumentModel): Promise<Subject[]> {
     if (img.filters.length !== 1 || img.filters[0] !== "DCTDecode") continue;
     if (Math.max(img.width, img.height) < MIN_PAGE_IMAGE_SIDE || !isJpeg(img.encoded)) continue;
     try {
-      out.push({ label: `the picture ${img.ref} on page ${img.pages[0]}`, page: img.pages[0], info: readJpeg(img.encoded) });
+      out.push({
+        label: `the picture ${img.ref} on page ${img.pages[0]}`,
+        page: img.pages[0],
+        info: readJpeg(img.encoded),
+      });
     } catch {
       // A stream that is no readable JPEG is pdf.structure's concern.
     }
@@ -59,7 +63,11 @@ export const jpegProvenanceCheck = defineCheck({
     const findings: Finding[] = [];
     for (const s of list) {
       const where = s.page ? { page: s.page } : {};
-      const editor = s.info.app.photoshop ? "Photoshop's image resources (APP13)" : s.info.app.ducky ? "a \"Save for Web\" Ducky segment (APP12)" : undefined;
+      const editor = s.info.app.photoshop
+        ? "Photoshop's image resources (APP13)"
+        : s.info.app.ducky
+          ? 'a "Save for Web" Ducky segment (APP12)'
+          : undefined;
       if (editor) {
         findings.push({
           code: "jpeg_saved_by_editor",

@@ -95,7 +95,12 @@ export function gridVotes(
   const tests = 10 ** logNT;
   let main = -1;
   let best = 0;
-  for (let g = 0; g < 64; g++) if (counts[g]! > best) (best = counts[g]!), (main = g);
+  for (let g = 0; g < 64; g++) {
+    if (counts[g]! > best) {
+      best = counts[g]!;
+      main = g;
+    }
+  }
   const mainLogNfa = main >= 0 ? logNfa(tests, Math.floor(voters / 64), Math.floor(best / 64), 1 / 64) : 0;
   if (mainLogNfa >= 0) main = -1;
   const foreign: GridRegion[] = [];

@@ -94,7 +94,11 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   const text = new Uint8Array(bw * bh);
   for (const r of regions)
     for (let y = Math.max(0, Math.floor((r[1] - gy) / 8)); y < Math.min(bh, Math.ceil((r[3] - gy) / 8)); y++)
-      for (let x = Math.max(0, Math.floor((r[0] - gx) / 8)); x < Math.min(bw, Math.ceil((r[2] - gx) / 8)); x++)
+      for (
+        let x = Math.max(0, Math.floor((r[0] - gx) / 8));
+        x < Math.min(bw, Math.ceil((r[2] - gx) / 8));
+        x++
+      )
         text[y * bw + x] = 1;
   const dq = dqAnalyse(page.grey, page.width, page.height, table, gx, gy, (x, y) => text[y * bw + x] === 1);
   if (!dq || dq.model.blocks < 100) return findings;
@@ -136,7 +140,8 @@ export const pixelsCompressionCheck = defineCheck({
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);
     const jpegs = pages.filter((p) => p.jpeg);
-    if (jpegs.length === 0) return skip("No page image is a JPEG's own pixels, so there is no compression history to read.");
+    if (jpegs.length === 0)
+      return skip("No page image is a JPEG's own pixels, so there is no compression history to read.");
     const captures = await captureOf(doc);
     const findings: Finding[] = [];
     let judged = 0;
@@ -147,7 +152,8 @@ export const pixelsCompressionCheck = defineCheck({
       judged++;
       findings.push(...inspectPage(page, capture, ctx.signal));
     }
-    if (judged === 0) return skip("The JPEG pages are screenshots: no capture's compression history to compare.");
+    if (judged === 0)
+      return skip("The JPEG pages are screenshots: no capture's compression history to compare.");
     return { findings, judged };
   },
   summary: ({ outcome, findings }) =>

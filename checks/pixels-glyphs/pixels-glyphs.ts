@@ -38,10 +38,38 @@ export interface GlyphThresholds {
 }
 
 export const GLYPH_THRESHOLDS: Record<ImageClass, GlyphThresholds | null> = {
-  flatbed_scan: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
-  camera_photo: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 40, styleLogNfa: -3, styleFeatures: 2, zEach: 3.5 },
-  scanning_app: { identicalRatio: 0.45, identicalNext: 0.5, identicalMinArea: 60, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
-  messenger: { identicalRatio: 0.5, identicalNext: 0.5, identicalMinArea: 50, styleLogNfa: -3, styleFeatures: 2, zEach: 4 },
+  flatbed_scan: {
+    identicalRatio: 0.5,
+    identicalNext: 0.5,
+    identicalMinArea: 40,
+    styleLogNfa: -3,
+    styleFeatures: 2,
+    zEach: 3.5,
+  },
+  camera_photo: {
+    identicalRatio: 0.5,
+    identicalNext: 0.5,
+    identicalMinArea: 40,
+    styleLogNfa: -3,
+    styleFeatures: 2,
+    zEach: 3.5,
+  },
+  scanning_app: {
+    identicalRatio: 0.45,
+    identicalNext: 0.5,
+    identicalMinArea: 60,
+    styleLogNfa: -3,
+    styleFeatures: 2,
+    zEach: 4,
+  },
+  messenger: {
+    identicalRatio: 0.5,
+    identicalNext: 0.5,
+    identicalMinArea: 50,
+    styleLogNfa: -3,
+    styleFeatures: 2,
+    zEach: 4,
+  },
   // A screenshot renders every "7" of a font identically: nothing to compare.
   screenshot: null,
 };
@@ -211,7 +239,8 @@ export const pixelsGlyphsCheck = defineCheck({
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);
-    if (pages.length === 0) return skip("The document has no image pages, so there are no printed characters to compare.");
+    if (pages.length === 0)
+      return skip("The document has no image pages, so there are no printed characters to compare.");
     const captures = await captureOf(doc);
     const findings: Finding[] = [];
     let judged = 0;
@@ -222,7 +251,8 @@ export const pixelsGlyphsCheck = defineCheck({
       judged++;
       findings.push(...inspectPage(page, capture, ctx.signal));
     }
-    if (judged === 0) return skip("The page images are screenshots: their characters are rendered, not captured.");
+    if (judged === 0)
+      return skip("The page images are screenshots: their characters are rendered, not captured.");
     return { findings, judged };
   },
   summary: ({ outcome, findings }) =>

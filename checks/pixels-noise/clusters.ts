@@ -110,12 +110,7 @@ export function clusters(
     const area = (x1 - x0 + 1) * (y1 - y0 + 1);
     out.push({
       cells: [x0, y0, x1 + 1, y1 + 1],
-      box: [
-        map.ox + x0 * CELL,
-        map.oy + y0 * CELL,
-        map.ox + (x1 + 1) * CELL,
-        map.oy + (y1 + 1) * CELL,
-      ],
+      box: [map.ox + x0 * CELL, map.oy + y0 * CELL, map.ox + (x1 + 1) * CELL, map.oy + (y1 + 1) * CELL],
       n,
       k,
       fill: members / area,

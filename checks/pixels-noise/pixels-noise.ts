@@ -1,7 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import { captureOf, type ImageClass, type PageCapture } from "../../document/pixels/capture.js";
 import { layoutOf } from "../../document/pixels/ink-layout.js";
-import { CELL, cellMap } from "../../document/pixels/noise.js";
+import { CELL, type cellMap, cellMapOf } from "../../document/pixels/noise.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
@@ -86,7 +86,7 @@ function inspectPage(
   const t = NOISE_THRESHOLDS[capture.underlying];
   if (!t || page.source === "pdf-render") return [];
   const layout = layoutOf(page);
-  const map = cellMap(page.grey, page.width, page.height, layout);
+  const map = cellMapOf(page, layout);
   const findings: Finding[] = [];
   const n = map.cw * map.ch;
   const flatRate = capture.noise.flatRate;
@@ -116,7 +116,12 @@ function inspectPage(
           box: c.box,
           severity: c.logNfa < t.flatLogNfa - 6 ? 4 : 3,
           logNfa: c.logNfa,
-          evidence: { flatCells: c.k, paperCells: c.n, pageFlatRate: round3(flatRate), grey: Math.round(level) },
+          evidence: {
+            flatCells: c.k,
+            paperCells: c.n,
+            pageFlatRate: round3(flatRate),
+            grey: Math.round(level),
+          },
         }),
       );
       if (findings.length >= 5) break;
@@ -154,7 +159,12 @@ function inspectPage(
               box: c.box,
               severity: c.logNfa < t.levelLogNfa - 6 ? 4 : 3,
               logNfa: c.logNfa,
-              evidence: { sigmaInside: round3(inside), sigmaPage: capture.noise.sigma, marked: c.k, paperCells: c.n },
+              evidence: {
+                sigmaInside: round3(inside),
+                sigmaPage: capture.noise.sigma,
+                marked: c.k,
+                paperCells: c.n,
+              },
             }),
           );
           if (findings.length >= 6) break;
@@ -195,11 +205,7 @@ function meanIn(grey: Uint8Array, width: number, b: readonly number[]): number {
   return n ? s / n : 0;
 }
 
-function medianSigma(
-  map: ReturnType<typeof cellMap>,
-  cells: readonly number[],
-  counted: Uint8Array,
-): number {
+function medianSigma(map: ReturnType<typeof cellMap>, cells: readonly number[], counted: Uint8Array): number {
   const v: number[] = [];
   for (let y = cells[1]!; y < cells[3]!; y++)
     for (let x = cells[0]!; x < cells[2]!; x++) {
@@ -217,7 +223,8 @@ export const pixelsNoiseCheck = defineCheck({
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);
-    if (pages.length === 0) return skip("The document has no image pages, so there is no paper noise to compare.");
+    if (pages.length === 0)
+      return skip("The document has no image pages, so there is no paper noise to compare.");
     const captures = await captureOf(doc);
     const findings: Finding[] = [];
     let judged = 0;

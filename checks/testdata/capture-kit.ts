@@ -17,7 +17,13 @@ export interface KitPage {
   values: ValueOnCapture[];
 }
 
-export function kitPage(o: { seed: number; width?: number; height?: number; noise?: number; size?: number }): KitPage {
+export function kitPage(o: {
+  seed: number;
+  width?: number;
+  height?: number;
+  noise?: number;
+  size?: number;
+}): KitPage {
   const width = o.width ?? 1100;
   const height = o.height ?? 820;
   const size = o.size ?? 26;
@@ -30,7 +36,15 @@ export function kitPage(o: { seed: number; width?: number; height?: number; nois
   ctx.font = `${size}px "Liberation Sans"`;
   ctx.textBaseline = "alphabetic";
   const values: ValueOnCapture[] = [];
-  const labels = ["Opening balance", "Salary payment", "Rent", "Card purchase", "Transfer out", "Interest", "Closing balance"];
+  const labels = [
+    "Opening balance",
+    "Salary payment",
+    "Rent",
+    "Card purchase",
+    "Transfer out",
+    "Interest",
+    "Closing balance",
+  ];
   let y = 90;
   for (let i = 0; y < height - 60; i++) {
     const label = labels[i % labels.length]!;
@@ -85,7 +99,11 @@ export function kitPage(o: { seed: number; width?: number; height?: number; nois
   return { img: { width, height, data }, values };
 }
 
-export async function jpegOf(img: Rgb, quality: number, opts: { density?: number; subsampling?: "4:2:0" | "4:4:4" } = {}): Promise<Buffer> {
+export async function jpegOf(
+  img: Rgb,
+  quality: number,
+  opts: { density?: number; subsampling?: "4:2:0" | "4:4:4" } = {},
+): Promise<Buffer> {
   let p = sharp(Buffer.from(img.data), { raw: { width: img.width, height: img.height, channels: 3 } });
   if (opts.density) p = p.withMetadata({ density: opts.density });
   return p.jpeg({ quality, chromaSubsampling: opts.subsampling ?? "4:2:0" }).toBuffer();

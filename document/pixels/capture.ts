@@ -2,7 +2,7 @@ import exifr from "exifr";
 import type { DocumentModel } from "../model.js";
 import { layoutOf } from "./ink-layout.js";
 import { type JpegInfo, readJpeg } from "./jpeg-markers.js";
-import { cellMap, type PageNoise, pageNoise } from "./noise.js";
+import { cellMapOf, type PageNoise, pageNoise } from "./noise.js";
 import { type PagePixels, pagePixels } from "./page-pixels.js";
 
 /**
@@ -128,14 +128,15 @@ export async function classifyPage(page: PagePixels, pdfProducer?: string): Prom
     }
   }
   const exif = source ? await readExif(source) : undefined;
-  const map = cellMap(page.grey, page.width, page.height, layout);
+  const map = cellMapOf(page, layout);
   const noise = pageNoise(map);
   const signals: string[] = [];
   const camera =
     exif?.Make || exif?.Model || exif?.Software
       ? { make: exif.Make?.trim(), model: exif.Model?.trim(), software: exif.Software?.trim() }
       : undefined;
-  const cameraExposure = exif?.ExposureTime !== undefined || exif?.FNumber !== undefined || exif?.ISO !== undefined;
+  const cameraExposure =
+    exif?.ExposureTime !== undefined || exif?.FNumber !== undefined || exif?.ISO !== undefined;
   const densityDpi =
     jpeg?.app.jfif && jpeg.app.jfif.densityUnits === 1 && jpeg.app.jfif.xDensity > 1
       ? jpeg.app.jfif.xDensity
@@ -159,7 +160,9 @@ export async function classifyPage(page: PagePixels, pdfProducer?: string): Prom
     confidence = 0.8;
   } else if ((camera?.make || cameraExposure) && !noiseIsFlattened(noise)) {
     cls = "camera_photo";
-    signals.push(`camera EXIF${camera?.make ? ` (${[camera.make, camera.model].filter(Boolean).join(" ")})` : ""}`);
+    signals.push(
+      `camera EXIF${camera?.make ? ` (${[camera.make, camera.model].filter(Boolean).join(" ")})` : ""}`,
+    );
     confidence = 0.85;
   } else if ((camera?.make || cameraExposure) && noiseIsFlattened(noise)) {
     cls = "scanning_app";
@@ -187,7 +190,9 @@ export async function classifyPage(page: PagePixels, pdfProducer?: string): Prom
   } else {
     cls = "flatbed_scan";
     signals.push(
-      dpi ? `resolution ${dpi} dpi${SCANNER_DPI.includes(Math.round(dpi)) ? " (a scanner setting)" : ""}` : "even light",
+      dpi
+        ? `resolution ${dpi} dpi${SCANNER_DPI.includes(Math.round(dpi)) ? " (a scanner setting)" : ""}`
+        : "even light",
     );
     signals.push("even light, the page fills the picture");
     confidence = dpi && SCANNER_DPI.includes(Math.round(dpi)) ? 0.75 : 0.55;
@@ -198,7 +203,8 @@ export async function classifyPage(page: PagePixels, pdfProducer?: string): Prom
     );
   signals.push(`paper noise σ ${noise.sigma.toFixed(1)}, ${(noise.flatRate * 100).toFixed(0)} % flat cells`);
   const pasted = page.source !== "image-file";
-  if (pasted) signals.unshift(`a page of a PDF that is one picture${pdfProducer ? ` (producer ${pdfProducer})` : ""}`);
+  if (pasted)
+    signals.unshift(`a page of a PDF that is one picture${pdfProducer ? ` (producer ${pdfProducer})` : ""}`);
   return {
     page: page.page,
     class: pasted ? "pasted_image" : cls,

@@ -246,7 +246,13 @@ export function inkLayout(grey: Uint8Array, width: number, height: number): InkL
     const members = l.members.map((i) => glyphs[i]!).sort((a, b) => a.box[0] - b.box[0]);
     const lh = median(members.map((g) => g.box[3] - g.box[1]));
     const lineId = lines.length;
-    const line: TextLine = { id: lineId, box: unionBox(members.map((g) => g.box)), words: [], glyphs: [], height: lh };
+    const line: TextLine = {
+      id: lineId,
+      box: unionBox(members.map((g) => g.box)),
+      words: [],
+      glyphs: [],
+      height: lh,
+    };
     let current: Glyph[] = [];
     const flush = () => {
       if (!current.length) return;
@@ -294,7 +300,12 @@ export function unionBox(boxes: readonly BoxTuple[]): BoxTuple {
 
 /** The box grown by `m` pixels on each side, clamped to the image. */
 export function grow(b: BoxTuple, m: number, width: number, height: number): BoxTuple {
-  return [Math.max(0, b[0] - m), Math.max(0, b[1] - m), Math.min(width, b[2] + m), Math.min(height, b[3] + m)];
+  return [
+    Math.max(0, b[0] - m),
+    Math.max(0, b[1] - m),
+    Math.min(width, b[2] + m),
+    Math.min(height, b[3] + m),
+  ];
 }
 
 export function overlaps(a: BoxTuple, b: BoxTuple): boolean {

@@ -1,7 +1,14 @@
 import { execFileSync } from "node:child_process";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { estimateQuality, ijgTable, JpegFormatError, readJpeg, STD_LUMA, tablesFingerprint } from "./jpeg-markers.js";
+import {
+  estimateQuality,
+  ijgTable,
+  JpegFormatError,
+  readJpeg,
+  STD_LUMA,
+  tablesFingerprint,
+} from "./jpeg-markers.js";
 
 const noise = (w: number, h: number) => {
   const data = Buffer.alloc(w * h * 3);
@@ -10,19 +17,25 @@ const noise = (w: number, h: number) => {
 };
 
 describe("readJpeg", () => {
-  it.each([50, 75, 90, 100])("reads libjpeg's tables at quality %i and names that quality exactly", async (q) => {
-    const jpeg = await noise(64, 48).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer();
-    const info = readJpeg(jpeg);
-    expect(info.quality).toEqual({ quality: q, standard: true, distance: 0 });
-    expect(info.tables.get(0)).toEqual(ijgTable(STD_LUMA, q));
-    expect(info.frame).toMatchObject({ type: 0, width: 64, height: 48 });
-    expect(info.subsampling).toBe("4:2:0");
-    expect(info.markers[0]).toBe("SOI");
-    expect(info.markers).toContain("SOS");
-  });
+  it.each([50, 75, 90, 100])(
+    "reads libjpeg's tables at quality %i and names that quality exactly",
+    async (q) => {
+      const jpeg = await noise(64, 48).jpeg({ quality: q, chromaSubsampling: "4:2:0" }).toBuffer();
+      const info = readJpeg(jpeg);
+      expect(info.quality).toEqual({ quality: q, standard: true, distance: 0 });
+      expect(info.tables.get(0)).toEqual(ijgTable(STD_LUMA, q));
+      expect(info.frame).toMatchObject({ type: 0, width: 64, height: 48 });
+      expect(info.subsampling).toBe("4:2:0");
+      expect(info.markers[0]).toBe("SOI");
+      expect(info.markers).toContain("SOS");
+    },
+  );
 
   it("reads the metadata segments, the sampling and appended bytes", async () => {
-    const jpeg = await noise(32, 32).withMetadata({ density: 300 }).jpeg({ quality: 85, chromaSubsampling: "4:4:4" }).toBuffer();
+    const jpeg = await noise(32, 32)
+      .withMetadata({ density: 300 })
+      .jpeg({ quality: 85, chromaSubsampling: "4:4:4" })
+      .toBuffer();
     const info = readJpeg(Buffer.concat([jpeg, Buffer.alloc(2000, 1)]));
     // sharp writes the density as EXIF resolution.
     expect(info.app.exif).toBe(true);
@@ -37,7 +50,8 @@ describe("readJpeg", () => {
     } catch {
       cjpeg = false;
     }
-    if (!cjpeg && process.env.CI) throw new Error("cjpeg (libjpeg-turbo-progs) is missing: npm run test:setup");
+    if (!cjpeg && process.env.CI)
+      throw new Error("cjpeg (libjpeg-turbo-progs) is missing: npm run test:setup");
     if (!cjpeg) return;
     const own = Array.from({ length: 64 }, (_, i) => 2 + (i % 8) + Math.floor(i / 8));
     const luma = own.map((v) => Math.round(v * 1.3));

@@ -63,21 +63,21 @@ const MAX_SEGMENTS = 512;
 
 /** Zigzag index → natural index. */
 export const ZIGZAG = [
-  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
-  28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
-  54, 47, 55, 62, 63,
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7,
+  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46,
+  53, 60, 61, 54, 47, 55, 62, 63,
 ];
 
 /** ITU T.81 Annex K tables (natural order). */
 export const STD_LUMA = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51,
-  87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101,
-  72, 92, 95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22,
+  29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103,
+  121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
 ];
 export const STD_CHROMA = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99,
+  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
 ];
 
 /** libjpeg's table for a quality (jpeg_quality_scaling, baseline-limited to 255). */
@@ -109,18 +109,19 @@ export function estimateQuality(luma: readonly number[], chroma?: readonly numbe
   return best;
 }
 
-const MARKER_NAMES: Record<number, string> = {
-  0xd8: "SOI",
-  0xd9: "EOI",
-  0xda: "SOS",
-  0xdb: "DQT",
-  0xc4: "DHT",
-  0xdd: "DRI",
-  0xfe: "COM",
-  0xcc: "DAC",
-};
+const MARKER_NAMES = new Map<number, string>([
+  [0xd8, "SOI"],
+  [0xd9, "EOI"],
+  [0xda, "SOS"],
+  [0xdb, "DQT"],
+  [0xc4, "DHT"],
+  [0xdd, "DRI"],
+  [0xfe, "COM"],
+  [0xcc, "DAC"],
+]);
 function markerName(m: number): string {
-  if (MARKER_NAMES[m]) return MARKER_NAMES[m]!;
+  const known = MARKER_NAMES.get(m);
+  if (known) return known;
   if (m >= 0xe0 && m <= 0xef) return `APP${m - 0xe0}`;
   if (m >= 0xc0 && m <= 0xcf) return `SOF${m - 0xc0}`;
   if (m >= 0xd0 && m <= 0xd7) return `RST${m - 0xd0}`;
@@ -209,7 +210,12 @@ export function readJpeg(bytes: Uint8Array): JpegInfo {
       const components: JpegComponent[] = [];
       for (let i = 0; i < n; i++) {
         const o = s + 6 + i * 3;
-        components.push({ id: bytes[o]!, h: bytes[o + 1]! >> 4, v: bytes[o + 1]! & 15, table: bytes[o + 2]! });
+        components.push({
+          id: bytes[o]!,
+          h: bytes[o + 1]! >> 4,
+          v: bytes[o + 1]! & 15,
+          table: bytes[o + 2]!,
+        });
       }
       info.frame = {
         type: m - 0xc0,

@@ -131,3 +131,18 @@ export function pageNoise(map: CellMap): PageNoise {
     lightSpread: Math.round(quantile(means, 0.9) - quantile(means, 0.1)),
   };
 }
+
+const maps = new WeakMap<object, CellMap>();
+
+/** The cell map of a page image on the (0, 0) grid, computed once per pixel buffer. */
+export function cellMapOf(
+  page: { grey: Uint8Array; width: number; height: number },
+  layout: InkLayout,
+): CellMap {
+  let m = maps.get(page.grey);
+  if (!m) {
+    m = cellMap(page.grey, page.width, page.height, layout);
+    maps.set(page.grey, m);
+  }
+  return m;
+}

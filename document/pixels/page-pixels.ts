@@ -246,7 +246,9 @@ async function load(doc: DocumentModel): Promise<PagePixelSet> {
         });
       });
     } catch (err) {
-      problems.push(`rendering image-only pages failed (${err instanceof Error ? err.message : String(err)})`);
+      problems.push(
+        `rendering image-only pages failed (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
   }
   pages.sort((a, b) => a.page - b.page);
