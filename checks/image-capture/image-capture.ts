@@ -1,6 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import { type CAPTURE_CLASSES, type PageCapture, captureOf } from "../../document/pixels/capture.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, skip, unreadable } from "../check.js";
 
 /**
@@ -54,8 +55,18 @@ export function captureFinding(c: PageCapture, pdf: boolean): Finding {
   };
 }
 
+export const CODES = {
+  capture_class: {
+    level: "note",
+    kind: "capture",
+    means:
+      "How the page image was captured (camera photo, scan, scanning app, screenshot, messenger, picture in a PDF); never scores.",
+  },
+} as const satisfies CodeTable;
+
 export const imageCaptureCheck = defineCheck({
   id: IMAGE_CAPTURE_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc) {
     const { pages, problems } = await pagePixels(doc);

@@ -2,6 +2,7 @@ import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
 import { type JpegInfo, isJpeg, readJpeg, tablesFingerprint } from "../../document/pixels/jpeg-markers.js";
 import { scanPdfImages } from "../../document/pdf-images.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 
 /**
@@ -54,8 +55,27 @@ async function subjects(doc: DocumentModel): Promise<Subject[]> {
   return out;
 }
 
+export const CODES = {
+  jpeg_saved_by_editor: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The JPEG carries segments only image editors write (Photoshop resources, Save for Web).",
+  },
+  page_tables_differ: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "One scanned page's picture was compressed with other tables than all the other pages'.",
+  },
+  jpeg_trailing_data: {
+    level: "note",
+    kind: "structure",
+    means: "Data (another picture) appended after the JPEG's end-of-image marker.",
+  },
+} as const satisfies CodeTable;
+
 export const jpegProvenanceCheck = defineCheck({
   id: JPEG_PROVENANCE_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType === "image/jpeg",
   async inspect(doc) {
     const list = await subjects(doc);

@@ -5,6 +5,7 @@ import { grow, layoutOf } from "../../document/pixels/ink-layout.js";
 import { readJpeg } from "../../document/pixels/jpeg-markers.js";
 import { logNfa } from "../../document/pixels/nfa.js";
 import { type PagePixels, pagePixels } from "../../document/pixels/page-pixels.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
 import { countIn, dqAnalyse } from "./double-quantisation.js";
@@ -139,8 +140,24 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   return findings;
 }
 
+export const CODES = {
+  jpeg_grid_foreign: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A region carries its own JPEG grid, unlike the page (ZERO, NFA-controlled): pasted in from another JPEG.",
+  },
+  double_compression_absent: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A word lacks the first JPEG save's traces that the rest of the page's text carries: painted after the capture was saved.",
+  },
+} as const satisfies CodeTable;
+
 export const pixelsCompressionCheck = defineCheck({
   id: PIXELS_COMPRESSION_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType === "image/jpeg",
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);

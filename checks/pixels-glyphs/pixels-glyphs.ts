@@ -4,6 +4,7 @@ import { captureOf, type ImageClass, type PageCapture } from "../../document/pix
 import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { logGaussTail } from "../../document/pixels/nfa.js";
 import { type PagePixels, pagePixels } from "../../document/pixels/page-pixels.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
 import { type GlyphFeatures, glyphFeatures, patchDifference } from "./glyph-features.js";
@@ -234,8 +235,24 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   return findings;
 }
 
+export const CODES = {
+  glyph_identical: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "Two characters match pixel for pixel, which two printed characters captured apart never do: a copy-move.",
+  },
+  glyph_style_differs: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A character's sharpness, ink grain or ink colour differs from the rest of its line: typed or pasted onto the picture.",
+  },
+} as const satisfies CodeTable;
+
 export const pixelsGlyphsCheck = defineCheck({
   id: PIXELS_GLYPHS_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);

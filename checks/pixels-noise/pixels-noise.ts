@@ -3,6 +3,7 @@ import { captureOf, type ImageClass, type PageCapture } from "../../document/pix
 import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { CELL, type cellMap, cellMapOf } from "../../document/pixels/noise.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
 import { clusters } from "./clusters.js";
@@ -218,8 +219,24 @@ function medianSigma(map: ReturnType<typeof cellMap>, cells: readonly number[], 
 
 const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
+export const CODES = {
+  flat_region: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A perfectly flat rectangle in paper that is noisy everywhere else: a box painted over the captured page.",
+  },
+  noise_level_differs: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A region whose paper is markedly quieter or noisier than the page's: pasted from another capture or repainted.",
+  },
+} as const satisfies CodeTable;
+
 export const pixelsNoiseCheck = defineCheck({
   id: PIXELS_NOISE_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);
