@@ -47,6 +47,8 @@ export const EVAL_SETS = [
   "layouts-dev",
   "layouts-heldout",
   "realworld-dev-scans",
+  "captures", // scans and photos (bench/eval-sets-captures.ts)
+  "realworld-dev-scans-tampered", // real receipts and tampered copies (bench/eval-sets-captures.ts)
 ] as const;
 /** Sets reported only in aggregate: no document of them is ever named in the report, progress or JSON. */
 export const AGGREGATE_ONLY_SETS: readonly EvalSet[] = ["layouts-heldout"];

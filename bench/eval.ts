@@ -10,6 +10,9 @@
  *   layouts-heldout generated layouts: held-out seeds on every producer, two producers never used in
  *                   development — reported ONLY in aggregate (no document is named, printed or written)
  *   realworld-dev-scans  120 genuine scanned receipts from ../shared/realworld-dev-scans (OCR; ~10 min)
+ *   captures        simulated scans and photos, genuine and tampered in the pixels (development and held-out
+ *                   parts reported apart; bench/eval-sets-captures.ts)
+ *   realworld-dev-scans-tampered  ../shared/realworld-dev-scans and a tampered copy of each receipt
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -21,6 +24,7 @@
  *   npm run eval -- --limit 40                     the first 40 genuine documents per layouts set (round-robin
  *                                                  over producers) and their tampered copies
  *   npm run eval -- --layouts-subset test          the small layouts subset the unit tests use
+ *   npm run eval -- --set captures --captures-size 8   fewer source documents per part (default 24)
  *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
  *   npm run eval -- --seed 1001                    the synthetic calibration set
  *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
@@ -60,6 +64,12 @@ import {
   SHARED_DIR,
   syntheticSet,
 } from "./eval-sets.js";
+import {
+  CAPTURE_SOURCES_PER_PART,
+  capturesEvalSet,
+  formatCapturesReport,
+  realworldTamperedEvalSet,
+} from "./eval-sets-captures.js";
 import { tenPageCheckStepMs } from "./ten-page.js";
 
 export const HOLDOUT_SEED = 9001;
@@ -82,6 +92,7 @@ interface Args {
   layoutsSubset: "full" | "test";
   limit?: number;
   shared: string;
+  capturesSize: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -98,6 +109,7 @@ function parseArgs(argv: string[]): Args {
     layoutsDraw: 1,
     layoutsSubset: "full",
     shared: SHARED_DIR,
+    capturesSize: CAPTURE_SOURCES_PER_PART,
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -172,6 +184,9 @@ function parseArgs(argv: string[]): Args {
         if (!Number.isInteger(args.limit) || args.limit < 1)
           throw new Error(`--limit must be a whole number from 1, got ${argv[i]}`);
         break;
+      case "--captures-size":
+        args.capturesSize = Number(value(i++, a));
+        break;
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -218,6 +233,10 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       return layoutsEvalSet("heldout", { draw: args.layoutsDraw, limit: args.limit, progress });
     case "realworld-dev-scans":
       return realworldDevScansSet(args.shared);
+    case "captures":
+      return capturesEvalSet(args.verbose ? progress : undefined, args.capturesSize);
+    case "realworld-dev-scans-tampered":
+      return realworldTamperedEvalSet(args.shared, args.verbose ? progress : undefined);
   }
 }
 
@@ -270,6 +289,7 @@ async function main(): Promise<void> {
       : [
           formatSet(set, docs, { verbose: args.verbose, note }),
           ...(set === "layouts-dev" ? [formatLayoutsDevExtras(docs)] : []),
+          ...(set === "captures" || set === "realworld-dev-scans-tampered" ? [formatCapturesReport(docs)] : []),
         ].join("\n");
     reports.push(report);
     const wrong = args.verbose && !aggregateOnly ? misclassified(docs) : [];

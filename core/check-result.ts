@@ -13,6 +13,13 @@ export const DISCOVERED_FACTS = [
   "incremental_updates",
   "metadata_present",
   "xmp_present",
+  // How an image page was captured (image.capture; docs/api.md "Capture classes").
+  "capture_camera_photo",
+  "capture_flatbed_scan",
+  "capture_scanning_app",
+  "capture_screenshot",
+  "capture_messenger",
+  "capture_pasted_image",
 ] as const;
 
 export const TRUST_LEVELS = ["corroborated", "unverified", "unattested"] as const;

@@ -15,6 +15,8 @@
 #     producers issuers' billing and reporting systems use beyond office suites and browsers — wkhtmltopdf (Qt
 #     WebKit), Apache FOP (XSL-FO, Java), TCPDF under php-cli — and more of the faces their templates use
 #     (Carlito, Open Sans, Lato, Inconsolata);
+#   - libjpeg-turbo-progs: cjpeg encodes the capture fixtures' phone photos with a camera's own quantisation
+#     tables (fixtures/captures/, `npm run eval -- --set captures`);
 #   - two PDF manuals Debian ships (/usr/share/doc/libtasn1-doc/libtasn1.pdf and
 #     /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf): genuine documents from real toolchains that
 #     `npm run eval` scores as the "debian-manuals" set.
@@ -33,6 +35,7 @@ packages=(
   faketime
   wkhtmltopdf fop php-cli php-tcpdf fonts-crosextra-carlito fonts-open-sans fonts-lato fonts-inconsolata
   libtasn1-doc shared-mime-info
+  libjpeg-turbo-progs
 )
 missing=()
 for p in "${packages[@]}"; do

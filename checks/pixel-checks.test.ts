@@ -1,0 +1,85 @@
+/**
+ * The pixel checks on a printed-and-scanned page made in code (checks/testdata/capture-kit.ts), tampered
+ * the way forgers do it (fixtures/captures/tamper.ts): each method finds the edit where it was made, and
+ * none speaks on the untouched capture, nor on the same capture re-saved innocently.
+ */
+import { describe, expect, it } from "vitest";
+import { CheckResult } from "../core/check-result.js";
+import { decodeRgb } from "../fixtures/captures/simulate.js";
+import { copyMove, digitReplace, whiteBox } from "../fixtures/captures/tamper.js";
+import { PIXEL_CHECKS } from "./registry.js";
+import { imageModel, jpegOf, kitPage, touches } from "./testdata/capture-kit.js";
+
+async function run(bytes: Uint8Array) {
+  const doc = imageModel(bytes);
+  const out: CheckResult[] = [];
+  for (const c of PIXEL_CHECKS)
+    if (c.appliesTo(doc)) out.push(CheckResult.parse(await c.run(doc, { now: new Date() })));
+  return out;
+}
+
+const onBox = (results: CheckResult[], box: number[]) =>
+  results.flatMap((r) =>
+    r.findings
+      .filter((f) => (f.severity ?? 0) > 0 && touches(f.evidence?.pixelBox as number[], box))
+      .map((f) => `${r.checkId}:${f.code}`),
+  );
+const flagged = (results: CheckResult[]) =>
+  results.flatMap((r) => r.findings.filter((f) => (f.severity ?? 0) > 0));
+
+describe.each([11, 12])("a scanned page (seed %i)", (seed) => {
+  it("untouched, and re-saved without an edit: no pixel check speaks", async () => {
+    const k = kitPage({ seed });
+    const scan = await jpegOf(k.img, 80, { density: 200 });
+    expect(flagged(await run(scan))).toEqual([]);
+    const resaved = await jpegOf(await decodeRgb(scan), 93);
+    expect(flagged(await run(resaved))).toEqual([]);
+  });
+
+  it("a white box with a new value typed on it: found on the box by two methods, with page, bbox and capture class", async () => {
+    const k = kitPage({ seed });
+    const scan = await decodeRgb(await jpegOf(k.img, 80, { density: 200 }));
+    const t = whiteBox(scan, k.values.at(-1)!, seed, "dev", "9,999.99");
+    const results = await run(await jpegOf(t.img, 92));
+    const hits = onBox(results, t.box);
+    expect(new Set(hits.map((h) => h.split(":")[0])).size, hits.join(", ")).toBeGreaterThanOrEqual(2);
+    const f = results
+      .flatMap((r) => r.findings)
+      .find((x) => x.evidence?.pixelBox && touches(x.evidence.pixelBox as number[], t.box))!;
+    expect(f.page).toBe(1);
+    expect(f.bbox).toEqual(f.evidence?.pixelBox);
+    expect(f.severity).toBeLessThanOrEqual(4);
+    expect(f.evidence).toMatchObject({ kind: "pixels", capture: "flatbed_scan" });
+    expect(results.find((r) => r.checkId === "image.capture")?.discovered).toEqual(["capture_flatbed_scan"]);
+  });
+
+  it("a digit copied from another amount: the copy and its source are named identical", async () => {
+    const k = kitPage({ seed });
+    const scan = await decodeRgb(await jpegOf(k.img, 80, { density: 200 }));
+    const t = copyMove(scan, k.values[2]!, k.values, seed);
+    const results = await run(await jpegOf(t.img, 92));
+    expect(onBox(results, t.box)).toContain("pixels.glyphs:glyph_identical");
+    const identical = results.flatMap((r) => r.findings).filter((f) => f.code === "glyph_identical");
+    expect(identical.length).toBe(2);
+  });
+
+  it("a value painted over after the scan was saved: its word lacks the first save's traces, and only it", async () => {
+    const k = kitPage({ seed });
+    const scan = await decodeRgb(await jpegOf(k.img, 70, { density: 200 }));
+    const t = whiteBox(scan, k.values[3]!, seed, "dev", "8,888.88");
+    const results = await run(await jpegOf(t.img, 95));
+    expect(onBox(results, t.box)).toContain("pixels.compression:double_compression_absent");
+    for (const f of flagged(results))
+      expect(touches(f.evidence?.pixelBox as number[], t.box), f.message).toBe(true);
+  });
+});
+
+describe("a digit retyped after the scan was saved (seed 12)", () => {
+  it("is found by the compression history of its word", async () => {
+    const k = kitPage({ seed: 12 });
+    const scan = await decodeRgb(await jpegOf(k.img, 70, { density: 200 }));
+    const t = digitReplace(scan, k.values[3]!, 12, "dev");
+    const results = await run(await jpegOf(t.img, 95));
+    expect(onBox(results, t.box)).toContain("pixels.compression:double_compression_absent");
+  });
+});

@@ -1,0 +1,124 @@
+import type { BoxTuple } from "../../core/page-geometry.js";
+import type { InkLayout } from "../../document/pixels/ink-layout.js";
+import type { PagePixels } from "../../document/pixels/page-pixels.js";
+
+/**
+ * What a glyph's pixels say about how it was made: a printed-and-captured character is blurred by the
+ * printer and the optics, its ink is grainy and tinted like the rest of the page; a character typed in an
+ * editor onto the capture is crisp, flat and of the editor's colour.
+ */
+
+export interface GlyphFeatures {
+  id: number;
+  /** Paper − darkest ink (grey levels). */
+  contrast: number;
+  /** Mean of the strongest fifth of the gradient magnitudes over the contrast: ~1/blur width. */
+  sharpness: number;
+  /** Share of the glyph box that is ink. */
+  density: number;
+  /** Ink pixels per boundary pixel (≈ half the stroke width). */
+  stroke: number;
+  /** Darkness of the ink core: (paper − core) / paper. */
+  darkness: number;
+  /** Chroma of the core ink: (r − g, b − g). */
+  chroma: [number, number];
+  /** σ of the core ink's grey (grain). */
+  grain: number;
+}
+
+export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): GlyphFeatures | undefined {
+  const g = layout.glyphs[id];
+  if (!g) return undefined;
+  const [x0, y0, x1, y1] = g.box;
+  const { width, grey, rgb } = page;
+  const label = id + 1;
+  let paper = 0;
+  let paperN = 0;
+  const inkVals: number[] = [];
+  const grads: number[] = [];
+  let boundary = 0;
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) {
+      const p = y * width + x;
+      if (x > 0 && y > 0 && x < width - 1 && y < page.height - 1) {
+        const gx = grey[p + 1]! - grey[p - 1]!;
+        const gy = grey[p + width]! - grey[p - width]!;
+        grads.push(Math.hypot(gx, gy) / 2);
+      }
+      if (layout.labels[p] === label) {
+        inkVals.push(p);
+        if (
+          layout.labels[p - 1] !== label ||
+          layout.labels[p + 1] !== label ||
+          layout.labels[p - width] !== label ||
+          layout.labels[p + width] !== label
+        )
+          boundary++;
+      } else if (!layout.ink[p]) {
+        paper += layout.paper[p]!;
+        paperN++;
+      }
+    }
+  if (inkVals.length < 6) return undefined;
+  const paperLevel = paperN ? paper / paperN : (layout.paper[y0 * width + x0] ?? 255);
+  const sorted = inkVals.map((p) => grey[p]!).sort((a, b) => a - b);
+  const darkest = sorted[Math.floor(sorted.length * 0.05)]!;
+  const contrast = Math.max(1, paperLevel - darkest);
+  grads.sort((a, b) => b - a);
+  const top = grads.slice(0, Math.max(1, Math.floor(grads.length / 5)));
+  const sharpness = top.reduce((s, v) => s + v, 0) / top.length / contrast;
+  // Core: the darkest 30 % of the ink pixels.
+  const cut = sorted[Math.floor(sorted.length * 0.3)]!;
+  let n = 0;
+  let sg = 0;
+  let sg2 = 0;
+  let rg = 0;
+  let bg = 0;
+  for (const p of inkVals) {
+    const v = grey[p]!;
+    if (v > cut) continue;
+    n++;
+    sg += v;
+    sg2 += v * v;
+    rg += rgb[p * 3]! - rgb[p * 3 + 1]!;
+    bg += rgb[p * 3 + 2]! - rgb[p * 3 + 1]!;
+  }
+  const core = sg / n;
+  return {
+    id,
+    contrast,
+    sharpness,
+    density: inkVals.length / ((x1 - x0) * (y1 - y0)),
+    stroke: inkVals.length / Math.max(1, boundary),
+    darkness: (paperLevel - core) / Math.max(1, paperLevel),
+    chroma: [rg / n, bg / n],
+    grain: Math.sqrt(Math.max(0, sg2 / n - core * core)),
+  };
+}
+
+/** Mean absolute grey difference of two same-sized glyph boxes (grown by 1 px), best over ±1 px shifts. */
+export function patchDifference(page: PagePixels, a: BoxTuple, b: BoxTuple): number {
+  const { width, height, grey } = page;
+  const w = a[2] - a[0] + 2;
+  const h = a[3] - a[1] + 2;
+  let best = Number.POSITIVE_INFINITY;
+  for (let dy = -1; dy <= 1; dy++)
+    for (let dx = -1; dx <= 1; dx++) {
+      let s = 0;
+      let n = 0;
+      for (let y = 0; y < h; y++) {
+        const ya = a[1] - 1 + y;
+        const yb = b[1] - 1 + y + dy;
+        if (ya < 0 || yb < 0 || ya >= height || yb >= height) continue;
+        for (let x = 0; x < w; x++) {
+          const xa = a[0] - 1 + x;
+          const xb = b[0] - 1 + x + dx;
+          if (xa < 0 || xb < 0 || xa >= width || xb >= width) continue;
+          s += Math.abs(grey[ya * width + xa]! - grey[yb * width + xb]!);
+          n++;
+        }
+      }
+      if (n > 0 && s / n < best) best = s / n;
+    }
+  return best;
+}
