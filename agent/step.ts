@@ -1,8 +1,10 @@
 import { ulid } from "ulid";
-import { type AgentStepResult, CheckStepResult, keys, type StepInput } from "../core/detection.js";
+import type { AgentStepResult, CheckStepResult, StepInput } from "../core/detection.js";
+import { keys } from "../core/detection.js";
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError, type ObjectStore } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { readStepResult } from "../core/step-results.js";
 import { Verdict } from "../core/verdict.js";
 import { type AgentEngine, AgentError, type AgentInput } from "./engine.js";
 import { type EngineSelection, selectEngine } from "./select-engine.js";
@@ -61,44 +63,30 @@ export async function readTextHead(
 type Loaded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 async function loadCheckResult(input: StepInput, ctx: StepContext): Promise<Loaded<CheckStepResult>> {
-  const key = keys.result(input.detection, "check");
-  let raw: Buffer;
-  try {
-    raw = await ctx.objects.get(ctx.bucket, key);
-  } catch (err) {
-    if (err instanceof ObjectNotFoundError) {
-      return {
-        ok: false,
-        error: `The check results of this detection are missing (no ${key} in the object store), so there is nothing to analyse; the check step must complete before the agent runs.`,
-      };
-    }
-    throw err; // the store is unavailable: a crash, so the step is retried
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.toString("utf8"));
-  } catch {
+  // An unavailable store throws: a crash, so the step is retried.
+  const read = await readStepResult(ctx.objects, ctx.bucket, input.detection, "check");
+  if (read.kind === "missing") {
     return {
       ok: false,
-      error: `The check results in ${key} are not valid JSON, so they cannot be analysed.`,
+      error: `The check results of this detection are missing (no ${read.key} in the object store), so there is nothing to analyse; the check step must complete before the agent runs.`,
     };
   }
-  const parsed = CheckStepResult.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const at = issue?.path.join(".") || "(root)";
+  if (read.kind === "invalid") {
     return {
       ok: false,
-      error: `The check results in ${key} do not have the expected shape (${at}: ${issue?.message ?? "invalid"}), so they cannot be analysed.`,
+      error:
+        read.problem === "not_json"
+          ? `The check results in ${read.key} are not valid JSON, so they cannot be analysed.`
+          : `The check results in ${read.key} do not have the expected shape (${read.at}: ${read.issue}), so they cannot be analysed.`,
     };
   }
-  if (parsed.data.failure) {
+  if (read.value.failure) {
     return {
       ok: false,
-      error: `The check step failed with ${parsed.data.failure.code}, so there are no check results to analyse.`,
+      error: `The check step failed with ${read.value.failure.code}, so there are no check results to analyse.`,
     };
   }
-  return { ok: true, value: parsed.data };
+  return { ok: true, value: read.value };
 }
 
 async function loadText(input: StepInput, ctx: StepContext, textKey: string | undefined): Promise<string> {

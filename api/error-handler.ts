@@ -2,6 +2,7 @@ import type { ErrorHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { isStoreError } from "../core/ports.js";
 import type { AppEnv } from "./deps.js";
+import { DamagedArchivedRecord, damagedRecord } from "./detections/access.js";
 import { ApiError } from "./errors.js";
 
 /** Turns HTTPExceptions raised inside Hono or zod-openapi into the contract's answers. */
@@ -24,22 +25,27 @@ function fromHttpException(e: HTTPException): ApiError {
   return new ApiError(e.status, "http_error", e.message || "The request could not be processed.");
 }
 
-/** app.onError: ApiError → its status and body; anything else → a logged, generic 500 naming the request id. */
+/**
+ * app.onError: ApiError → its status and body; a damaged archived record → its 500 saying so
+ * (api/detections/access.ts); anything else → a logged, generic 500 naming the request id.
+ */
 export const errorHandler: ErrorHandler<AppEnv> = (err, c) => {
   const e =
     err instanceof HTTPException
       ? fromHttpException(err)
-      : isStoreError(err, "Unavailable")
-        ? new ApiError(
-            503,
-            "store_unavailable",
-            "The service's storage is unavailable; retry in a few seconds.",
-            {
-              headers: { "Retry-After": "5" },
-              cause: err,
-            },
-          )
-        : err;
+      : err instanceof DamagedArchivedRecord
+        ? damagedRecord(err.id, c.var.requestId)
+        : isStoreError(err, "Unavailable")
+          ? new ApiError(
+              503,
+              "store_unavailable",
+              "The service's storage is unavailable; retry in a few seconds.",
+              {
+                headers: { "Retry-After": "5" },
+                cause: err,
+              },
+            )
+          : err;
   if (e instanceof ApiError) {
     if (e.status >= 500) c.var.deps.log.error({ err, requestId: c.var.requestId }, e.message);
     else if (e.status === 401 || e.status === 403) {

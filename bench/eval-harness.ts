@@ -9,13 +9,14 @@ import { runPrepareStep } from "../prepare/step.js";
 import { runCheckStep } from "../checks/step.js";
 import type { CheckResult } from "../core/check-result.js";
 import { loadConfig } from "../core/config.js";
-import { type DocumentInfo, keys, type StepInput } from "../core/detection.js";
+import type { DocumentInfo, StepInput } from "../core/detection.js";
 import { systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import type { Verdict } from "../core/verdict.js";
 import type { DocType } from "../core/verdict.js";
 import { testPki } from "../fixtures/signed.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { writeStepResult } from "../core/step-results.js";
 
 /**
  * The quality harness behind `npm run eval`: runs the real prepare, check and agent step functions
@@ -33,10 +34,22 @@ export interface EvalOptions {
   llmModel?: string;
   /** Called after each document with a one-line progress note. */
   progress?: (line: string) => void;
+  /** Bound on OCR per document (default: the check step's, half the step timeout). */
+  ocrTimeoutMs?: number;
 }
 
 /** The labelled sets the eval reports, each on its own. */
-export const EVAL_SETS = ["synthetic", "realworld-dev", "real-producer", "debian-manuals"] as const;
+export const EVAL_SETS = [
+  "synthetic",
+  "realworld-dev",
+  "real-producer",
+  "debian-manuals",
+  "layouts-dev",
+  "layouts-heldout",
+  "realworld-dev-scans",
+] as const;
+/** Sets reported only in aggregate: no document of them is ever named in the report, progress or JSON. */
+export const AGGREGATE_ONLY_SETS: readonly EvalSet[] = ["layouts-heldout"];
 export type EvalSet = (typeof EVAL_SETS)[number];
 
 /** One document to score: a synthetic corpus item, a real file, or a real-producer fixture. */
@@ -68,6 +81,8 @@ export interface EvalItem {
   helper?: boolean;
   /** Where the file came from (path or repository), for the report. */
   source?: string;
+  /** A sub-group the set reports apart (layouts-heldout: held-out layouts vs held-out producers). */
+  group?: string;
 }
 
 export interface DocOutcome {
@@ -86,6 +101,7 @@ export interface DocOutcome {
   arithmetic?: "kept" | "broken";
   helper?: boolean;
   source?: string;
+  group?: string;
   /** Fraud score; for a detection decided by signature.pdf alone: 0 when corroborated, 100 when unattested. */
   score: number | null;
   authoritative?: { trust: string | null; directive: string | null };
@@ -159,7 +175,7 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
     };
     const out: DocOutcome[] = [];
     for (const [i, item] of items.entries()) {
-      const outcome = await evaluateOne(item, i, ctx);
+      const outcome = await evaluateOne(item, i, ctx, options);
       out.push(outcome);
       options.progress?.(
         `${String(i + 1).padStart(4)}/${items.length} ${item.id.padEnd(44)} ${item.label.padEnd(8)} score ${String(outcome.score ?? "-").padStart(3)} ${outcome.failure ?? ""} ${outcome.ms.total} ms`,
@@ -177,7 +193,12 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
  * an engine shared across documents made the image documents' text (and scores) depend on what was read
  * before them.
  */
-async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise<DocOutcome> {
+async function evaluateOne(
+  item: EvalItem,
+  n: number,
+  ctx: StepContext,
+  options: EvalOptions = {},
+): Promise<DocOutcome> {
   const bytes = await item.make();
   const key = `${item.id.replace(/[^A-Za-z0-9._-]+/g, "_")}/${item.filename}`;
   await ctx.objects.put(CORPUS_BUCKET, key, Buffer.from(bytes), { contentType: item.contentType });
@@ -195,6 +216,7 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
     arithmetic: item.arithmetic,
     helper: item.helper,
     source: item.source,
+    group: item.group,
   };
   const detection = `det-eval-${process.pid}-${n}`;
   const spec: StepInput["spec"] = {
@@ -226,11 +248,10 @@ async function evaluateOne(item: EvalItem, n: number, ctx: StepContext): Promise
   // Quality only: the reviewer's page images (npm run bench measures their cost) are not rendered here.
   const checked = await runCheckStep({ detection, step: "check", attempt: 1, spec, document }, ctx, {
     evidence: false,
+    ...(options.ocrTimeoutMs ? { ocrTimeoutMs: options.ocrTimeoutMs } : {}),
   });
   times.check = ms(t);
-  await ctx.objects.put(ctx.bucket, keys.result(detection, "check"), JSON.stringify(checked), {
-    contentType: "application/json",
-  });
+  await writeStepResult(ctx.objects, ctx.bucket, detection, checked);
   if (checked.failure) return failed(`check: ${checked.failure.code}`);
   const text = checked.textKey ? (await ctx.objects.get(ctx.bucket, checked.textKey)).toString("utf8") : "";
   const classifiedType = classifyDocument(text).docType;

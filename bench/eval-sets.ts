@@ -6,6 +6,9 @@ import { DOC_TYPES, type DocType } from "../core/verdict.js";
 import { corpusPlan } from "../fixtures/corpus.js";
 import { realProducerSet, type SetResult } from "../fixtures/real-producer/set.js";
 import { toolAvailability } from "../fixtures/real-producer/tools.js";
+import type { Split } from "../fixtures/layouts/plan.js";
+import { type LayoutsSetResult, layoutsSet } from "../fixtures/layouts/set.js";
+import { layoutToolAvailability } from "../fixtures/layouts/tools.js";
 import type { EvalItem } from "./eval-harness.js";
 
 /**
@@ -13,7 +16,8 @@ import type { EvalItem } from "./eval-harness.js";
  * - synthetic: the repo's seeded corpus (fixtures/corpus.ts), with each tampered item's original scored too;
  * - realworld-dev: the genuine PDFs of ../shared/realworld-dev (manifest.json; checked against its sha256);
  * - real-producer: documents made by real producers and tampered with real tools (fixtures/real-producer/);
- * - debian-manuals: PDF manuals Debian ships (`npm run test:setup` installs their packages).
+ * - debian-manuals: PDF manuals Debian ships (`npm run test:setup` installs their packages);
+ * - realworld-dev-scans: the genuine scanned receipts of ../shared/realworld-dev-scans (JPEG, read in place).
  * A set that cannot be loaded here says why (`skipped`) instead of failing the others.
  */
 
@@ -175,4 +179,95 @@ export function debianManualsSet(): LoadedSet {
     make: async () => new Uint8Array(await readFile(file)),
   }));
   return { items, skipped: missing.length ? `missing ${missing.join(", ")}` : undefined };
+}
+
+/**
+ * The generated-layout sets (fixtures/layouts/): `layouts-dev` (development seeds on the development
+ * producers) and `layouts-heldout` (held-out seeds on every producer, two producers never seen in
+ * development). Generated on demand, cached; held-out items carry their group and are reported in
+ * aggregate only (bench/eval-layouts.ts).
+ */
+export async function layoutsEvalSet(
+  split: Split,
+  o: { draw?: number; limit?: number; subset?: "full" | "test"; progress?: (line: string) => void } = {},
+): Promise<LoadedSet & { generation?: LayoutsSetResult }> {
+  const tools = layoutToolAvailability();
+  if (!tools.ok) return { items: [], skipped: tools.reason };
+  const generation = await layoutsSet({
+    split,
+    draw: o.draw,
+    limit: o.limit,
+    subset: o.subset,
+    progress: o.progress,
+  });
+  const set = split === "dev" ? "layouts-dev" : "layouts-heldout";
+  const items: EvalItem[] = generation.fixtures.map((f) => ({
+    id: f.id,
+    set,
+    label: f.label,
+    tamper: f.tamper?.kind,
+    docType: f.docType,
+    region: f.country,
+    variant: `${f.producer}${f.label === "tampered" ? `, ${f.tamper?.target.role} edit, arithmetic ${f.tamper?.arithmetic}` : ""}`,
+    filename: path.basename(f.file),
+    contentType: "application/pdf",
+    family: f.producer,
+    originalId: f.tamper?.originalId,
+    exempt: f.tamper?.exempt,
+    arithmetic: f.tamper?.arithmetic,
+    source: f.file,
+    group:
+      split === "heldout"
+        ? f.heldoutProducer
+          ? "held-out producers"
+          : "held-out layouts on development producers"
+        : undefined,
+    make: async () => new Uint8Array(await readFile(f.file)),
+  }));
+  const failed = generation.failed.length
+    ? split === "dev"
+      ? `; ${generation.failed.length} could not be made: ${generation.failed.map((x) => `${x.id} (${x.error})`).join("; ")}`
+      : `; ${generation.failed.length} could not be made`
+    : "";
+  return {
+    items,
+    generation,
+    note: `${split === "heldout" ? `draw ${o.draw ?? 1}; ` : ""}${generation.layouts} distinct layouts; cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
+  };
+}
+
+/**
+ * The real scanned receipts of ../shared/realworld-dev-scans (SROIE 2019, all genuine: any score of 50 or
+ * more is a false positive), read in place and checked against the manifest's sha256.
+ */
+export async function realworldDevScansSet(shared = SHARED_DIR): Promise<LoadedSet> {
+  const dir = path.join(shared, "realworld-dev-scans");
+  const manifest = path.join(dir, "manifest.json");
+  if (!existsSync(manifest))
+    return { items: [], skipped: `no ${manifest} (CI has ../shared beside the clone)` };
+  const { documents } = JSON.parse(await readFile(manifest, "utf8")) as {
+    documents: (ManifestEntry & { origin?: string; media_type?: string })[];
+  };
+  const items: EvalItem[] = documents.map((d) => {
+    const file = path.join(dir, d.file);
+    return {
+      id: path.basename(d.file).replace(/\.[a-z]+$/i, ""),
+      set: "realworld-dev-scans",
+      label: "genuine",
+      docType: asDocType(d.declared_doc_type),
+      region: d.region,
+      variant: "real scan",
+      filename: path.basename(d.file),
+      contentType: d.media_type === "image/png" ? "image/png" : "image/jpeg",
+      source: d.origin ?? d.file,
+      make: async () => {
+        const bytes = await readFile(file);
+        const sha = createHash("sha256").update(bytes).digest("hex");
+        if (sha !== d.sha256)
+          throw new Error(`${d.file}: sha256 ${sha} differs from the manifest's ${d.sha256}`);
+        return new Uint8Array(bytes);
+      },
+    };
+  });
+  return { items, note: "genuine real scans: a score of 50 or more is a false positive" };
 }

@@ -6,12 +6,21 @@
  *   real-producer   documents made by LibreOffice, Chromium and Ghostscript, tampered with MuPDF, qpdf,
  *                   LibreOffice Draw and Ghostscript (fixtures/real-producer/; generated once, then cached)
  *   debian-manuals  PDF manuals Debian ships (libtasn1-doc, shared-mime-info)
+ *   layouts-dev     generated layouts (fixtures/layouts/): development seeds on the development producers
+ *   layouts-heldout generated layouts: held-out seeds on every producer, two producers never used in
+ *                   development — reported ONLY in aggregate (no document is named, printed or written)
+ *   realworld-dev-scans  120 genuine scanned receipts from ../shared/realworld-dev-scans (OCR; ~10 min)
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
  *   npm run eval -- --real-producer-subset test    the small real-producer subset the unit tests use
  *   npm run eval -- --real-producer-draw 2         another draw of the real-producer plan (other seeds:
  *                                                  documents the checks were not developed with)
+ *   npm run eval -- --set layouts-dev,layouts-heldout   the generated layouts (generated once, then cached)
+ *   npm run eval -- --layouts-draw 2               a fresh held-out draw (new seeds nobody has seen)
+ *   npm run eval -- --limit 40                     the first 40 genuine documents per layouts set (round-robin
+ *                                                  over producers) and their tampered copies
+ *   npm run eval -- --layouts-subset test          the small layouts subset the unit tests use
  *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
  *   npm run eval -- --seed 1001                    the synthetic calibration set
  *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
@@ -30,6 +39,7 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {
+  AGGREGATE_ONLY_SETS,
   type DocOutcome,
   EVAL_SETS,
   type EvalSet,
@@ -37,12 +47,15 @@ import {
   linkOriginals,
   misclassified,
 } from "./eval-harness.js";
+import { formatHeldout, formatLayoutsDevExtras } from "./eval-layouts.js";
 import { budgetLines, formatBudget, formatSet } from "./eval-report.js";
 import {
   debianManualsSet,
+  layoutsEvalSet,
   type LoadedSet,
   REPO_ROOT,
   realProducerEvalSet,
+  realworldDevScansSet,
   realworldDevSet,
   SHARED_DIR,
   syntheticSet,
@@ -65,6 +78,9 @@ interface Args {
   sets: EvalSet[];
   realProducerSubset: "full" | "test";
   realProducerDraw: number;
+  layoutsDraw: number;
+  layoutsSubset: "full" | "test";
+  limit?: number;
   shared: string;
 }
 
@@ -79,6 +95,8 @@ function parseArgs(argv: string[]): Args {
     sets: [],
     realProducerSubset: "full",
     realProducerDraw: 1,
+    layoutsDraw: 1,
+    layoutsSubset: "full",
     shared: SHARED_DIR,
   };
   const value = (i: number, name: string) => {
@@ -138,6 +156,22 @@ function parseArgs(argv: string[]): Args {
         if (!Number.isInteger(args.realProducerDraw) || args.realProducerDraw < 1)
           throw new Error(`--real-producer-draw must be a whole number from 1, got ${argv[i]}`);
         break;
+      case "--layouts-draw":
+        args.layoutsDraw = Number(value(i++, a));
+        if (!Number.isInteger(args.layoutsDraw) || args.layoutsDraw < 1)
+          throw new Error(`--layouts-draw must be a whole number from 1, got ${argv[i]}`);
+        break;
+      case "--layouts-subset": {
+        const v = value(i++, a);
+        if (v !== "full" && v !== "test") throw new Error(`--layouts-subset must be full or test, not ${v}`);
+        args.layoutsSubset = v;
+        break;
+      }
+      case "--limit":
+        args.limit = Number(value(i++, a));
+        if (!Number.isInteger(args.limit) || args.limit < 1)
+          throw new Error(`--limit must be a whole number from 1, got ${argv[i]}`);
+        break;
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -176,6 +210,14 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       );
     case "debian-manuals":
       return debianManualsSet();
+    case "layouts-dev":
+      return layoutsEvalSet("dev", { limit: args.limit, subset: args.layoutsSubset, progress });
+    case "layouts-heldout":
+      if (args.layoutsSubset === "test")
+        return { items: [], skipped: "the test subset has no held-out documents" };
+      return layoutsEvalSet("heldout", { draw: args.layoutsDraw, limit: args.limit, progress });
+    case "realworld-dev-scans":
+      return realworldDevScansSet(args.shared);
   }
 }
 
@@ -198,20 +240,39 @@ async function main(): Promise<void> {
     process.stderr.write(
       `eval: ${set}: ${loaded.items.length} documents${loaded.note ? ` (${loaded.note})` : ""}\n`,
     );
+    const aggregateOnly = AGGREGATE_ONLY_SETS.includes(set);
+    // Held-out documents are counted, never named.
+    let scored = 0;
+    const counter = (_line: string) => {
+      scored++;
+      if (scored % 25 === 0 || scored === loaded.items.length)
+        progress(`eval: ${set}: ${scored}/${loaded.items.length} scored`);
+    };
     const docs = linkOriginals(
       await evaluate(loaded.items, {
         engine: args.engine,
         llmUrl: args.llmUrl,
         llmModel: args.llmModel,
-        progress: args.verbose ? progress : undefined,
+        progress: aggregateOnly
+          ? counter
+          : args.verbose
+            ? progress
+            : set.startsWith("layouts")
+              ? counter
+              : undefined,
       }),
     );
     all.push(...docs);
     const secs = ((performance.now() - started) / 1000).toFixed(0);
     const note = [loaded.note, loaded.skipped, `${secs} s`].filter(Boolean).join("; ");
-    const report = formatSet(set, docs, { verbose: args.verbose, note });
+    const report = aggregateOnly
+      ? formatHeldout(docs, note)
+      : [
+          formatSet(set, docs, { verbose: args.verbose, note }),
+          ...(set === "layouts-dev" ? [formatLayoutsDevExtras(docs)] : []),
+        ].join("\n");
     reports.push(report);
-    const wrong = args.verbose ? misclassified(docs) : [];
+    const wrong = args.verbose && !aggregateOnly ? misclassified(docs) : [];
     process.stdout.write(`${[report, ...wrong].join("\n")}\n\n`);
   }
   const budget = formatBudget(budgetLines(all));
@@ -225,9 +286,18 @@ async function main(): Promise<void> {
   if (args.json) {
     await writeFile(
       args.json,
-      JSON.stringify({ seed: args.seed, engine: args.engine, sets, docs: all }, null, 1),
+      JSON.stringify(
+        {
+          seed: args.seed,
+          engine: args.engine,
+          sets,
+          docs: all.filter((d) => !d.set || !AGGREGATE_ONLY_SETS.includes(d.set)),
+        },
+        null,
+        1,
+      ),
     );
-    process.stderr.write(`wrote ${args.json}\n`);
+    process.stderr.write(`wrote ${args.json} (without the aggregate-only sets' documents)\n`);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   StepInput,
 } from "../core/detection.js";
 import type { ObjectStore, WorkloadRunner, WorkloadSpec, WorkloadStatus } from "../core/ports.js";
+import { writeStepResult } from "../core/step-results.js";
 
 const CHECK_IDS = [
   "file.type",
@@ -107,10 +108,7 @@ export function createFakeStepRunner(opts: { objects: ObjectStore; bucket: strin
       void (async () => {
         try {
           const result = resultOf(spec);
-          const resultKey = keys.result(spec.owner.name, spec.step);
-          await opts.objects.put(opts.bucket, resultKey, JSON.stringify(result), {
-            contentType: "application/json",
-          });
+          const resultKey = await writeStepResult(opts.objects, opts.bucket, spec.owner.name, result);
           status.state = "Succeeded";
           status.exitCode = 0;
           status.message = JSON.stringify({ ok: true, step: spec.step, resultKey });

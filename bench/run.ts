@@ -5,7 +5,9 @@
  * - GET /v1/detection/{id} requests/s next to a bare node:http server answering the same JSON, same run;
  * - each step process's start cost (bench/step-start.ts);
  * - what the reviewer's evidence (page images) adds to the check step: a 10-page statement with 3 flagged
- *   pages, and a 200-page one with 3 flagged pages (bench/ten-page.ts).
+ *   pages, and a 200-page one with 3 flagged pages (bench/ten-page.ts);
+ * - the check step on a scanned statement, 1 page (JPEG) and 3 pages (image-only PDF): time per page, wall
+ *   and CPU, and the OCR pass's share of it (bench/ten-page.ts, issue 21: target ≤ 3 s per page on 2 cores).
  * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
  */
 import { spawn } from "node:child_process";
@@ -15,7 +17,7 @@ import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
 import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
 import { measureStepStart } from "./step-start.js";
-import { evidenceCost } from "./ten-page.js";
+import { evidenceCost, scannedCheckStep } from "./ten-page.js";
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
 const BURST = Number(process.env.BENCH_BURST ?? 120);
@@ -152,6 +154,13 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
     rows.push([
       `check step, ${pages}-page statement, pages ${flagged.join(", ")} flagged: without → with evidence (medians, runs alternating)`,
       `${e.withoutMs} ms → ${e.withMs} ms (${e.withMs >= e.withoutMs ? "+" : ""}${e.withMs - e.withoutMs} ms; ${e.images} images, ${(e.bytes / 1024).toFixed(0)} KiB; the step's own rendering time ${e.renderMs} ms)`,
+    ]);
+  }
+  for (const pages of [1, 3]) {
+    const s = await scannedCheckStep(pages, pages === 1 ? 3 : 2);
+    rows.push([
+      `check step, scanned statement, ${pages} page${pages > 1 ? "s" : ""} (${s.kind}; medians of ${s.runs} cold runs)`,
+      `${(s.wallMs / pages / 1000).toFixed(1)} s per page wall, ${(s.cpuMs / pages / 1000).toFixed(1)} s per page CPU (whole step ${(s.wallMs / 1000).toFixed(1)} s; OCR pass ${(s.ocrMs / 1000).toFixed(1)} s, OCR review ${(s.reviewMs / 1000).toFixed(1)} s)`,
     ]);
   }
   const w = Math.max(...rows.map((r) => r[0].length));

@@ -24,6 +24,7 @@ import { systemClock } from "../core/ports.js";
 import { API_GROUP_VERSION } from "../core/resource.js";
 import { attemptStarted, attemptSucceeded, running } from "../operator/detection-status.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { writeStepResult } from "../core/step-results.js";
 
 const settings = { stepMaxAttempts: 3, retentionSeconds: 30 * 86400 };
 
@@ -87,7 +88,7 @@ export async function measureStatusSize(
     });
     const { runCheckStep } = await import("../checks/step.js");
     const check: CheckStepResult = await runCheckStep(input("check"), ctx);
-    await objects.put(config.bucket, keys.result(name, "check"), JSON.stringify(check));
+    await writeStepResult(objects, config.bucket, name, check);
     status = attemptStarted(status, "check", 1, `${name}-check-1`, new Date()).status;
     status = attemptSucceeded(status, check, new Date(), settings).status;
     if (status.phase !== "Completed" && status.phase !== "Failed") {

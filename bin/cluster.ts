@@ -4,14 +4,7 @@ import { collectDefaultMetrics, Registry } from "prom-client";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
-import { type ObjectStore, type Scheduler, systemClock } from "../core/ports.js";
-import { createDetectionController } from "../operator/detection-controller.js";
-import { createDetectionJobController } from "../operator/detection-job-controller.js";
-import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
-import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
-import { createOperatorMetrics } from "../operator/metrics.js";
-import { type ArchivePruner, createArchivePruner } from "../operator/archive-pruner.js";
-import { createUploadSweeper, type UploadSweeper } from "../operator/upload-sweeper.js";
+import type { ObjectStore, WorkloadRunner } from "../core/ports.js";
 import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
 import { createLeaderElector } from "../platform/kube/leader-election.js";
 import { createPodRunner } from "../platform/kube/pod-runner.js";
@@ -28,14 +21,15 @@ import {
   resolveNamespace,
   stepPodOptionsFromEnv,
 } from "./cluster-config.js";
-import { jobSettingsFromEnv, jobsByPhase } from "./job-settings.js";
+import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } from "./build-operator.js";
+import { jobSettingsFromEnv } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { loadSigningKey } from "./secrets.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
 
 /**
- * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same reconciler and
- * controller as standalone, over the Kubernetes, S3 and Redis adapters.
+ * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same operator as
+ * standalone (bin/build-operator.ts), over the Kubernetes, S3 and Redis adapters.
  *
  *   docverify operator   leader-elected; the leader runs the Detection controller and creates step Pods
  *   docverify api        the REST API over Detections in the cluster
@@ -49,13 +43,15 @@ function requireRedis(config: Config): string {
   return config.redisUrl;
 }
 
-async function objectStore(config: Config): Promise<ObjectStore> {
+/** The service bucket on the S3-compatible store (S3_* settings), created when missing. */
+export async function clusterObjectStore(config: Config): Promise<ObjectStore> {
   const objects = createS3ObjectStore(s3ConfigFromEnv(config).options);
   await objects.ensureBucket(config.bucket);
   return objects;
 }
 
-function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
+/** The Detections and DetectionJobs of `namespace`, as custom resources on the apiserver. */
+export function clusterStores(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
   return {
     detections: createKubeResourceStore<Detection>(kc, {
       namespace,
@@ -69,6 +65,28 @@ function stores(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config
       kind: DETECTION_JOB_KIND,
       maxObjectBytes: config.maxResourceBytes,
     }),
+  };
+}
+
+/**
+ * The cluster's adapters of the operator's ports for one leadership term: the Kubernetes stores, the S3
+ * object store and events given, a Redis scheduler built here, and the step runner `runner` builds (step
+ * Pods in the operator; the scale bench's fake runner).
+ */
+export function clusterOperatorPorts(
+  base: Pick<OperatorPorts, "detections" | "jobs" | "objects" | "events">,
+  config: Config,
+  log: Logger,
+  runner: (log: Logger) => WorkloadRunner,
+): OperatorPorts {
+  return {
+    ...base,
+    scheduler: createRedisScheduler({
+      connection: requireRedis(config),
+      capacity: config.concurrency,
+      log: componentLogger(log, "scheduler"),
+    }),
+    runner: runner(componentLogger(log, "runner")),
   };
 }
 
@@ -96,26 +114,15 @@ export async function runOperator(): Promise<number> {
   const log = processLogger("operator", config.logLevel);
   const kc = loadKubeConfig(process.env);
   const namespace = resolveNamespace(kc, process.env);
-  const redisUrl = requireRedis(config);
+  requireRedis(config); // at start, not at the first leadership
   const podOptions = stepPodOptionsFromEnv(process.env);
   const identity = leaderIdentity(process.env);
   const jobSettings = jobSettingsFromEnv(process.env);
-  const objects = await objectStore(config);
-  const { detections: store, jobs } = stores(kc, namespace, config);
+  const objects = await clusterObjectStore(config);
+  const { detections: store, jobs } = clusterStores(kc, namespace, config);
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  let scheduler: Scheduler | undefined;
-  let controller: ReturnType<typeof createDetectionController> | undefined;
-  let jobController: ReturnType<typeof createDetectionJobController> | undefined;
-  let uploadSweeper: UploadSweeper | undefined;
-  let archivePruner: ArchivePruner | undefined;
-  const operatorMetrics = createOperatorMetrics(metrics, {
-    queueDepth: () => controller?.queue.length ?? 0,
-    scheduler: async () =>
-      scheduler ? scheduler.stats() : { waiting: 0, admitted: 0, capacity: config.concurrency },
-    jobPhases: async () => jobsByPhase((await jobs.list()).items),
-  });
   const events = createKubeEventRecorder(kc, {
     namespace,
     component: "docverify-operator",
@@ -123,91 +130,30 @@ export async function runOperator(): Promise<number> {
     log: componentLogger(log, "events"),
   });
 
-  /** Only the leader admits work and runs steps: the scheduler's worker takes slots, so it starts here. */
+  /**
+   * Only the leader admits work and runs steps: the scheduler's worker takes slots, so the scheduler and
+   * the runner are built when leading starts, and the operator (bin/build-operator.ts) with them.
+   */
+  let operator: Operator | undefined;
+  const opMetrics = operatorMetrics(metrics, {
+    current: () => operator,
+    jobs,
+    capacity: config.concurrency,
+  });
   let running: Promise<void> | undefined;
-  let runner: ReturnType<typeof createPodRunner> | undefined;
   const startLeading = async () => {
-    scheduler = createRedisScheduler({
-      connection: redisUrl,
-      capacity: config.concurrency,
-      log: componentLogger(log, "scheduler"),
-    });
-    runner = createPodRunner(kc, { ...podOptions, namespace, log: componentLogger(log, "runner") });
-    const reconciler = createDetectionReconciler({
-      store,
-      objects,
-      bucket: config.bucket,
-      scheduler,
-      runner,
-      clock: systemClock,
-      log: componentLogger(log, "reconciler"),
-      metrics: operatorMetrics,
-      events,
-      jobs,
-      settings: reconcilerSettingsOf(config),
-    });
-    controller = createDetectionController({
-      store,
-      scheduler,
-      runner,
-      reconciler,
-      log: componentLogger(log, "controller"),
-      concurrency: Math.max(4, config.concurrency),
-      metrics: operatorMetrics,
-    });
-    jobController = createDetectionJobController({
-      jobs,
-      detections: store,
-      reconciler: createDetectionJobReconciler({
-        jobs,
-        detections: store,
-        objects,
-        clock: systemClock,
-        log: componentLogger(log, "job-reconciler"),
-        settings: jobSettings,
-        metrics: operatorMetrics,
-      }),
-      log: componentLogger(log, "job-controller"),
-    });
-    uploadSweeper = createUploadSweeper({
-      objects,
-      bucket: config.bucket,
-      detections: store,
-      clock: systemClock,
-      log: componentLogger(log, "upload-sweeper"),
-      metrics: operatorMetrics,
-    });
-    archivePruner = createArchivePruner({
-      objects,
-      bucket: config.bucket,
-      clock: systemClock,
-      log: componentLogger(log, "archive-pruner"),
-      retentionSeconds: config.retentionSeconds,
-      metrics: operatorMetrics,
-    });
-    running = (async () => {
-      await controller?.start();
-      await jobController?.start();
-      uploadSweeper?.start(config.uploadSweepSeconds * 1000);
-      archivePruner?.start(config.archiveSweepSeconds * 1000);
-    })();
+    const ports = clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
+      createPodRunner(kc, { ...podOptions, namespace, log: l }),
+    );
+    operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
+    running = operator.start();
     await running;
   };
-  /** Stop watches → close workers → quit Redis (the scheduler's connections). */
+  /** Stop watches → close workers → quit Redis (the scheduler's connections): operator.stop's order. */
   const stopLeading = async () => {
     await running?.catch(() => undefined);
-    await uploadSweeper?.stop();
-    await archivePruner?.stop();
-    await jobController?.stop();
-    await controller?.stop();
-    await runner?.close();
-    await scheduler?.close();
-    controller = undefined;
-    jobController = undefined;
-    uploadSweeper = undefined;
-    archivePruner = undefined;
-    runner = undefined;
-    scheduler = undefined;
+    await operator?.stop();
+    operator = undefined;
   };
 
   let exitCode = 0;
@@ -291,8 +237,8 @@ export async function runApi(): Promise<number> {
   collectDefaultMetrics({ register: metrics });
   const clients = await openClients({ file: config.clientsFile }, { log, metrics });
   const signingKey = await loadSigningKey(config);
-  const objects = await objectStore(config);
-  const { detections: apiserverDetections, jobs } = stores(kc, namespace, config);
+  const objects = await clusterObjectStore(config);
+  const { detections: apiserverDetections, jobs } = clusterStores(kc, namespace, config);
   // Lists are served from an informer's cache of the live Detections (list + watch), not the apiserver.
   const detections = createInformerStore(apiserverDetections, { log: componentLogger(log, "informer") });
   // Not awaited: an apiserver that does not answer yet makes the api not ready, not fail to start.

@@ -6,7 +6,7 @@
  *   docverify standalone                     api + operator + local workloads in one process (npm start)
  *   docverify api | operator                 the cluster runtime's halves (Kubernetes, S3, Redis)
  *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
- *   docverify worker                         a warm worker that runs steps sent over IPC (standalone)
+ *   docverify worker --step <step>           a warm worker of one step kind, runs steps sent over IPC (standalone)
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
  */
@@ -18,7 +18,7 @@ Commands:
   standalone                        run the whole service on this machine (what npm start runs)
   api | operator                    run one half of the cluster runtime (in a Pod, or with KUBECONFIG)
   prepare|check|agent --detection <id>   run one step of one detection
-  worker                            run steps sent by the standalone service over IPC
+  worker --step <step>              run steps of one kind sent by the standalone service over IPC
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
   put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
   hash-secret                       print the scrypt hash of a client secret read from standard input
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case "worker": {
       const { runWorker } = await import("./worker.js");
-      return runWorker();
+      return runWorker(rest);
     }
     case "submit": {
       const { runSubmit } = await import("./submit.js");

@@ -1,30 +1,66 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { ClientsFile } from "../core/clients.js";
-import { loadConfig } from "../core/config.js";
+import { type Config, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
-import { systemClock } from "../core/ports.js";
-import { createDetectionController } from "../operator/detection-controller.js";
-import { createDetectionJobController } from "../operator/detection-job-controller.js";
-import { createDetectionJobReconciler } from "../operator/detection-job-reconciler.js";
-import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
-import { createOperatorMetrics } from "../operator/metrics.js";
-import { createArchivePruner } from "../operator/archive-pruner.js";
-import { createUploadSweeper } from "../operator/upload-sweeper.js";
 import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { createLocalUsageCounter } from "../platform/local/usage-counter.js";
 import { createLocalWindowCounter } from "../platform/local/window-counter.js";
 import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
-import { jobSettingsFromEnv, jobsByPhase } from "./job-settings.js";
+import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } from "./build-operator.js";
+import { jobSettingsFromEnv } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { objectStoreFor } from "./object-stores.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
 import { openClients, serveApi } from "./serve-api.js";
 import { envForSteps } from "./step-env.js";
+
+/**
+ * The standalone adapters of the operator's ports: resources on disk (durable, atomic writes), objects in
+ * a local directory, an in-process scheduler, steps as local processes (warm workers per step kind), and
+ * events as log lines. The API shares the stores and the object store.
+ */
+async function standalonePorts(config: Config, dataDir: string, log: Logger): Promise<OperatorPorts> {
+  const revision = { value: 0 };
+  const detections = await openLocalResourceStore<Detection>({
+    dir: path.join(dataDir, "resources", "detections"),
+    kind: DETECTION_KIND,
+    revision,
+    maxObjectBytes: config.maxResourceBytes,
+  });
+  const jobs = await openLocalResourceStore<DetectionJob>({
+    dir: path.join(dataDir, "resources", "detectionjobs"),
+    kind: DETECTION_JOB_KIND,
+    revision,
+    maxObjectBytes: config.maxResourceBytes,
+  });
+  const objects = objectStoreFor(dataDir);
+  await objects.ensureBucket(config.bucket);
+  const entry = process.argv[1];
+  if (!entry) throw new Error("Cannot tell which script is running (process.argv[1] is empty).");
+  const runner = createLocalWorkloadRunner({
+    command: process.execPath,
+    args: [...process.execArgv, entry],
+    workers: config.workers,
+    baseEnv: { ...envForSteps(process.env), DOCVERIFY_DATA_DIR: dataDir },
+    log: componentLogger(log, "runner"),
+    pidDir: path.join(dataDir, "workers"),
+    memoryLimitMb: config.stepMemoryMb,
+  });
+  return {
+    detections,
+    jobs,
+    objects,
+    scheduler: createLocalScheduler({ capacity: config.concurrency }),
+    runner,
+    events: createLogEventRecorder(componentLogger(log, "events")),
+  };
+}
 
 /**
  * `docverify standalone`: the api, the reconciler and the steps on one machine. Data lives in
@@ -53,104 +89,24 @@ export async function runStandalone(): Promise<number> {
   }
   const clients = await openClients(clientsSource, { log: apiLog, metrics });
 
-  const revision = { value: 0 };
-  const detections = await openLocalResourceStore<Detection>({
-    dir: path.join(dataDir, "resources", "detections"),
-    kind: DETECTION_KIND,
-    revision,
-    maxObjectBytes: config.maxResourceBytes,
-  });
-  const jobs = await openLocalResourceStore<DetectionJob>({
-    dir: path.join(dataDir, "resources", "detectionjobs"),
-    kind: DETECTION_JOB_KIND,
-    revision,
-    maxObjectBytes: config.maxResourceBytes,
-  });
-  const objects = objectStoreFor(dataDir);
-  await objects.ensureBucket(config.bucket);
-  const scheduler = createLocalScheduler({ capacity: config.concurrency });
-  const entry = process.argv[1];
-  if (!entry) throw new Error("Cannot tell which script is running (process.argv[1] is empty).");
-  const runner = createLocalWorkloadRunner({
-    command: process.execPath,
-    args: [...process.execArgv, entry],
-    workers: config.workers,
-    baseEnv: { ...envForSteps(process.env), DOCVERIFY_DATA_DIR: dataDir },
-    log: componentLogger(log, "runner"),
-    pidDir: path.join(dataDir, "workers"),
-    memoryLimitMb: config.stepMemoryMb,
-  });
+  const ports = await standalonePorts(config, dataDir, log);
+  const { detections, jobs, objects } = ports;
   const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
   // Throttling counters live in memory: one standalone process serves every request.
   const counters = createLocalWindowCounter();
 
-  let controllerRef: ReturnType<typeof createDetectionController> | undefined;
-  const operatorMetrics = createOperatorMetrics(metrics, {
-    queueDepth: () => controllerRef?.queue.length ?? 0,
-    scheduler: () => scheduler.stats(),
-    jobPhases: async () => jobsByPhase((await jobs.list()).items),
+  // The operator, wired as in every runtime (bin/build-operator.ts); its metrics share the API's registry.
+  let operatorRef: Operator | undefined;
+  const operator = buildOperator(ports, {
+    config,
+    log,
+    metrics: operatorMetrics(metrics, { current: () => operatorRef, jobs, capacity: config.concurrency }),
+    jobSettings: jobSettingsFromEnv(process.env),
   });
-  const reconciler = createDetectionReconciler({
-    store: detections,
-    objects,
-    bucket: config.bucket,
-    scheduler,
-    runner,
-    clock: systemClock,
-    log: componentLogger(log, "reconciler"),
-    metrics: operatorMetrics,
-    events: createLogEventRecorder(componentLogger(log, "events")),
-    jobs,
-    settings: reconcilerSettingsOf(config),
-  });
-  const controller = createDetectionController({
-    store: detections,
-    scheduler,
-    runner,
-    reconciler,
-    log: componentLogger(log, "controller"),
-    concurrency: Math.max(4, config.concurrency),
-    metrics: operatorMetrics,
-  });
-  controllerRef = controller;
-  const jobController = createDetectionJobController({
-    jobs,
-    detections,
-    reconciler: createDetectionJobReconciler({
-      jobs,
-      detections,
-      objects,
-      clock: systemClock,
-      log: componentLogger(log, "job-reconciler"),
-      settings: jobSettingsFromEnv(process.env),
-      metrics: operatorMetrics,
-    }),
-    log: componentLogger(log, "job-controller"),
-  });
-
-  const uploadSweeper = createUploadSweeper({
-    objects,
-    bucket: config.bucket,
-    detections,
-    clock: systemClock,
-    log: componentLogger(log, "upload-sweeper"),
-    metrics: operatorMetrics,
-  });
-
-  const archivePruner = createArchivePruner({
-    objects,
-    bucket: config.bucket,
-    clock: systemClock,
-    log: componentLogger(log, "archive-pruner"),
-    retentionSeconds: config.retentionSeconds,
-    metrics: operatorMetrics,
-  });
+  operatorRef = operator;
 
   // The reconcilers start before the port opens, so a ready answer means work will be picked up.
-  await controller.start();
-  await jobController.start();
-  uploadSweeper.start(config.uploadSweepSeconds * 1000);
-  archivePruner.start(config.archiveSweepSeconds * 1000);
+  await operator.start();
   const server = serveApi(
     {
       detections,
@@ -180,15 +136,7 @@ export async function runStandalone(): Promise<number> {
       log.info({ signal }, "shutting down");
       server.close();
       clients.close();
-      void (async () => {
-        await uploadSweeper.stop();
-        await archivePruner.stop();
-        await jobController.stop();
-        await controller.stop();
-        await runner.close();
-        await scheduler.close();
-        resolve();
-      })();
+      void operator.stop().then(resolve);
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));

@@ -1,9 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StepInput, StepName } from "../core/detection.js";
+import { createLocalWorkloadRunner } from "../platform/local/workload-runner.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 let dir: string;
@@ -26,9 +28,8 @@ interface Loaded {
  * whose document does not exist, so the step loads its code, fails cleanly and exits; returns every
  * module the process loaded.
  */
-async function runStep(step: StepName): Promise<Loaded> {
-  const log = path.join(dir, `${step}.json`);
-  const input: StepInput = {
+function stepInput(step: StepName): StepInput {
+  return {
     detection: `det-isolation-${step}`,
     step,
     attempt: 1,
@@ -52,6 +53,11 @@ async function runStep(step: StepName): Promise<Loaded> {
           },
         }),
   };
+}
+
+async function runStep(step: StepName): Promise<Loaded> {
+  const log = path.join(dir, `${step}.json`);
+  const input = stepInput(step);
   const r = spawnSync(
     process.execPath,
     [
@@ -111,5 +117,92 @@ describe("a step process loads only its own step", () => {
     const loaded = await runStep("agent");
     expect(all(loaded).filter((m) => PARSERS.test(m))).toEqual([]);
     expect(loaded.esm.some((u) => /\/(prepare|checks|document)\//.test(u))).toBe(false);
+  });
+});
+
+describe("standalone warm workers: the prepare step never shares a process with check or agent", () => {
+  it("after a check ran in a warm worker, the prepare runs in a worker that loaded no parser and no check or agent code", async () => {
+    const pidDir = path.join(dir, "workers");
+    const runner = createLocalWorkloadRunner({
+      command: process.execPath,
+      args: [
+        "--import",
+        path.join(root, "bin/testdata/module-log.mjs"),
+        "--import",
+        "tsx",
+        path.join(root, "bin/docverify.ts"),
+      ],
+      workers: 1,
+      baseEnv: {
+        ...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<
+          string,
+          string
+        >),
+        MODULE_LOG: path.join(dir, "worker-{pid}.json"),
+        MODULE_LOG_SIGNAL: "SIGUSR2",
+        DOCVERIFY_DATA_DIR: dir,
+        DOCVERIFY_LOG_LEVEL: "silent",
+      },
+      log: pino({ level: "silent" }),
+      pidDir,
+    });
+    const changed: string[] = [];
+    const waiters: (() => void)[] = [];
+    runner.onChange((owner) => {
+      changed.push(owner);
+      for (const w of waiters.splice(0)) w();
+    });
+    /** Runs one step on the pool and waits for its end (the runner's notification, not a deadline). */
+    const run = async (step: StepName) => {
+      const input = stepInput(step);
+      const name = `${input.detection}-${step}-1`;
+      await runner.start({
+        name,
+        step,
+        owner: { name: input.detection },
+        env: { DOCVERIFY_STEP_INPUT: JSON.stringify(input), DOCVERIFY_DETECTION: input.detection },
+        timeoutSeconds: 600,
+      });
+      for (;;) {
+        const s = await runner.get(name);
+        if (s?.state === "Succeeded" || s?.state === "Failed") return s;
+        await new Promise<void>((r) => waiters.push(r));
+      }
+    };
+    try {
+      // The check first, so a shared worker would have pdfjs, the canvas and the OCR engine loaded.
+      expect((await run("check")).message).toContain('"check_failed"');
+      expect((await run("prepare")).message).toContain('"upload_not_found"');
+      expect((await run("agent")).state).toBe("Succeeded");
+      const pids = (await readdir(pidDir)).map((f) => Number(f.replace(/\.pid$/, "")));
+      expect(pids).toHaveLength(3);
+      for (const pid of pids) process.kill(pid, "SIGUSR2");
+      const logs: Loaded[] = [];
+      for (const pid of pids) {
+        const file = path.join(dir, `worker-${pid}.json`);
+        for (;;) {
+          try {
+            logs.push({
+              ...(JSON.parse(await readFile(file, "utf8")) as Omit<Loaded, "summary">),
+              summary: "",
+            });
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 50)); // the worker writes it on the signal
+          }
+        }
+      }
+      const ran = (l: Loaded, step: string) => l.esm.some((u) => u.includes(`/${step}/step.ts`));
+      const prepare = logs.filter((l) => ran(l, "prepare"));
+      const check = logs.filter((l) => ran(l, "checks"));
+      expect(prepare).toHaveLength(1);
+      expect(check).toHaveLength(1);
+      expect(all(prepare[0]!).filter((m) => PARSERS.test(m))).toEqual([]);
+      expect(prepare[0]!.esm.filter((u) => /\/(checks|agent)\//.test(u))).toEqual([]);
+      expect(all(check[0]!).some((m) => m.includes("pdfjs-dist"))).toBe(true);
+      expect(ran(check[0]!, "prepare")).toBe(false);
+    } finally {
+      await runner.close();
+    }
   });
 });

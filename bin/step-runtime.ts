@@ -2,7 +2,8 @@
 import { restoreNativeJson } from "./native-json.js";
 import pino from "pino";
 import { type Config, loadConfig } from "../core/config.js";
-import { keys, StepInput, type StepName, type StepSummary } from "../core/detection.js";
+import { StepInput, type StepName, type StepSummary } from "../core/detection.js";
+import { type StepResult, writeStepResult } from "../core/step-results.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { objectStoreFor, s3ObjectStoreFor } from "./object-stores.js";
@@ -69,8 +70,7 @@ export async function executeStep(
     // How long the process took to get here (one process per step: its start cost, see bench/scale.ts).
     ctx.log.info({ processUptimeMs: Math.round(process.uptime() * 1000) }, "step code loaded");
     const result = await run(input, ctx);
-    const resultKey = keys.result(input.detection, step);
-    await ctx.objects.put(ctx.bucket, resultKey, JSON.stringify(result), { contentType: "application/json" });
+    const resultKey = await writeStepResult(ctx.objects, ctx.bucket, input.detection, result as StepResult);
     return {
       exitCode: 0,
       message: summary({ ok: !result.failure, step, resultKey, failure: result.failure }),

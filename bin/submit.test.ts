@@ -205,7 +205,9 @@ describe("docverify submit against the API", () => {
       `Evidence:  2 findings in 1 group; evidence.json and 2 page images written to ${out}`,
     );
     expect(r.out).toMatch(
-      new RegExp(`Review page: ${url}/review/${id}\\?token=\\d+\\.[A-Za-z0-9_-]+\\.[0-9a-f]{64} \\(valid until `),
+      new RegExp(
+        `Review page: ${url}/review/${id}\\?token=\\d+\\.[A-Za-z0-9_-]+\\.[0-9a-f]{64} \\(valid until `,
+      ),
     );
   });
 

@@ -418,7 +418,11 @@ function originFindings(page: number, runs: readonly TextRun[], region: string, 
 export function fontFindings(doc: DocumentModel): Finding[] {
   const findings: Finding[] = [];
   const values: ValueCell[] = [];
-  const allLines = documentLines(doc).filter((l) => l.cells.some((c) => c.runs.length > 0));
+  // OCR'd pages have words, not fonts: nothing to compare there.
+  const ocrPages = new Set((doc.pdf?.pages ?? []).filter((p) => p.ocr).map((p) => p.number));
+  const allLines = documentLines(doc).filter(
+    (l) => !ocrPages.has(l.page) && l.cells.some((c) => c.runs.length > 0),
+  );
   for (const line of allLines) {
     for (const cell of line.cells) {
       if (!cell.bbox || cell.runs.length === 0) continue;
@@ -429,7 +433,7 @@ export function fontFindings(doc: DocumentModel): Finding[] {
     }
   }
   for (const page of doc.pdf?.pages ?? []) {
-    if (page.layout) {
+    if (page.layout && !page.ocr) {
       const lines = allLines.filter((l) => l.page === page.number);
       findings.push(...originFindings(page.number, page.layout.runs, doc.region, lines));
     }
@@ -478,7 +482,7 @@ export const fontsConsistencyCheck = defineCheck({
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined,
   inspect(doc) {
-    const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout && p.layout.runs.length > 0);
+    const laidOut = (doc.pdf?.pages ?? []).filter((p) => !p.ocr && p.layout && p.layout.runs.length > 0);
     if (laidOut.length === 0) {
       return skip(
         doc.pdf

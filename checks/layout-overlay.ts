@@ -331,7 +331,8 @@ export function overlayFindings(doc: DocumentModel): Finding[] {
   const pages = doc.pdf?.pages ?? [];
   const places = hiddenPlaces(pages);
   for (const page of pages) {
-    if (!page.layout) continue;
+    // An OCR'd page's words are read from pixels: they have no paint order to hide or cover anything.
+    if (!page.layout || page.ocr) continue;
     findings.push(
       ...coveredFindings(page.number, page.layout),
       ...overlapFindings(page.number, page.layout),
@@ -386,7 +387,7 @@ export const layoutOverlayCheck = defineCheck({
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined,
   inspect(doc) {
-    const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout);
+    const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout && !p.ocr);
     if (laidOut.length === 0) {
       return skip(
         doc.pdf

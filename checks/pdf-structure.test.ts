@@ -7,7 +7,8 @@ import type { DocType } from "../core/verdict.js";
 import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { type RpFixture, realProducerSet } from "../fixtures/real-producer/set.js";
-import { ghostscript, qpdf, toolAvailability } from "../fixtures/real-producer/tools.js";
+import { ghostscript, mutool, qpdf, toolAvailability } from "../fixtures/real-producer/tools.js";
+import { makeOfficeScan } from "../fixtures/scans.js";
 import { pdfStructureCheck } from "./pdf-structure.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
@@ -72,6 +73,26 @@ describe.skipIf(!tools.ok)(
         );
       }
     });
+
+    it("does not call an image-only PDF that names no producer rewritten: image-to-PDF tools write it so", async () => {
+      // mutool convert (MuPDF) turns a scan into a PDF and names no producer, as img2pdf (qpdf) does.
+      const statement = await makeDocument({ seed: 5, docType: "bank_statement", region: "GB" });
+      const jpeg = path.join(work, "scan.jpg");
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(jpeg, await makeOfficeScan(statement, { seed: 5, dpi: 100 }));
+      const out = path.join(work, "scan.pdf");
+      await mutool(["convert", "-o", out, jpeg]);
+      const model = await modelOf(new Uint8Array(await readFile(out)), { docType: "bank_statement" });
+      const r = CheckResult.parse(await pdfStructureCheck.run(model, { now }));
+      expect(r.outcome, r.summary).toBe("pass");
+      // The same writer rewriting a text PDF after its producer made it is still a rewrite.
+      const stripped = path.join(work, "stripped.pdf");
+      await mutool(["clean", genuine("libreoffice-writer").file, stripped]);
+      const bytes = new Uint8Array(await readFile(stripped));
+      const text = await run(bytes);
+      const named = text.findings.find((f) => f.code === "rewritten_by_other_tool");
+      expect(named?.evidence).toMatchObject({ writer: "MuPDF" });
+    }, 60_000);
 
     it("finds a Ghostscript file re-distilled from a PDF that still names the issuer's application", async () => {
       const original = genuine("ghostscript");

@@ -133,7 +133,15 @@ export function structureFindings(doc: DocumentModel): StructureReport {
   const ids = idPair(raw, 0);
   const idsDiffer = ids !== undefined && ids[0] !== ids[1];
 
-  if (writer && !writer.producer.test(named)) {
+  // A file that names no producer at all and whose pages are only pictures was made by the tool that
+  // wrote it: image-to-PDF converters are built on these libraries (img2pdf on qpdf, MuPDF's convert) and
+  // name nothing. With no named producer there is nothing the writer contradicts.
+  const namesNothing =
+    producer === "" && (info.Creator ?? doc.pdf?.xmp?.["xmp:CreatorTool"] ?? "").trim() === "";
+  const picturesOnly =
+    (doc.pdf?.pages.length ?? 0) > 0 &&
+    (doc.pdf?.pages ?? []).every((p) => p.ocr || p.text.replace(/\s+/g, "").length < 20);
+  if (writer && !writer.producer.test(named) && !(namesNothing && picturesOnly)) {
     findings.push({
       code: "rewritten_by_other_tool",
       message: `The file's bytes were written by ${writer.name} (${writer.use}), but its metadata names ${producer ? JSON.stringify(producer) : "no producer"}: ${writer.name} rewrote the file after it was made and left the producer as it was${idsDiffer ? "; the trailer's second /ID differs from the first, as it does after a modification" : ""}. This is not the file ${issued ? `the issuer's software produced for ${aDocType(doc.declaredDocType)}` : "its producer wrote"}.`,

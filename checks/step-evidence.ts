@@ -19,10 +19,12 @@ import {
 } from "../core/page-geometry.js";
 import type { ObjectStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
+import { EVIDENCE_MANIFEST } from "../core/step-results.js";
+import { writeStored } from "../core/stored.js";
 import type { DocumentModel } from "../document/model.js";
 import { drawMarks, type Mark } from "../document/page-marks.js";
-import { type PdfPageRenderer, withPageRenderer } from "../document/pdf-images.js";
-import { decodeImageFile, MAX_DECODE_PIXELS, type RgbaImage } from "../document/raster.js";
+import { type PixelSource, pixelsOf, pixelsOfPdf } from "../document/pixels.js";
+import type { RgbaImage } from "../document/raster.js";
 import {
   compareRevisions,
   firstSavedRevision,
@@ -185,22 +187,21 @@ export async function writeEvidence(
       let comparison: RevisionComparison | undefined;
       if (doc.pdf.raw.revisions > 1)
         comparison = await compareRevisions(doc, ctl.signal).catch(() => undefined);
-      await withPageRenderer(doc.bytes, ctl.signal, async (r) => {
-        pageCount = r.pageCount;
-        for (const { page } of withFindings) {
-          if (ctl.signal.aborted) break;
-          const g = await r.geometry(page);
-          if (g) geometry.set(page, g);
-        }
-        built = build();
-        await renderPages(r, doc, built, withFindings, {
-          geometry,
-          images,
-          refused,
-          budget,
-          ctx,
-          signal: ctl.signal,
-        });
+      const r = pixelsOf(doc);
+      pageCount = await r.pageCount();
+      for (const { page } of withFindings) {
+        if (ctl.signal.aborted) break;
+        const g = await r.geometry(page);
+        if (g) geometry.set(page, g);
+      }
+      built = build();
+      await renderPages(r, pageCount, built, withFindings, {
+        geometry,
+        images,
+        refused,
+        budget,
+        ctx,
+        signal: ctl.signal,
       });
       if (comparison && built) {
         await renderFirstSaved(doc, built, comparison, {
@@ -289,9 +290,7 @@ export async function writeEvidence(
       notes: budget.notes,
     },
   };
-  await ctx.objects.put(ctx.bucket, keys.evidence(ctx.detection), JSON.stringify(manifest), {
-    contentType: "application/json",
-  });
+  await writeStored(ctx.objects, ctx.bucket, EVIDENCE_MANIFEST, manifest, ctx.detection);
   return manifest;
 }
 
@@ -310,24 +309,31 @@ interface RenderState {
   signal: AbortSignal;
 }
 
+/** A copy of a shared raster to draw on. */
+const copyOf = (img: RgbaImage): RgbaImage => ({
+  width: img.width,
+  height: img.height,
+  data: new Uint8ClampedArray(img.data),
+});
+
 async function renderPages(
-  r: PdfPageRenderer,
-  _doc: DocumentModel,
+  r: PixelSource,
+  pageCount: number,
   built: BuiltEvidence,
   pages: { page: number }[],
   s: RenderState,
 ): Promise<void> {
   const scale = s.budget.limits.dpi / 72;
   for (const { page } of pages) {
-    if (page > r.pageCount) continue;
+    if (page > pageCount) continue;
     const no = refusal(s.budget, s.signal);
     if (no) {
       s.refused.set(page, no);
       continue;
     }
-    let rendered: Awaited<ReturnType<PdfPageRenderer["render"]>>;
+    let rendered: Awaited<ReturnType<PixelSource["page"]>>;
     try {
-      rendered = await r.render(page, scale, { maxSidePx: s.budget.limits.maxSidePx });
+      rendered = await r.page(page, { scale, maxSidePx: s.budget.limits.maxSidePx }, s.signal);
     } catch (err) {
       if (s.signal.aborted) {
         s.refused.set(page, "time");
@@ -340,10 +346,14 @@ async function renderPages(
       s.refused.set(page, "error");
       continue;
     }
-    if (!rendered) continue;
+    if (!rendered) {
+      if (s.signal.aborted) s.refused.set(page, "time");
+      continue;
+    }
     s.geometry.set(page, rendered.geometry);
-    drawMarks(rendered.image, marksFor(built, page, rendered.geometry, rendered.image));
-    const stored = await store(s.ctx, s.budget, keys.evidencePage(s.ctx.detection, page), rendered.image);
+    const image = copyOf(rendered.image);
+    drawMarks(image, marksFor(built, page, rendered.geometry, image));
+    const stored = await store(s.ctx, s.budget, keys.evidencePage(s.ctx.detection, page), image);
     if (stored === "byte_cap") s.refused.set(page, "byte_cap");
     else s.images.set(page, stored);
   }
@@ -364,31 +374,31 @@ async function renderFirstSaved(
       .map((f) => f.group),
   );
   const scale = s.budget.limits.dpi / 72;
-  await withPageRenderer(first.bytes, s.signal, async (r) => {
-    for (const pc of comparison.pages) {
-      if (refusal(s.budget, s.signal)) {
-        s.budget.notes.push(`Page ${pc.page} as first saved was not rendered (image, byte or time bound).`);
-        continue;
-      }
-      const rendered = await r.render(pc.page, scale, { maxSidePx: s.budget.limits.maxSidePx });
-      if (!rendered) continue;
-      // The marks are placed with the submitted page's geometry (the regions are where the submitted
-      // page differs); when the first save's page box differs, its own geometry places them.
-      const g = s.geometry.get(pc.page) ?? rendered.geometry;
-      drawMarks(
-        rendered.image,
-        marksFor(built, pc.page, g, rendered.image, (n) => regionGroups.has(n)),
-      );
-      const stored = await store(
-        s.ctx,
-        s.budget,
-        keys.evidencePage(s.ctx.detection, pc.page, "first-saved"),
-        rendered.image,
-        first.revision + 1,
-      );
-      if (stored !== "byte_cap") s.firstSaved.set(pc.page, stored);
+  const r = pixelsOfPdf(first, first.bytes);
+  for (const pc of comparison.pages) {
+    if (refusal(s.budget, s.signal)) {
+      s.budget.notes.push(`Page ${pc.page} as first saved was not rendered (image, byte or time bound).`);
+      continue;
     }
-  });
+    const rendered = await r.page(pc.page, { scale, maxSidePx: s.budget.limits.maxSidePx }, s.signal);
+    if (!rendered) continue;
+    // The marks are placed with the submitted page's geometry (the regions are where the submitted
+    // page differs); when the first save's page box differs, its own geometry places them.
+    const g = s.geometry.get(pc.page) ?? rendered.geometry;
+    const image = copyOf(rendered.image);
+    drawMarks(
+      image,
+      marksFor(built, pc.page, g, image, (n) => regionGroups.has(n)),
+    );
+    const stored = await store(
+      s.ctx,
+      s.budget,
+      keys.evidencePage(s.ctx.detection, pc.page, "first-saved"),
+      image,
+      first.revision + 1,
+    );
+    if (stored !== "byte_cap") s.firstSaved.set(pc.page, stored);
+  }
 }
 
 /** An image document: its one page, scaled down, with the marks of its findings. */
@@ -397,14 +407,14 @@ async function renderImage(
   _checks: readonly CheckResult[],
   s: Omit<RenderState, "signal"> & { build: () => BuiltEvidence },
 ): Promise<void> {
-  const meta = await sharp(doc.bytes, { limitInputPixels: MAX_DECODE_PIXELS }).metadata();
-  const width = meta.autoOrient?.width ?? meta.width ?? 0;
-  const height = meta.autoOrient?.height ?? meta.height ?? 0;
-  if (!width || !height) return;
-  const g: PageGeometry = { number: 1, view: [0, 0, width, height], rotate: 0, units: "px" };
+  const pixels = pixelsOf(doc);
+  const g = await pixels.geometry(1);
+  if (!g) return;
   s.geometry.set(1, g);
   const built = s.build();
-  const img = await decodeImageFile(doc.bytes, s.budget.limits.maxSidePx);
+  const page = await pixels.page(1, { scale: 1, maxSidePx: s.budget.limits.maxSidePx });
+  if (!page) return;
+  const img = copyOf(page.image);
   drawMarks(img, marksFor(built, 1, g, img));
   const stored = await store(s.ctx, s.budget, keys.evidencePage(s.ctx.detection, 1), img);
   if (stored === "byte_cap") s.refused.set(1, "byte_cap");

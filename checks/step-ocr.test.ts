@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -9,12 +9,21 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CheckStepResult, keys, type StepInput } from "../core/detection.js";
 import { createReusableOcrEngine, englishModelDir, type OcrEngine } from "../document/ocr.js";
+import {
+  languageOfText,
+  languagesForRegion,
+  modelDirectory,
+  modelFile,
+  OCR_LANGUAGES,
+} from "../document/ocr-languages.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { makeImageOnlyPdf, makeScannedImage } from "../fixtures/scans.js";
 import { runCheckStep } from "./step.js";
 import { createTestStepContext, stepInput, type TestStepContext } from "./testdata/step-context.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** OCR bound for these tests: a loaded machine may take minutes, and the bound is not what they test. */
+const OCR_MS = 600_000;
 let ctx: TestStepContext;
 let engine: OcrEngine;
 beforeAll(async () => {
@@ -75,24 +84,40 @@ describe("OCR", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 900_000);
 
   it("names the bundled English model directory", () => {
     expect(englishModelDir()).toMatch(/@tesseract\.js-data[\\/]eng[\\/]4\.0\.0_best_int$/);
+  });
+
+  it("has the six language models, linked from node_modules into one directory", async () => {
+    const dir = await modelDirectory();
+    for (const lang of OCR_LANGUAGES) {
+      expect(await realpath(path.join(dir, `${lang}.traineddata.gz`))).toBe(await realpath(modelFile(lang)));
+    }
+    expect(languagesForRegion("DE")).toEqual(["deu"]);
+    expect(languagesForRegion("BE")).toEqual(["nld", "fra"]);
+    expect(languagesForRegion("MY")).toEqual(["eng"]);
+    expect(languageOfText("Kontoauszug für das Konto der Firma: die Summe und der Betrag auf Seite 2")).toBe(
+      "deu",
+    );
+    expect(languageOfText("Total 12.00")).toBeUndefined();
   });
 
   it("gives an image document its text, with the page marker the agent reads", async () => {
     const pdf = await makeDocument({ seed: 12, docType: "bank_statement", region: "GB" });
     const jpeg = await makeScannedImage(pdf, { scale: 2.2 });
     const input = await prepared(jpeg, "image/jpeg", "statement.jpg", "bank_statement");
-    const result = CheckStepResult.parse(await runCheckStep(input, ctx, { ocr: engine }));
+    const result = CheckStepResult.parse(
+      await runCheckStep(input, ctx, { ocr: engine, ocrTimeoutMs: OCR_MS }),
+    );
     expect(result.discovered).toContain("scanned");
     const text = (await ctx.objects.get(ctx.bucket, result.textKey!)).toString("utf8");
     expect(text.startsWith("--- page 1 ---\n")).toBe(true);
     expect(text).toMatch(/Account Statement/);
     expect(text).toMatch(/Closing balance/i);
     expect(text).toMatch(/Opening balance/i);
-  }, 120_000);
+  }, 900_000);
 
   it("refuses a decompression-bomb image before decoding it: document_too_complex (the budget gate)", async () => {
     // A PNG header claiming 30000 × 30000 pixels (900 megapixels) over a few bytes of data.
@@ -126,7 +151,9 @@ describe("OCR", () => {
       chunk("IEND", Buffer.alloc(0)),
     ]);
     const input = await prepared(bomb, "image/png", "scan.png", "invoice");
-    const result = CheckStepResult.parse(await runCheckStep(input, ctx, { ocr: engine }));
+    const result = CheckStepResult.parse(
+      await runCheckStep(input, ctx, { ocr: engine, ocrTimeoutMs: OCR_MS }),
+    );
     expect(result.failure?.code).toBe("document_too_complex");
     expect(result.checks).toEqual([]);
   }, 60_000);
@@ -135,14 +162,18 @@ describe("OCR", () => {
     const pdf = await makeDocument({ seed: 13, docType: "invoice", region: "US" });
     const scanned = await makeImageOnlyPdf(pdf, { scale: 2.5 });
     const input = await prepared(scanned, "application/pdf", "invoice.pdf", "invoice");
-    const result = CheckStepResult.parse(await runCheckStep(input, ctx, { ocr: engine }));
+    const result = CheckStepResult.parse(
+      await runCheckStep(input, ctx, { ocr: engine, ocrTimeoutMs: OCR_MS }),
+    );
     expect(result.discovered).toContain("scanned");
     const text = (await ctx.objects.get(ctx.bucket, result.textKey!)).toString("utf8");
     expect(text).toMatch(/INVOICE/);
     expect(text).toMatch(/Total due/i);
 
     const textPdf = await prepared(pdf, "application/pdf", "invoice.pdf", "invoice");
-    const plain = CheckStepResult.parse(await runCheckStep(textPdf, ctx, { ocr: engine }));
+    const plain = CheckStepResult.parse(
+      await runCheckStep(textPdf, ctx, { ocr: engine, ocrTimeoutMs: OCR_MS }),
+    );
     expect(plain.discovered).not.toContain("scanned");
-  }, 120_000);
+  }, 900_000);
 });

@@ -7,7 +7,7 @@ import { admitDocument } from "../document/budget/gate.js";
 import { renderPageText } from "../document/document-text.js";
 import type { DocumentModel } from "../document/model.js";
 import type { OcrEngine } from "../document/ocr.js";
-import { ocrForStep } from "../document/ocr-pass.js";
+import { type OcrSession, ocrForStep } from "../document/ocr-pass.js";
 import {
   buildDocumentModel,
   DocumentEncryptedError,
@@ -15,7 +15,9 @@ import {
   INFO_KEYS,
 } from "../document/pdf-model.js";
 import { setPdfjsLimits } from "../document/pdfjs.js";
+import { releasePixels, sharePixels } from "../document/pixels.js";
 import type { Check, CheckContext } from "./check.js";
+import { reviewOcrFindings } from "./ocr-review.js";
 import { CHECKS } from "./registry.js";
 import { type RenderLimits, RENDER_DEFAULTS, writeEvidence } from "./step-evidence.js";
 import { loadTrustAnchors } from "./trust-anchors.js";
@@ -220,9 +222,26 @@ export async function runCheckStep(
     timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
     log,
   });
+  try {
+    return await checkAndReport(doc, ocr, input, ctx, opts, { log, stepMs, checkTimeoutMs });
+  } finally {
+    await ocr.close();
+    await releasePixels(doc);
+  }
+}
 
+async function checkAndReport(
+  doc: DocumentModel,
+  ocr: OcrSession,
+  input: StepInput,
+  ctx: StepContext,
+  opts: CheckStepOptions,
+  s: { log: StepContext["log"]; stepMs: number; checkTimeoutMs: number },
+): Promise<CheckStepResult> {
+  const { log, stepMs, checkTimeoutMs } = s;
   const now = ctx.clock.now();
-  const applicable = (opts.checks ?? CHECKS).filter((c) => {
+  const registry = opts.checks ?? CHECKS;
+  const applicable = registry.filter((c) => {
     try {
       return c.appliesTo(doc);
     } catch (err) {
@@ -237,7 +256,33 @@ export async function runCheckStep(
     ...(anchors.pem ? { trustAnchorsPem: anchors.pem } : {}),
     ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
   };
-  const checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
+  let checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
+
+  // Findings resting on OCR'd text pass through the one OCR-uncertainty rule (checks/ocr-review.ts).
+  if (ocr.pages.length > 0) {
+    const reviewStarted = performance.now();
+    const review = await reviewOcrFindings(doc, checks, {
+      reread: (page, bbox, factor) => ocr.reread(page, bbox, factor),
+      rerun: async (ids, model) => {
+        sharePixels(doc, model);
+        const again = registry.filter((c) => ids.includes(c.id));
+        return Promise.all(again.map((c) => runOne(c, model, base, checkTimeoutMs)));
+      },
+    });
+    checks = review.results;
+    if (review.rereads || review.unverified || review.dropped.length || review.confirmed) {
+      log.info(
+        {
+          rereads: review.rereads,
+          dropped: review.dropped.map((f) => f.code),
+          unverified: review.unverified,
+          confirmed: review.confirmed,
+          ms: Math.round(performance.now() - reviewStarted),
+        },
+        "OCR'd findings reviewed",
+      );
+    }
+  }
   for (const c of checks) {
     log.info({ check: c.checkId, outcome: c.outcome, severity: c.severity, ms: c.durationMs }, c.summary);
   }

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { DETECTION_KIND, type Detection, DetectionSpec, DetectionStatus } from "./detection.js";
 import { removeDetectionFiles } from "./detection-files.js";
-import { ObjectNotFoundError, type ObjectStore } from "./ports.js";
+import type { ObjectStore } from "./ports.js";
 import { API_GROUP_VERSION, labelValue } from "./resource.js";
+import { defineStored, readStored, readStoredAt, type StoredRead, writeStored } from "./stored.js";
 import { Verdict } from "./verdict.js";
 
 /**
@@ -120,6 +121,18 @@ export const ArchiveRecord = z.object({
 });
 export type ArchiveRecord = z.infer<typeof ArchiveRecord>;
 
+/** The stored kinds of the archive (core/stored.ts): a detection's record, and its verdict kept apart. */
+export const ARCHIVE_RECORD = defineStored({
+  what: "the archived record",
+  key: (clientId: string, id: string) => archiveKeys.record(clientId, id),
+  schema: ArchiveRecord,
+});
+export const ARCHIVED_VERDICT = defineStored({
+  what: "the archived verdict",
+  key: (id: string) => archiveKeys.verdict(id),
+  schema: Verdict,
+});
+
 /** What the reconciler archives: a terminal detection with an archivable name. */
 export function archivablePhase(d: Detection): ArchivedPhase | undefined {
   const phase = d.status?.phase;
@@ -152,10 +165,9 @@ export async function archiveDetection(
   const id = d.metadata.name;
   const client = d.spec.submittedBy;
   const { verdict, ...status } = d.status ?? {};
-  const json = { contentType: "application/json" };
   // Everything but the record, at once; the record only after all of it is written.
   await Promise.all([
-    ...(verdict ? [objects.put(bucket, archiveKeys.verdict(id), JSON.stringify(verdict), json)] : []),
+    ...(verdict ? [writeStored(objects, bucket, ARCHIVED_VERDICT, verdict, id)] : []),
     ...markerKeys(client, id, phase, d.spec.batchId).map((key) => objects.put(bucket, key, "")),
     ...(status.prunedAt === undefined
       ? [objects.put(bucket, archiveKeys.due(completedAtMs(d), client, id), "")]
@@ -178,71 +190,87 @@ export async function archiveDetection(
       status,
     },
   };
-  const key = archiveKeys.record(client, id);
-  await objects.put(bucket, key, JSON.stringify(record), json);
+  const key = await writeStored(objects, bucket, ARCHIVE_RECORD, record, client, id);
   return { key };
 }
 
-async function getOrUndefined(
-  objects: ObjectStore,
-  bucket: string,
-  key: string,
-): Promise<Buffer | undefined> {
-  try {
-    return await objects.get(bucket, key);
-  } catch (err) {
-    if (err instanceof ObjectNotFoundError) return undefined;
-    throw err;
-  }
+/** The record under `key` (core/stored.ts: ok, missing or invalid). */
+const readRecordAt = (objects: ObjectStore, bucket: string, key: string) =>
+  readStoredAt(objects, bucket, ARCHIVE_RECORD, key);
+
+/** An archived verdict that could not be read back (the record itself is fine). */
+export interface UnreadableVerdict {
+  key: string;
+  reason: string;
 }
 
-/** The record under `key`; undefined when missing or unreadable (a record is never half-written). */
-async function readRecordAt(
+/**
+ * The archived detection as a Detection resource, its verdict read back: null once retention (or a DELETE
+ * under way) removed it, and null too when the verdict object is damaged (reported as `unreadableVerdict`:
+ * the record's status, score and durable fields are intact, and the contract reads a verdict that is no
+ * longer available as null).
+ */
+async function toDetection(
   objects: ObjectStore,
   bucket: string,
-  key: string,
-): Promise<ArchiveRecord | undefined> {
-  const raw = await getOrUndefined(objects, bucket, key);
-  if (!raw) return undefined;
-  try {
-    const parsed = ArchiveRecord.safeParse(JSON.parse(raw.toString("utf8")));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The archived detection as a Detection resource, its verdict read back (null once retention removed it). */
-async function toDetection(objects: ObjectStore, bucket: string, rec: ArchiveRecord): Promise<Detection> {
+  rec: ArchiveRecord,
+): Promise<{ detection: Detection; unreadableVerdict?: UnreadableVerdict }> {
   const { metadata, spec, status } = rec.detection;
   let verdict: Verdict | null = null;
+  let unreadableVerdict: UnreadableVerdict | undefined;
   if (rec.verdict) {
-    // Missing once retention (or a DELETE under way) removed it: the verdict then reads null.
-    const raw = await getOrUndefined(objects, bucket, archiveKeys.verdict(metadata.name));
-    const parsed = raw ? Verdict.safeParse(JSON.parse(raw.toString("utf8"))) : undefined;
-    if (parsed?.success) verdict = parsed.data;
+    const read = await readStored(objects, bucket, ARCHIVED_VERDICT, metadata.name);
+    if (read.kind === "ok") verdict = read.value;
+    else if (read.kind === "invalid") unreadableVerdict = { key: read.key, reason: read.reason };
   }
   return {
-    apiVersion: API_GROUP_VERSION,
-    kind: DETECTION_KIND,
-    metadata,
-    spec,
-    status: { ...status, verdict },
+    detection: {
+      apiVersion: API_GROUP_VERSION,
+      kind: DETECTION_KIND,
+      metadata,
+      spec,
+      status: { ...status, verdict },
+    },
+    ...(unreadableVerdict ? { unreadableVerdict } : {}),
   };
 }
 
-/** The archived detection `id` of client `clientId`, or undefined when it is not in the archive. */
+/**
+ * The archived detection `id` of client `clientId`: `ok` with the detection (and `unreadableVerdict` when
+ * its verdict object is damaged), `missing` when it is not in the archive, `invalid` when its record is
+ * there but damaged (not JSON, not a record, or a record of another detection or client).
+ */
+export type ArchivedRead =
+  | { kind: "ok"; key: string; value: Detection; unreadableVerdict?: UnreadableVerdict }
+  | Exclude<StoredRead<never>, { kind: "ok" }>;
+
+export async function readArchived(
+  objects: ObjectStore,
+  bucket: string,
+  clientId: string,
+  id: string,
+): Promise<ArchivedRead> {
+  if (!isArchivable(id)) return { kind: "missing", key: "" };
+  const read = await readRecordAt(objects, bucket, archiveKeys.record(clientId, id));
+  if (read.kind !== "ok") return read;
+  const rec = read.value;
+  if (rec.detection.metadata.name !== id || rec.detection.spec.submittedBy !== clientId) {
+    const issue = "the record names another detection or client";
+    return { kind: "invalid", key: read.key, problem: "wrong_shape", at: "detection", issue, reason: issue };
+  }
+  const { detection, unreadableVerdict } = await toDetection(objects, bucket, rec);
+  return { kind: "ok", key: read.key, value: detection, ...(unreadableVerdict ? { unreadableVerdict } : {}) };
+}
+
+/** The archived detection `id` of client `clientId`, or undefined when it is not in the archive or unreadable. */
 export async function readArchivedDetection(
   objects: ObjectStore,
   bucket: string,
   clientId: string,
   id: string,
 ): Promise<Detection | undefined> {
-  if (!isArchivable(id)) return undefined;
-  const rec = await readRecordAt(objects, bucket, archiveKeys.record(clientId, id));
-  if (!rec || rec.detection.metadata.name !== id || rec.detection.spec.submittedBy !== clientId)
-    return undefined;
-  return toDetection(objects, bucket, rec);
+  const read = await readArchived(objects, bucket, clientId, id);
+  return read.kind === "ok" ? read.value : undefined;
 }
 
 /** True when the archive holds a record for `id` of `clientId` (one stat, no read). */
@@ -269,10 +297,11 @@ export async function removeArchivedDetection(
 ): Promise<boolean> {
   if (!isArchivable(id)) return false;
   const key = archiveKeys.record(clientId, id);
-  const rec = await readRecordAt(objects, bucket, key);
-  if (!rec) {
+  const read = await readRecordAt(objects, bucket, key);
+  if (read.kind === "missing") return false;
+  const rec = read.kind === "ok" ? read.value : undefined;
+  if (!rec || rec.detection.metadata.name !== id || rec.detection.spec.submittedBy !== clientId) {
     // An unreadable record still goes (with what its name alone locates).
-    if (!(await objects.stat(bucket, key))) return false;
     await removeDetectionFiles(objects, bucket, { metadata: { name: id }, spec: { source: {} } });
     await objects.delete(bucket, key);
     return true;
@@ -296,6 +325,11 @@ export interface ArchivePageOptions {
   before?: string;
   /** At most this many. */
   limit: number;
+  /**
+   * Told of each damaged object met: a record (the detection is left out of the page) or a verdict (the
+   * detection is listed with verdict null).
+   */
+  onUnreadable?: (u: { id: string; what: "record" | "verdict"; key: string; reason: string }) => void;
 }
 
 /** Runs `fn` over `items` with at most `limit` at once, keeping the order of the results. */
@@ -345,10 +379,16 @@ export async function listArchivedDetections(
   let batch: string[] = [];
   const flush = async () => {
     const found = await mapLimited(batch, 16, async (id) => {
-      const rec = await readRecordAt(objects, bucket, `${prefixes.records(c)}${pathOf(id)}.json`);
-      if (!rec || rec.detection.spec.submittedBy !== clientId) return undefined;
+      const read = await readRecordAt(objects, bucket, `${prefixes.records(c)}${pathOf(id)}.json`);
+      if (read.kind === "invalid")
+        opts.onUnreadable?.({ id, what: "record", key: read.key, reason: read.reason });
+      if (read.kind !== "ok") return undefined;
+      const rec = read.value;
+      if (rec.detection.spec.submittedBy !== clientId) return undefined;
       if (opts.batchId !== undefined && rec.detection.spec.batchId !== opts.batchId) return undefined;
-      return toDetection(objects, bucket, rec);
+      const { detection, unreadableVerdict } = await toDetection(objects, bucket, rec);
+      if (unreadableVerdict) opts.onUnreadable?.({ id, what: "verdict", ...unreadableVerdict });
+      return detection;
     });
     for (const d of found) if (d && out.length < opts.limit) out.push(d);
     batch = [];
@@ -412,12 +452,12 @@ export async function pruneArchivedDetection(
   bucket: string,
   due: DueEntry,
 ): Promise<number> {
-  const rec = await readRecordAt(
+  const read = await readRecordAt(
     objects,
     bucket,
     `${prefixes.records(due.clientSegment)}${pathOf(due.id)}.json`,
   );
-  const removed = rec ? await removeDetectionFiles(objects, bucket, rec.detection) : 0;
+  const removed = read.kind === "ok" ? await removeDetectionFiles(objects, bucket, read.value.detection) : 0;
   await objects.delete(bucket, due.key);
   return removed;
 }

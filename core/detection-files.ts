@@ -42,5 +42,5 @@ async function uploadGoesWith(
   if (!/^[a-z0-9-]{1,64}$/.test(id)) return false;
   const read = await readUploadReservation(objects, bucket, id);
   if (read.kind !== "ok") return true;
-  return read.reservation.detection === undefined || read.reservation.detection === name;
+  return read.value.detection === undefined || read.value.detection === name;
 }

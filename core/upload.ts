@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { keys } from "./detection.js";
-import { ObjectNotFoundError, type ObjectStore } from "./ports.js";
+import type { ObjectStore } from "./ports.js";
+import { defineStored, readStored, type StoredRead, writeStored } from "./stored.js";
 
 /** Upload ids: `upl-` + a lowercase ULID. */
 export const UPLOAD_ID_RE = /^upl-[0-9a-hjkmnp-tv-z]{26}$/;
@@ -38,33 +39,19 @@ export type UploadReservation = z.infer<typeof UploadReservation>;
 /** What a writer provides (size_bytes may be left out). */
 export type UploadReservationInput = z.input<typeof UploadReservation>;
 
-export type ReservationRead =
-  | { kind: "ok"; reservation: UploadReservation }
-  | { kind: "missing" }
-  | { kind: "unreadable" };
+/** The stored kind of a reservation (core/stored.ts). */
+export const UPLOAD_RESERVATION = defineStored({
+  what: "the upload's reservation",
+  key: (uploadId: string) => keys.uploadMeta(uploadId),
+  schema: UploadReservation,
+});
 
-/** Reads an upload's reservation; object store outages are thrown, everything else is a value. */
-export async function readUploadReservation(
+/** An upload's reservation: ok, missing or invalid; object store outages are thrown. */
+export const readUploadReservation = (
   objects: ObjectStore,
   bucket: string,
   uploadId: string,
-): Promise<ReservationRead> {
-  let raw: Buffer;
-  try {
-    raw = await objects.get(bucket, keys.uploadMeta(uploadId));
-  } catch (err) {
-    if (err instanceof ObjectNotFoundError) return { kind: "missing" };
-    throw err;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.toString("utf8"));
-  } catch {
-    return { kind: "unreadable" };
-  }
-  const parsed = UploadReservation.safeParse(json);
-  return parsed.success ? { kind: "ok", reservation: parsed.data } : { kind: "unreadable" };
-}
+): Promise<StoredRead<UploadReservation>> => readStored(objects, bucket, UPLOAD_RESERVATION, uploadId);
 
 export async function writeUploadReservation(
   objects: ObjectStore,
@@ -72,10 +59,7 @@ export async function writeUploadReservation(
   uploadId: string,
   reservation: UploadReservationInput,
 ): Promise<void> {
-  const value = UploadReservation.parse(reservation);
-  await objects.put(bucket, keys.uploadMeta(uploadId), JSON.stringify(value), {
-    contentType: "application/json",
-  });
+  await writeStored(objects, bucket, UPLOAD_RESERVATION, reservation, uploadId);
 }
 
 /** The upload id of an object key under `uploads/`, or undefined. */

@@ -17,8 +17,32 @@ export interface PdfPage {
   height: number;
   /** True when `text` was read by OCR from the page's pixels (an image-only page or an image document). */
   ocr?: boolean;
-  /** What the page draws, in paint order (text runs with font, size, colour; filled areas); see page-layout.ts. */
+  /**
+   * What the page draws, in paint order (text runs with font, size, colour; filled areas); see
+   * page-layout.ts. On an OCR'd page the runs are the words read, each with its `confidence`.
+   */
   layout?: PageLayout;
+  /** How an OCR'd page was read (document/ocr.ts). */
+  ocrReading?: OcrReading;
+}
+
+/** How the OCR read a page: at which resolution, straightened how, in which language, how surely. */
+export interface OcrReading {
+  /** Raster pixels per page unit the page was read at (PDF: dpi / 72; image document: × its own pixels). */
+  scale: number;
+  /** Effective resolution of an image-only PDF page's reading (dots per inch). */
+  dpi?: number;
+  /** Median glyph height of the picture read, in its pixels. */
+  glyphPx?: number;
+  /** The tilt that was straightened, in degrees (clockwise positive). */
+  skewDeg: number;
+  /** A photographed sheet's perspective was undone. */
+  perspective: boolean;
+  languages: string[];
+  /** Mean word confidence, 0-100. */
+  confidence: number;
+  words: number;
+  ms: number;
 }
 
 /** A PDF feature that needs at least a given PDF version. */

@@ -1,44 +1,106 @@
 import type { Logger } from "pino";
+import type { BoxTuple } from "../core/page-geometry.js";
 import type { DocumentModel } from "./model.js";
-import { applyOcr, createOcrEngine, type OcrEngine, type OcrPassResult } from "./ocr.js";
+import {
+  applyOcr,
+  createOcrEngine,
+  type OcrEngine,
+  type OcrPassResult,
+  OcrTimeoutError,
+  rereadRegion,
+} from "./ocr.js";
+import type { TextRun } from "./page-layout.js";
 
 /**
- * The check step's OCR pass (called by checks/step.ts before the checks run): fills in the text of
- * image documents and image-only PDF pages, within a time budget, and reports the scanned pages. Uses the
- * caller's engine when given (the eval keeps one warm across documents); otherwise starts one only when a
- * page needs it and stops it afterwards, so a step process never stays alive on a tesseract worker.
- * OCR problems never fail the step: the pages keep no text and the problem is logged.
+ * The check step's OCR (called by checks/step.ts before the checks run): fills in the text of image
+ * documents and image-only PDF pages within a time budget, reports the scanned pages, and stays open so
+ * the check step can have boxes read again, sharper, when a finding rests on an uncertain reading
+ * (checks/ocr-review.ts). Uses the caller's engine when given (the eval keeps one warm across documents);
+ * otherwise starts one only when a page needs it and stops it at `close()`, so a step process never stays
+ * alive on a tesseract worker. OCR problems never fail the step: the pages keep no text and the problem
+ * is logged.
  */
+
+export interface OcrSession extends OcrPassResult {
+  /**
+   * Reads a box of an OCR'd page again at `factor` × the page's resolution, within the session's time
+   * budget; undefined when it cannot (no budget left, not an OCR'd page, an error).
+   */
+  reread(page: number, bbox: BoxTuple, factor?: number): Promise<TextRun[] | undefined>;
+  /** Stops the engine the session started (not a caller's). */
+  close(): Promise<void>;
+}
+
 export async function ocrForStep(
   doc: DocumentModel,
-  opts: { engine?: OcrEngine; timeoutMs: number; log: Logger; signal?: AbortSignal },
-): Promise<OcrPassResult> {
+  opts: {
+    engine?: OcrEngine;
+    timeoutMs: number;
+    /** Further time for re-reads after the first pass (default a quarter of timeoutMs). */
+    rereadMs?: number;
+    log: Logger;
+    signal?: AbortSignal;
+  },
+): Promise<OcrSession> {
   let owned: Promise<OcrEngine> | undefined;
   const getEngine = () => {
     if (opts.engine) return Promise.resolve(opts.engine);
     owned ??= createOcrEngine();
     return owned;
   };
+  const close = async () => {
+    const engine = owned;
+    owned = undefined;
+    if (engine) await (await engine.catch(() => undefined))?.terminate();
+  };
   const started = performance.now();
+  const deadline = Date.now() + opts.timeoutMs;
+  let pass: OcrPassResult;
   try {
-    const result = await applyOcr(doc, getEngine, { timeoutMs: opts.timeoutMs, signal: opts.signal });
-    if (result.pages.length || result.problems.length) {
+    pass = await applyOcr(doc, getEngine, { timeoutMs: opts.timeoutMs, signal: opts.signal, deadline });
+    if (pass.pages.length || pass.problems.length) {
+      const pages = doc.pdf?.pages ?? doc.imagePages ?? [];
       opts.log.info(
         {
-          ocrPages: result.pages,
-          scannedPages: result.scannedPages,
-          problems: result.problems.length ? result.problems : undefined,
+          ocrPages: pass.pages,
+          scannedPages: pass.scannedPages,
+          readings: pages.filter((p) => p.ocrReading).map((p) => ({ page: p.number, ...p.ocrReading })),
+          problems: pass.problems.length ? pass.problems : undefined,
           ms: Math.round(performance.now() - started),
         },
         "OCR pass done",
       );
     }
-    return result;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     opts.log.warn({ reason }, "OCR failed; the image pages carry no text");
-    return { pages: [], scannedPages: [], problems: [reason] };
-  } finally {
-    if (owned) await (await owned.catch(() => undefined))?.terminate();
+    pass = { pages: [], scannedPages: [], problems: [reason] };
   }
+  // Re-reads get their own budget after the first pass, so a slow first pass cannot starve them entirely.
+  const rereadDeadline = Math.max(deadline, Date.now()) + (opts.rereadMs ?? Math.floor(opts.timeoutMs / 4));
+  return {
+    ...pass,
+    async reread(page, bbox, factor) {
+      if (Date.now() >= rereadDeadline) return undefined;
+      try {
+        return await rereadRegion(doc, page, bbox, {
+          engine: getEngine,
+          deadline: rereadDeadline,
+          factor,
+          signal: opts.signal,
+        });
+      } catch (err) {
+        if (err instanceof OcrTimeoutError) {
+          const engine = await getEngine().catch(() => undefined);
+          await engine?.terminate();
+        }
+        opts.log.warn(
+          { page, bbox, reason: err instanceof Error ? err.message : String(err) },
+          "re-reading a box failed",
+        );
+        return undefined;
+      }
+    },
+    close,
+  };
 }

@@ -45,6 +45,11 @@ export interface TextRun {
   hidden?: HiddenReason;
   /** For `covered`: the order of the area drawn over the run. */
   coveredBy?: number;
+  /**
+   * Set on words read by OCR (document/ocr.ts): the OCR's confidence in the word, 0-100. Such runs have
+   * no font (`font` is ""), and their boxes are in the page's units (see PageLayout.units).
+   */
+  confidence?: number;
 }
 
 export interface PaintedArea {
@@ -61,6 +66,11 @@ export interface PaintedArea {
 export interface PageLayout {
   /** The page box (CropBox within MediaBox) in user space. */
   box: Box;
+  /**
+   * Units of every box and baseline: "pt" (PDF user space, origin bottom left, y up; the default) or "px"
+   * (an image document's own pixels, origin top left, y down: the OCR'd words of an image).
+   */
+  units?: "pt" | "px";
   runs: TextRun[];
   areas: PaintedArea[];
   /** Set when caps were reached and the layout is incomplete. */

@@ -7,6 +7,7 @@ import {
 } from "../core/page-geometry.js";
 import type { DocumentModel } from "./model.js";
 import { withPageRenderer } from "./pdf-images.js";
+import { pixelsOf, pixelsOfPdf } from "./pixels.js";
 import { rawPdfOf } from "./pdf-raw/cache.js";
 import type { RawPdf } from "./pdf-raw/document.js";
 import { cachedDiff, type ChangeKind } from "./pdf-raw/revision-changes.js";
@@ -257,76 +258,73 @@ async function compare(doc: DocumentModel, signal?: AbortSignal): Promise<Revisi
   const raw = rawPdfOf(doc);
   const changed = changedPages(raw, first.revision);
   const scale = COMPARE_DPI / 72;
+  // Both sides rendered exactly alike (never a resampled copy of a larger render), from the pixel
+  // sources the evidence renderer shares.
+  const request = { scale, maxSidePx: COMPARE_MAX_SIDE_PX, exact: true };
+  const firstPixels = pixelsOfPdf(first, first.bytes);
   const before = new Map<number, { image: RgbaImage; text: { text: string; bbox: BoxTuple }[] }>();
   const notCompared: number[] = [];
-  await withPageRenderer(first.bytes, signal, async (r) => {
-    for (const page of [...changed.keys()].sort((a, b) => a - b)) {
-      if (signal?.aborted) return;
-      if (page > r.pageCount || before.size >= MAX_COMPARED_PAGES) {
-        notCompared.push(page);
-        continue;
-      }
-      try {
-        const rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
-        if (rendered) before.set(page, { image: rendered.image, text: await r.text(page) });
-      } catch {
-        if (signal?.aborted) return;
-        notCompared.push(page); // this page of the first save does not render: compare the others
-      }
+  const firstPages = await firstPixels.pageCount();
+  for (const page of [...changed.keys()].sort((a, b) => a - b)) {
+    if (signal?.aborted) return undefined;
+    if (page > firstPages || before.size >= MAX_COMPARED_PAGES) {
+      notCompared.push(page);
+      continue;
     }
-  });
+    try {
+      const rendered = await firstPixels.page(page, request, signal);
+      if (rendered) before.set(page, { image: rendered.image, text: await firstPixels.text(page) });
+    } catch {
+      if (signal?.aborted) return undefined;
+      notCompared.push(page); // this page of the first save does not render: compare the others
+    }
+  }
   if (signal?.aborted) return undefined;
   const pages: PageComparison[] = [];
-  await withPageRenderer(doc.bytes, signal, async (r) => {
-    for (const [page, old] of before) {
-      if (signal?.aborted) return;
-      let rendered: Awaited<ReturnType<typeof r.render>>;
-      let text: TextItem[];
-      try {
-        rendered = await r.render(page, scale, { maxSidePx: COMPARE_MAX_SIDE_PX });
-        text = rendered ? await r.text(page) : [];
-      } catch {
-        if (signal?.aborted) return;
-        notCompared.push(page);
-        continue;
-      }
-      if (!rendered) continue;
-      const { image, geometry } = rendered;
-      let diffs = diffRegions(old.image, image);
-      if (diffs.length > MAX_REGIONS_PER_PAGE) {
-        diffs = [
-          diffs.reduce((u, d) => ({
-            box: [
-              Math.min(u.box[0], d.box[0]),
-              Math.min(u.box[1], d.box[1]),
-              Math.max(u.box[2], d.box[2]),
-              Math.max(u.box[3], d.box[3]),
-            ],
-            pixels: u.pixels + d.pixels,
-          })),
-        ];
-      }
-      const regions = diffs.map((d): ChangedRegion => {
-        const pixelBox = pixelsToBox(geometry, d.box, image.width, image.height);
-        const { box, ...words } = differing(
-          textIn(old.text, pixelBox),
-          textIn(text, pixelBox),
-          old.text,
-          text,
-        );
-        const bbox: BoxTuple = box
-          ? [
-              Math.round(Math.min(pixelBox[0], box[0]) * 100) / 100,
-              Math.round(Math.min(pixelBox[1], box[1]) * 100) / 100,
-              Math.round(Math.max(pixelBox[2], box[2]) * 100) / 100,
-              Math.round(Math.max(pixelBox[3], box[3]) * 100) / 100,
-            ]
-          : pixelBox;
-        return { bbox, pixels: d.pixels, ...words };
-      });
-      pages.push({ page, geometry, regions, revisions: changed.get(page) ?? [] });
+  const pixels = pixelsOf(doc);
+  for (const [page, old] of before) {
+    if (signal?.aborted) return undefined;
+    let rendered: Awaited<ReturnType<typeof pixels.page>>;
+    let text: TextItem[];
+    try {
+      rendered = await pixels.page(page, request, signal);
+      text = rendered ? await pixels.text(page) : [];
+    } catch {
+      if (signal?.aborted) return undefined;
+      notCompared.push(page);
+      continue;
     }
-  });
+    if (!rendered) continue;
+    const { image, geometry } = rendered;
+    let diffs = diffRegions(old.image, image);
+    if (diffs.length > MAX_REGIONS_PER_PAGE) {
+      diffs = [
+        diffs.reduce((u, d) => ({
+          box: [
+            Math.min(u.box[0], d.box[0]),
+            Math.min(u.box[1], d.box[1]),
+            Math.max(u.box[2], d.box[2]),
+            Math.max(u.box[3], d.box[3]),
+          ],
+          pixels: u.pixels + d.pixels,
+        })),
+      ];
+    }
+    const regions = diffs.map((d): ChangedRegion => {
+      const pixelBox = pixelsToBox(geometry, d.box, image.width, image.height);
+      const { box, ...words } = differing(textIn(old.text, pixelBox), textIn(text, pixelBox), old.text, text);
+      const bbox: BoxTuple = box
+        ? [
+            Math.round(Math.min(pixelBox[0], box[0]) * 100) / 100,
+            Math.round(Math.min(pixelBox[1], box[1]) * 100) / 100,
+            Math.round(Math.max(pixelBox[2], box[2]) * 100) / 100,
+            Math.round(Math.max(pixelBox[3], box[3]) * 100) / 100,
+          ]
+        : pixelBox;
+      return { bbox, pixels: d.pixels, ...words };
+    });
+    pages.push({ page, geometry, regions, revisions: changed.get(page) ?? [] });
+  }
   if (signal?.aborted) return undefined;
   return { firstSaved: { revision: first.revision }, pages, notCompared };
 }

@@ -54,10 +54,14 @@ function cellOf(runs: TextRun[]): Cell {
   return { text: text.trim(), bbox, runs, fonts: [...new Set(runs.map((r) => r.font))], size: widest.size };
 }
 
-/** Lines of one page from its layout's visible, upright runs, top to bottom. */
-export function layoutLines(pageNumber: number, runs: readonly TextRun[]): Line[] {
+/**
+ * Lines of one page from its layout's visible, upright runs, top to bottom. `units` "px" (an image's
+ * pixels, y down) orders lines by increasing y; PDF points (y up) by decreasing y.
+ */
+export function layoutLines(pageNumber: number, runs: readonly TextRun[], units: "pt" | "px" = "pt"): Line[] {
   const visible = runs.filter((r) => !r.hidden && r.upright && r.text.trim() !== "");
-  visible.sort((a, b) => b.y - a.y || a.x - b.x);
+  const down = units === "px" ? -1 : 1;
+  visible.sort((a, b) => down * (b.y - a.y) || a.x - b.x);
   const groups: { y: number; size: number; runs: TextRun[] }[] = [];
   for (const r of visible) {
     const g = groups[groups.length - 1];
@@ -98,7 +102,9 @@ export function textLines(pageNumber: number, text: string): Line[] {
 }
 
 export function pageLines(page: PdfPage): Line[] {
-  return page.layout ? layoutLines(page.number, page.layout.runs) : textLines(page.number, page.text);
+  return page.layout
+    ? layoutLines(page.number, page.layout.runs, page.layout.units)
+    : textLines(page.number, page.text);
 }
 
 const cache = new WeakMap<DocumentModel, Line[]>();

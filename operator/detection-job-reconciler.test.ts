@@ -160,6 +160,14 @@ describe("force_error", () => {
       counts: { total: 0, queued: 0, running: 0, completed: 0, failed: 0 },
     });
     expect(job?.status?.completedAt).toBeDefined();
+    expect(job?.status?.conditions).toEqual([
+      expect.objectContaining({
+        type: "Ready",
+        reason: "ForcedError",
+        observedGeneration: job?.metadata.generation,
+      }),
+    ]);
+    expect(job?.metadata.generation).toBe(1);
     expect(await jobDetections(w.detections)).toEqual([]);
     expect(await w.objects.stat("reports", `daily/${JOB_ID}/results.jsonl`).catch(() => undefined)).toBe(
       undefined,

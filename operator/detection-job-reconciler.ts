@@ -101,7 +101,7 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
       status.conditions = setCondition(
         status.conditions,
         { type: "Ready", status: "False", reason: "ForcedError", message: failure("forced_error").message },
-        now,
+        { now, generation: job.metadata.generation },
       );
       return write(job, status);
     }
@@ -158,7 +158,7 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
           reason: "ReportWritten",
           message: `All ${mine.length} detections finished (${status.counts.completed} completed, ${status.counts.failed} failed); the report is in bucket ${report.bucket} at ${report.resultsKey}.`,
         },
-        now,
+        { now, generation: job.metadata.generation },
       );
       log.info({ counts: status.counts, report }, "job completed");
       return write(job, status);
@@ -179,7 +179,7 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
             reason: "FanningOut",
             message: `Created ${mine.length} detections so far; at most ${settings.maxInFlight} run at once.`,
           },
-      now,
+      { now, generation: job.metadata.generation },
     );
     // Detection events requeue the job; the recheck is a safety net.
     return write(job, status, { requeueAfterMs: RUNNING_RECHECK_MS });

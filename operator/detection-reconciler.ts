@@ -1,19 +1,12 @@
-import type { ZodType } from "zod";
 import {
-  AgentStepResult,
-  CheckStepResult,
   type Detection,
   type DetectionStatus,
-  keys,
-  PrepareResult,
   type StepInput,
   type StepName,
   type StepStatus,
   workloadName,
 } from "../core/detection.js";
-import { archiveDetection, isArchivable, removeArchivedDetection } from "../core/archive.js";
 import type { Config } from "../core/config.js";
-import { removeDetectionFiles } from "../core/detection-files.js";
 import type { DetectionJob } from "../core/detection-job.js";
 import type { EventRecorder } from "../core/event-recorder.js";
 import { isTerminal } from "../core/phases.js";
@@ -25,9 +18,10 @@ import {
   type Scheduler,
   type WorkloadRunner,
 } from "../core/ports.js";
-import { CLEANUP_FINALIZER } from "../core/resource.js";
 import type { Logger } from "../core/step-context.js";
+import { readStepResult, type StepResult } from "../core/step-results.js";
 import type { ReconcileResult } from "./controller-loop.js";
+import { createDetectionLifecycle } from "./detection-lifecycle.js";
 import {
   attemptFailed,
   attemptStarted,
@@ -36,13 +30,12 @@ import {
   complete,
   deadlineOf,
   fail,
-  pruned,
+  observeGeneration,
   queued,
   running,
   type StatusEvent,
   statusTooLarge,
   upgradeLegacyStatus,
-  type StepResult,
   type Transition,
 } from "./detection-status.js";
 import type { OperatorMetrics } from "./metrics.js";
@@ -88,29 +81,20 @@ export interface DetectionReconcilerDeps {
   jobs?: ResourceStore<DetectionJob>;
 }
 
-/** Longest a terminal detection waits before its next look (timers cannot span 30 days). */
+/** Longest a detection waits before its next look (timers cannot span 30 days). */
 const MAX_WAIT_MS = 3_600_000;
 /** Longest a detection may wait for admission before it fails with deadline_exceeded. */
 const QUEUE_LIMIT_MS = 24 * 3_600_000;
 /** Safety-net look at a running step even without a runner notification. */
 const RUNNING_RECHECK_MS = 15_000;
-/** A batch detection due for the archive looks at its job again after this long while the job runs. */
-const JOB_RECHECK_MS = 30_000;
-/** A job seen running is not asked about again for this long (many detections share one job). */
-const JOB_STATE_TTL_MS = 5_000;
-
-const RESULT_SCHEMAS: Record<StepName, ZodType> = {
-  prepare: PrepareResult,
-  check: CheckStepResult,
-  agent: AgentStepResult,
-};
 
 /**
  * The Detection reconciler: level-triggered and idempotent. Each pass reads the Detection and the world
  * (scheduler slot, the current step's workload, the step's stored result), takes one step and writes the
  * status once, with the resourceVersion it read (a Conflict just means "look again"), then records the
  * step's events in order. How the status changes is decided by the pure transitions of
- * detection-status.ts; this module does only the I/O around them.
+ * detection-status.ts; this module does only the I/O around them. What follows the steps (retention, the
+ * archive, the cleanup finalizer of a deleted detection) is detection-lifecycle.ts's, called from here.
  * Every workload name is deterministic (`<detection>-<step>-<attempt>`), so a pass repeated after a crash
  * finds what the earlier one started instead of starting it twice.
  */
@@ -122,6 +106,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       ?.record({ name: d.metadata.name, uid: d.metadata.uid }, e.type, e.reason, e.message)
       .catch(() => {});
   };
+  const lifecycle = createDetectionLifecycle({ ...deps, record });
 
   async function reconcile(name: string): Promise<ReconcileResult> {
     const d = await store.get(name);
@@ -130,11 +115,16 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       return {};
     }
     const log = deps.log.child({ detection: name });
-    if (d.metadata.deletionTimestamp) return finalize(d, log);
+    if (d.metadata.deletionTimestamp) return lifecycle.finalize(d, log);
     let status: DetectionStatus = upgradeLegacyStatus(d.status ?? {});
     const now = clock.now();
 
-    if (isTerminal(status.phase)) return afterTerminal(d, status, now, log);
+    if (isTerminal(status.phase)) {
+      // Retention, the archive and their schedule: operator/detection-lifecycle.ts.
+      const next = await lifecycle.afterTerminal(d, status, now, log);
+      return "write" in next ? write(d, next.write, log) : next.result;
+    }
+    status = observeGeneration(status, d);
 
     // The deadline counts from admission, so time spent waiting behind other work (a large batch job, a
     // burst) does not eat a detection's budget; a detection never admitted fails after QUEUE_LIMIT_MS.
@@ -247,134 +237,22 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     return write(d, t, log, { requeueAfterMs: t.retryInMs });
   }
 
-  async function afterTerminal(
-    d: Detection,
-    status: DetectionStatus,
-    now: Date,
-    log: Logger,
-  ): Promise<ReconcileResult> {
-    const name = d.metadata.name;
-    await scheduler.release(name);
-    for (const s of status.steps ?? []) await runner.delete(s.workload);
-    const completed = Date.parse(status.completedAt ?? d.metadata.creationTimestamp ?? now.toISOString());
-    const pruneAt = completed + settings.retentionSeconds * 1000;
-    if (!status.prunedAt && now.getTime() >= pruneAt) {
-      // Retention: the verdict (and so its reasoning) reads null; status, score and durable fields stay.
-      const removed = await removeFiles(d);
-      log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
-      return write(d, pruned(status, now, removed), log);
-    }
-    const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
-    const archiveAt = archiveAfterMs > 0 && isArchivable(name) ? completed + archiveAfterMs : undefined;
-    if (archiveAt !== undefined && now.getTime() >= archiveAt) return archive({ ...d, status }, now, log);
-    const next = Math.min(
-      status.prunedAt ? Number.POSITIVE_INFINITY : pruneAt,
-      archiveAt ?? Number.POSITIVE_INFINITY,
-    );
-    if (next === Number.POSITIVE_INFINITY) return {};
-    return { requeueAfterMs: Math.min(next - now.getTime(), MAX_WAIT_MS) };
-  }
-
-  /** Whether the job `jobId` has finished (or is gone), asked at most every JOB_STATE_TTL_MS per job. */
-  const jobStates = new Map<string, { finished: boolean; at: number }>();
-  async function jobFinished(jobId: string, now: Date): Promise<boolean> {
-    const known = jobStates.get(jobId);
-    if (known && (known.finished || now.getTime() - known.at < JOB_STATE_TTL_MS)) return known.finished;
-    const job = await deps.jobs?.get(jobId);
-    const finished = !job || isTerminal(job.status?.phase);
-    if (jobStates.size >= 10_000) jobStates.clear();
-    jobStates.set(jobId, { finished, at: now.getTime() });
-    return finished;
-  }
-
-  /**
-   * Archives a terminal detection: writes its record to the object store (core/archive.ts), and only then
-   * removes the cleanup finalizer (which would delete the files the record refers to) and deletes the
-   * resource. A crash anywhere leaves the detection in the resource store, in the archive, or briefly in
-   * both (readers take the resource first), never in neither; the next pass finishes the job. A batch
-   * detection waits for its job to finish.
-   */
-  async function archive(d: Detection, now: Date, log: Logger): Promise<ReconcileResult> {
-    const name = d.metadata.name;
-    if (d.spec.batchId !== undefined && !(await jobFinished(d.spec.batchId, now))) {
-      return { requeueAfterMs: JOB_RECHECK_MS };
-    }
-    const { key } = await archiveDetection(objects, bucket, d, { now });
-    if (d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) {
-      // Changed meanwhile (a DELETE, say): look again; the record written is rewritten or removed then.
-      const removed = await removeCleanupFinalizer(d);
-      if (removed !== "removed") return removed === "conflict" ? { requeue: true } : {};
-    }
-    try {
-      await store.delete(name);
-    } catch (err) {
-      if (!isStoreError(err, "NotFound")) throw err;
-    }
-    deps.metrics?.detectionArchived();
-    record(d, { type: "Normal", reason: "Archived", message: `Archived to the object store as ${key}.` });
-    log.info({ record: key }, "archived; resource deleted");
-    return {};
-  }
-
-  async function finalize(d: Detection, log: Logger): Promise<ReconcileResult> {
-    const name = d.metadata.name;
-    for (const s of d.status?.steps ?? []) await runner.delete(s.workload);
-    await scheduler.release(name);
-    if (!d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) return {};
-    const removed = await removeFiles(d);
-    // An archive pass cut short (or one that lost a race with this DELETE) may have left the record.
-    if (await removeArchivedDetection(objects, bucket, d.spec.submittedBy, name))
-      log.info("deleted the archived record too");
-    const gone = await removeCleanupFinalizer(d);
-    if (gone === "conflict") return { requeue: true };
-    if (gone === "removed") log.info({ removedObjects: removed }, "deleted; stored files removed");
-    return {};
-  }
-
-  /** Removes the cleanup finalizer with the version read: a Conflict means "look again". */
-  async function removeCleanupFinalizer(d: Detection): Promise<"removed" | "conflict" | "gone"> {
-    const next = structuredClone(d);
-    next.metadata.finalizers = (d.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
-    try {
-      await store.update(next);
-      return "removed";
-    } catch (err) {
-      if (isStoreError(err, "Conflict")) return "conflict";
-      if (isStoreError(err, "NotFound")) return "gone";
-      throw err;
-    }
-  }
-
-  /** Deletes every file of the detection: document, step results, and the upload it was created from. */
-  const removeFiles = (d: Detection) => removeDetectionFiles(objects, bucket, d);
-
+  /** The step's result as the step wrote it (core/step-results.ts), or why it cannot be used. */
   async function readResult(
     name: string,
     step: StepName,
   ): Promise<{ ok: true; value: StepResult } | { ok: false; message: string }> {
-    let raw: Buffer;
-    try {
-      raw = await objects.get(bucket, keys.result(name, step));
-    } catch (err) {
-      if (err instanceof Error && err.name === "ObjectNotFoundError") {
-        return { ok: false, message: `The ${step} step exited without writing its result.` };
-      }
-      throw err;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString("utf8"));
-    } catch {
-      return { ok: false, message: `The ${step} step wrote a result that is not JSON.` };
-    }
-    const parsed = RESULT_SCHEMAS[step].safeParse(json);
-    if (!parsed.success) {
-      return {
-        ok: false,
-        message: `The ${step} step wrote a result of the wrong shape: ${parsed.error.issues[0]?.message}`,
-      };
-    }
-    return { ok: true, value: parsed.data as StepResult };
+    const read = await readStepResult(objects, bucket, name, step);
+    if (read.kind === "ok") return { ok: true, value: read.value };
+    if (read.kind === "missing")
+      return { ok: false, message: `The ${step} step exited without writing its result.` };
+    return {
+      ok: false,
+      message:
+        read.problem === "not_json"
+          ? `The ${step} step wrote a result that is not JSON.`
+          : `The ${step} step wrote a result of the wrong shape: ${read.issue}`,
+    };
   }
 
   /**

@@ -22,6 +22,7 @@ import {
   complete,
   deadlineOf,
   fail,
+  observeGeneration,
   pruned,
   queued,
   running,
@@ -491,9 +492,47 @@ describe("the other transitions", () => {
           reason: "Queued",
           message: "Waiting for a free slot.",
           lastTransitionTime: now.toISOString(),
+          observedGeneration: 2,
         },
       ]);
     }
+  });
+
+  it("every condition a pass sets carries the generation it observed; its time moves only when the status flips", () => {
+    const later = new Date(now.getTime() + 60_000);
+    const q = queued({}, detection(), now);
+    const observed = observeGeneration(deepFreeze(running(q, detection(), now)), {
+      ...detection(),
+      metadata: { ...detection().metadata, generation: 3 },
+    });
+    expect(observed.observedGeneration).toBe(3);
+    const started = attemptStarted(deepFreeze(observed), "prepare", 1, "det-x-prepare-1", later).status;
+    // Ready stays False (Queued → PrepareRunning): the same transition time, the new generation.
+    expect(started.conditions).toEqual([
+      expect.objectContaining({
+        reason: "PrepareRunning",
+        lastTransitionTime: now.toISOString(),
+        observedGeneration: 3,
+      }),
+    ]);
+    const failed = fail(deepFreeze(started), "deadline_exceeded", later).status;
+    expect(failed.conditions?.[0]).toMatchObject({
+      status: "False",
+      lastTransitionTime: now.toISOString(),
+      observedGeneration: 3,
+    });
+    const done = complete(deepFreeze(started), later).status;
+    expect(done.conditions?.[0]).toMatchObject({
+      status: "True",
+      lastTransitionTime: later.toISOString(),
+      observedGeneration: 3,
+    });
+    const tooLarge = statusTooLarge(deepFreeze(started), "too large", later).status;
+    expect(tooLarge.conditions?.every((c) => c.observedGeneration === 3)).toBe(true);
+    // Nothing to change: the same object back (no write).
+    expect(
+      observeGeneration(observed, { ...detection(), metadata: { ...detection().metadata, generation: 3 } }),
+    ).toBe(observed);
   });
 
   it("runs an admitted detection, keeping the first admission time; running twice changes nothing", () => {

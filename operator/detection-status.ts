@@ -1,17 +1,15 @@
 import type { CheckOutcome } from "../core/check-result.js";
 import { setCondition } from "../core/conditions.js";
 import {
-  type AgentStepResult,
-  type CheckStepResult,
   type Detection,
   type DetectionStatus,
-  type PrepareResult,
   type StepName,
   type StepStatus,
   summarizeChecks,
 } from "../core/detection.js";
 import type { EventType } from "../core/event-recorder.js";
 import { type FailureCode, failure } from "../core/failure-codes.js";
+import type { StepResult } from "../core/step-results.js";
 import { decideRetry, truncate } from "./step-policy.js";
 
 /**
@@ -52,8 +50,8 @@ export interface TransitionSettings {
   retentionSeconds: number;
 }
 
-/** A step's full result as the step wrote it (validated against its schema). */
-export type StepResult = PrepareResult | CheckStepResult | AgentStepResult;
+/** A step's full result as the step wrote it (validated against its schema: core/step-results.ts). */
+export type { StepResult };
 
 /** An attempt that did not deliver its result. */
 export interface AttemptFailure {
@@ -93,6 +91,17 @@ export function upgradeLegacyStatus(status: DetectionStatus): DetectionStatus {
   return next;
 }
 
+/**
+ * The generation a pass of an unfinished detection acts on: the status's observedGeneration follows
+ * `metadata.generation`, and every condition a transition sets carries it (core/conditions.ts).
+ */
+export function observeGeneration(status: DetectionStatus, d: Detection): DetectionStatus {
+  if (status.observedGeneration === d.metadata.generation) return status;
+  const next = copy(status);
+  next.observedGeneration = d.metadata.generation;
+  return next;
+}
+
 /** Waiting for a slot: the first status a detection gets. */
 export function queued(status: DetectionStatus, d: Detection, now: Date): DetectionStatus {
   const next = copy(status);
@@ -102,7 +111,7 @@ export function queued(status: DetectionStatus, d: Detection, now: Date): Detect
   next.conditions = setCondition(
     next.conditions,
     { type: "Ready", status: "False", reason: "Queued", message: "Waiting for a free slot." },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return next;
 }
@@ -151,7 +160,7 @@ export function attemptStarted(
       reason: `${capitalize(step)}Running`,
       message: attempt > 1 ? `Running the ${step} step (attempt ${attempt}).` : `Running the ${step} step.`,
     },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return {
     status: next,
@@ -342,7 +351,7 @@ export function statusTooLarge(
   next.conditions = setCondition(
     next.conditions,
     { type: "Ready", status: "False", reason: "StatusTooLarge", message: truncate(message, 1000) },
-    now,
+    { now, generation: next.observedGeneration },
   );
   return withTerminalEvent(status, {
     status: next,
@@ -417,7 +426,7 @@ function completeIn(status: DetectionStatus, now: Date): void {
         ? `Decided by ${status.authoritative.checkId} alone (${status.authoritative.trust}).`
         : `Verdict ready: fraud score ${status.score}.`,
     },
-    now,
+    { now, generation: status.observedGeneration },
   );
 }
 
@@ -431,7 +440,7 @@ function failIn(status: DetectionStatus, code: FailureCode, now: Date): void {
   status.conditions = setCondition(
     status.conditions,
     { type: "Ready", status: "False", reason: pascal(code), message: failure(code).message },
-    now,
+    { now, generation: status.observedGeneration },
   );
 }
 

@@ -79,10 +79,13 @@ export function createUploadSweeper(deps: UploadSweeperDeps) {
     if (read.kind !== "ok") {
       const newest = Math.max(...files.map((f) => f.lastModified.getTime()));
       return now - newest > graceMs
-        ? { reason: "orphaned", message: `files without a ${read.kind} reservation` }
+        ? {
+            reason: "orphaned",
+            message: `files without a ${read.kind === "missing" ? "missing" : "unreadable"} reservation`,
+          }
         : undefined;
     }
-    const r = read.reservation;
+    const r = read.value;
     const expiresAt = Date.parse(r.expires_at);
     if (r.detection === undefined)
       return now > expiresAt ? { reason: "expired_unused", message: "expired unused" } : undefined;

@@ -89,9 +89,9 @@ async function fromUpload(uploadId: string, input: StepInput, ctx: StepContext):
   }
   if (read.kind === "missing")
     throw new PrepareFailure("upload_not_found", `${what} was never reserved or has been removed.`);
-  if (read.kind === "unreadable")
+  if (read.kind === "invalid")
     throw new PrepareFailure("upload_not_found", `${what} has unreadable metadata.`);
-  const meta = read.reservation;
+  const meta = read.value;
   if (meta.client_id !== input.spec.submittedBy) {
     // The API checks this at create time; checked again so a forged spec cannot read another client's file.
     throw new PrepareFailure("upload_not_found", `${what} belongs to another client.`);

@@ -11,6 +11,10 @@
 #     faketime (libfaketime) lets a producer run on the day the document was issued;
 #   - the fonts real documents use, so the renderers fall back the way they do on a real desktop: DejaVu,
 #     Liberation (metric-compatible Arial/Times/Courier), Noto Color Emoji and Symbola (☎ ✆ ✉ arrows, bullets);
+#   - the generated-layout fixtures (fixtures/layouts/, `npm run eval -- --set layouts-dev,layouts-heldout`): the
+#     producers issuers' billing and reporting systems use beyond office suites and browsers — wkhtmltopdf (Qt
+#     WebKit), Apache FOP (XSL-FO, Java), TCPDF under php-cli — and more of the faces their templates use
+#     (Carlito, Open Sans, Lato, Inconsolata);
 #   - two PDF manuals Debian ships (/usr/share/doc/libtasn1-doc/libtasn1.pdf and
 #     /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf): genuine documents from real toolchains that
 #     `npm run eval` scores as the "debian-manuals" set.
@@ -27,6 +31,7 @@ packages=(
   libreoffice-writer libreoffice-calc libreoffice-draw chromium mupdf-tools ghostscript
   fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
   faketime
+  wkhtmltopdf fop php-cli php-tcpdf fonts-crosextra-carlito fonts-open-sans fonts-lato fonts-inconsolata
   libtasn1-doc shared-mime-info
 )
 missing=()

@@ -1,3 +1,4 @@
+import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { archiveDetection, archiveKeys, isInArchive } from "../../core/archive.js";
 import { type Detection, keys } from "../../core/detection.js";
@@ -266,6 +267,83 @@ describe("archived detections through the API", () => {
     expect(second.body.detail[0]).toMatchObject({
       type: "upload_used",
       msg: expect.stringContaining(first.body.id),
+    });
+  });
+
+  describe("a damaged archived object answers what it is, never a bare 500 or a stack", () => {
+    /** Error lines the API logs (the operators' side of a damaged object). */
+    function captureErrors(): { msg: string; key?: string; problem?: string }[] {
+      const lines: { msg: string; key?: string; problem?: string }[] = [];
+      h.deps.log = pino(
+        { level: "error" },
+        { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+      );
+      return lines;
+    }
+    const noStack = (body: unknown) =>
+      expect(JSON.stringify(body)).not.toMatch(/\bat .*\.(ts|js):\d+|Error:|SyntaxError/);
+
+    it("a damaged verdict: 200 with status, score and the durable fields, verdict null (as once it is no longer available); the operators are told", async () => {
+      const id = await create();
+      await finish(id);
+      const before = await get(id);
+      await archive(id);
+      await h.deps.objects.put(h.deps.bucket, archiveKeys.verdict(id), "{ this is not json");
+      const errors = captureErrors();
+      const r = await get(id);
+      expect(r.status).toBe(200);
+      noStack(r.body);
+      expect(r.body).toEqual({ ...before.body, verdict: null });
+      expect(r.body).toMatchObject({ status: "COMPLETED", score: 23, billable: true });
+      // The listing shows it the same way instead of failing the page.
+      const listed = (await list()).items.find((d) => d.id === id);
+      expect(listed).toEqual(r.body);
+      expect(errors.map((e) => [e.msg, e.key])).toEqual([
+        ["an archived verdict is damaged; the detection reads with verdict null", archiveKeys.verdict(id)],
+        [
+          "an archived verdict is damaged; the detection is listed with verdict null",
+          archiveKeys.verdict(id),
+        ],
+      ]);
+      // A verdict of the wrong shape is damaged too (not a verdict to show).
+      await h.deps.objects.put(
+        h.deps.bucket,
+        archiveKeys.verdict(id),
+        JSON.stringify({ fraudScore: "high" }),
+      );
+      expect(await get(id)).toMatchObject({ status: 200, body: { verdict: null, score: 23 } });
+    });
+
+    it("a damaged record: 500 saying the stored record is damaged and that DELETE still works, not 404; DELETE removes it", async () => {
+      const keep = await create();
+      const id = await create();
+      await finish(keep);
+      await finish(id);
+      await archive(keep);
+      await archive(id);
+      const recordKey = archiveKeys.record("alice", id);
+      await h.deps.objects.put(h.deps.bucket, recordKey, '{"version":1,"archivedAt":');
+      const errors = captureErrors();
+      const r = await get(id);
+      expect(r.status).toBe(500);
+      noStack(r.body);
+      expect(r.body.detail).toMatch(
+        new RegExp(
+          `^The stored record of detection ${id} is damaged and cannot be read; the service's operators have been told \\(request [0-9a-f-]+\\)\\. DELETE /v1/detection/${id} still removes it and its files\\.$`,
+        ),
+      );
+      expect(errors.find((e) => e.key === recordKey)?.problem).toBe("is not valid JSON");
+      // Another client learns nothing: its folder holds no such record.
+      expect((await get(id, bob)).status).toBe(404);
+      // The listing leaves it out (logged) and still lists the rest.
+      expect((await list()).items.map((d) => d.id)).toEqual([keep]);
+      expect((await call(h, "DELETE", `/v1/detection/${id}`, { token: bob })).status).toBe(404);
+      const del = await call(h, "DELETE", `/v1/detection/${id}`, { token: alice });
+      expect(del).toMatchObject({ status: 200, body: { id, deleted: true } });
+      expect(await isInArchive(h.deps.objects, h.deps.bucket, "alice", id)).toBe(false);
+      for await (const o of h.deps.objects.list(h.deps.bucket, keys.runPrefix(id)))
+        throw new Error(`left: ${o.key}`);
+      expect((await get(id)).status).toBe(404);
     });
   });
 });

@@ -7,7 +7,7 @@ import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { detectionNotFound } from "../errors.js";
 import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
-import { locateVisibleDetection } from "./access.js";
+import { DamagedArchivedRecord, type FoundDetection, locateVisibleDetection } from "./access.js";
 import { DETECTION_ID_422, DeletedDetection, DetectionIdParams } from "./schema.js";
 
 export const deleteDetectionRoute = createRoute({
@@ -38,15 +38,22 @@ export function registerDeleteDetection(app: OpenAPIHono<AppEnv>): void {
     const { detection_id } = c.req.valid("param");
     const deps = c.var.deps;
     const { clientId } = c.var.principal;
-    const found = await locateVisibleDetection(deps, c.var.principal, detection_id);
-    if (!found.archived) {
+    let found: FoundDetection | undefined;
+    try {
+      found = await locateVisibleDetection(deps, c.var.principal, detection_id);
+    } catch (err) {
+      // A damaged archived record is still the caller's (it is under the caller's folder): it goes,
+      // with the files its id locates (removeArchivedDetection below).
+      if (!(err instanceof DamagedArchivedRecord)) throw err;
+    }
+    if (found && !found.archived) {
       try {
         await deps.detections.delete(detection_id);
       } catch (err) {
         if (isStoreError(err, "NotFound")) throw detectionNotFound();
         throw err;
       }
-    } else {
+    } else if (found) {
       // Archived: no resource and no finalizer any more; the files go here, before the record.
       await removeDetectionFiles(deps.objects, deps.bucket, found.detection);
     }

@@ -1,7 +1,9 @@
-import { CheckStepResult, type Detection, keys } from "../../core/detection.js";
-import { buildEvidence, EvidenceManifest, pagesWithFindings } from "../../core/evidence.js";
+import { type Detection, keys } from "../../core/detection.js";
+import { buildEvidence, type EvidenceManifest, pagesWithFindings } from "../../core/evidence.js";
 import { phaseToApiStatus } from "../../core/phases.js";
 import { ObjectNotFoundError } from "../../core/ports.js";
+import { EVIDENCE_MANIFEST, readStepResult } from "../../core/step-results.js";
+import { readStored } from "../../core/stored.js";
 import type { ApiDeps } from "../deps.js";
 import type { EvidenceResult } from "./schema.js";
 
@@ -21,25 +23,22 @@ export async function readEvidence(deps: ApiDeps, d: Detection): Promise<Evidenc
   if (s.phase !== "Completed") return { kind: "pending" };
   if (s.prunedAt) return { kind: "pruned" };
   const id = d.metadata.name;
-  try {
-    const raw = await deps.objects.get(deps.bucket, keys.evidence(id));
-    const parsed = EvidenceManifest.safeParse(JSON.parse(raw.toString("utf8")));
-    if (parsed.success) return { kind: "ready", manifest: parsed.data };
+  const stored = await readStored(deps.objects, deps.bucket, EVIDENCE_MANIFEST, id);
+  if (stored.kind === "ok") return { kind: "ready", manifest: stored.value };
+  if (stored.kind === "invalid") {
     deps.log.warn(
-      { detection: id },
-      "the stored evidence does not have the expected shape; building it again",
+      { detection: id, key: stored.key, problem: stored.reason },
+      "the stored evidence is unreadable; building it again",
     );
-  } catch (err) {
-    if (!(err instanceof ObjectNotFoundError) && !(err instanceof SyntaxError)) throw err;
   }
-  let result: CheckStepResult | undefined;
-  try {
-    const raw = await deps.objects.get(deps.bucket, keys.result(id, "check"));
-    const parsed = CheckStepResult.safeParse(JSON.parse(raw.toString("utf8")));
-    result = parsed.success ? parsed.data : undefined;
-  } catch (err) {
-    if (!(err instanceof ObjectNotFoundError) && !(err instanceof SyntaxError)) throw err;
+  const read = await readStepResult(deps.objects, deps.bucket, id, "check");
+  if (read.kind === "invalid") {
+    deps.log.warn(
+      { detection: id, key: read.key, problem: read.reason },
+      "the stored check results are unreadable",
+    );
   }
+  const result = read.kind === "ok" ? read.value : undefined;
   if (!result) return { kind: "missing" };
   const built = buildEvidence({ detection: id, checks: result.checks });
   return {

@@ -95,6 +95,14 @@ export function registerListDetections(app: OpenAPIHono<AppEnv>): void {
         ...(q.batch_id !== undefined ? { batchId: q.batch_id } : {}),
         ...(archiveBefore !== undefined ? { before: archiveBefore } : {}),
         limit: q.limit + 1,
+        // A damaged record is left out of the page, a damaged verdict reads null; the operators are told.
+        onUnreadable: (u) =>
+          deps.log.error(
+            { detection: u.id, key: u.key, problem: u.reason },
+            u.what === "record"
+              ? "an archived record is damaged; the detection is left out of the listing"
+              : "an archived verdict is damaged; the detection is listed with verdict null",
+          ),
       });
       archived.push(...got);
       archiveDone = got.length < q.limit + 1;

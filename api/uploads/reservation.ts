@@ -17,7 +17,7 @@ export async function readReservation(
   uploadId: string,
 ): Promise<UploadReservation | undefined> {
   const read = await readUploadReservation(objects, bucket, uploadId);
-  return read.kind === "ok" ? read.reservation : undefined;
+  return read.kind === "ok" ? read.value : undefined;
 }
 
 export const writeReservation = (

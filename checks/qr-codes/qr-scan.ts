@@ -1,18 +1,15 @@
 import jsQRModule, { type QRCode } from "jsqr";
 import type { DocumentModel } from "../../document/model.js";
-import {
-  decodePdfImage,
-  renderPdfPages,
-  scanPdfImages,
-  UnsupportedImageError,
-  VECTOR_QR_MIN_RECTANGLES,
-} from "../../document/pdf-images.js";
-import { decodeImageFile, downscale, type RgbaImage } from "../../document/raster.js";
+import { scanPdfImages, UnsupportedImageError, VECTOR_QR_MIN_RECTANGLES } from "../../document/pdf-images.js";
+import { pixelsOf } from "../../document/pixels.js";
+import { downscale, ImageDecodeError, type RgbaImage } from "../../document/raster.js";
 
 /**
  * Finds and decodes the QR codes of a document: in an image document's pixels, in the images a PDF
  * embeds, and in rendered PDF pages that draw dense vector graphics (a QR code drawn as rectangles) or
- * images this module cannot decode itself. Work is capped so a document full of images stays cheap.
+ * images this module cannot decode itself. Pixels come from the document's pixel source
+ * (document/pixels.ts), shared with OCR and the evidence. Work is capped so a document full of images
+ * stays cheap.
  */
 
 type JsQr = (
@@ -97,9 +94,11 @@ export async function scanQrCodes(doc: DocumentModel, signal?: AbortSignal): Pro
     if (!codes.some((x) => x.payload === c.payload && x.page === c.page)) codes.push(c);
   };
 
+  const pixels = pixelsOf(doc);
   if (!doc.pdf) {
-    const img = await decodeImageFile(doc.bytes, QR_LIMITS.maxSide);
-    const found = await search(img, true);
+    const page = await pixels.page(1, { scale: 1, maxSidePx: QR_LIMITS.maxSide });
+    if (!page) throw new ImageDecodeError("the image cannot be decoded");
+    const found = await search(page.image, true);
     if (found) add({ ...found, page: 1, source: "the image" });
     return { codes, notInspected };
   }
@@ -116,8 +115,8 @@ export async function scanQrCodes(doc: DocumentModel, signal?: AbortSignal): Pro
     }
     decoded++;
     try {
-      const pixels = await decodePdfImage(image, QR_LIMITS.maxSide);
-      const found = await search(pixels, false);
+      const decodedImage = await pixels.image(image, QR_LIMITS.maxSide);
+      const found = await search(decodedImage, false);
       if (found) add({ ...found, page: image.pages[0] ?? 1, source: `image ${image.ref}` });
     } catch (err) {
       if (!(err instanceof UnsupportedImageError)) throw err;
@@ -134,17 +133,12 @@ export async function scanQrCodes(doc: DocumentModel, signal?: AbortSignal): Pro
   if (toRender.length > QR_LIMITS.maxRenderedPages) {
     notInspected.push(`pages ${toRender.slice(QR_LIMITS.maxRenderedPages).join(", ")} (render cap)`);
   }
-  if (toRender.length > 0 && !signal?.aborted) {
-    await renderPdfPages(
-      doc.bytes,
-      toRender.slice(0, QR_LIMITS.maxRenderedPages),
-      QR_LIMITS.renderScale,
-      async (page, img) => {
-        const found = await search(img, false);
-        if (found) add({ ...found, page, source: `rendered page ${page}` });
-      },
-      { signal },
-    );
+  for (const page of toRender.slice(0, QR_LIMITS.maxRenderedPages)) {
+    if (signal?.aborted) break;
+    const rendered = await pixels.page(page, { scale: QR_LIMITS.renderScale }, signal);
+    if (!rendered) continue;
+    const found = await search(rendered.image, false);
+    if (found) add({ ...found, page, source: `rendered page ${page}` });
   }
   return { codes, notInspected };
 }

@@ -28,4 +28,9 @@ export const STRUCTURE_LIMITS = {
 export const RENDER_LIMITS = {
   maxPixelsPerPage: 6_000_000,
   maxPagesPerDocument: 20,
+  /**
+   * Bytes of rasters the document's pixel source (document/pixels.ts) keeps for reuse; beyond, the least
+   * recently used are dropped (and made again if asked for again).
+   */
+  maxCachedBytes: 160 * 1024 * 1024,
 } as const;

@@ -307,3 +307,30 @@ export function formatCents(cents: number, style: NumberStyle = "dot_decimal", c
   if (currency === "EUR") return `${neg ? "-" : ""}${num} €`;
   return `${neg ? "-" : ""}${num}${currency ? ` ${currency}` : ""}`;
 }
+
+/**
+ * The number style a document really prints, from its own figures: "1.234,56" and "12,34" say comma
+ * decimals, "1,234.56" and "12.34" dot decimals (dates, times and version-like numbers do not vote). The
+ * region's style unless the figures clearly say otherwise (three votes and four in five of them), so a
+ * German invoice filed under a British region is still read as German.
+ */
+export function inferNumberStyle(texts: Iterable<string>, fallback: NumberStyle): NumberStyle {
+  let comma = 0;
+  let dot = 0;
+  for (const text of texts) {
+    for (const m of text.matchAll(
+      /(?<![\d.,:/-])(\d{1,3}(?:([.,'\u00a0\u202f ])\d{3})*|\d+)([.,])(\d{2})(?![\d]|[.,:/-]\d)/g,
+    )) {
+      const group = m[2];
+      const dec = m[3];
+      if (group && group === dec) continue;
+      if (dec === ",") comma++;
+      else dot++;
+    }
+  }
+  const votes = comma + dot;
+  if (votes < 3) return fallback;
+  if (comma >= 0.8 * votes) return "comma_decimal";
+  if (dot >= 0.8 * votes) return "dot_decimal";
+  return fallback;
+}

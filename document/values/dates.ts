@@ -175,3 +175,85 @@ export function parseDateValue(value: string, region: string): string | undefine
   const found = findDates(value, region, { eitherOrder: true, years: PLAUSIBLE_YEARS }).find((d) => d.date);
   return found?.date && isoDay(found.date);
 }
+
+/** Month names and abbreviations in English, German, French, Dutch, Spanish and Italian → month number. */
+const DAY_MONTH_NAMES: Readonly<Record<string, number>> = {
+  ...MONTHS,
+  janv: 1,
+  janvier: 1,
+  févr: 2,
+  fevr: 2,
+  février: 2,
+  mars: 3,
+  avr: 4,
+  avril: 4,
+  juin: 6,
+  juil: 7,
+  juillet: 7,
+  août: 8,
+  aout: 8,
+  sept: 9,
+  septembre: 9,
+  octobre: 10,
+  novembre: 11,
+  déc: 12,
+  décembre: 12,
+  januari: 1,
+  februari: 2,
+  maart: 3,
+  mei: 5,
+  augustus: 8,
+  ene: 1,
+  enero: 1,
+  febrero: 2,
+  marzo: 3,
+  abr: 4,
+  abril: 4,
+  mayo: 5,
+  junio: 6,
+  julio: 7,
+  ago: 8,
+  agosto: 8,
+  septiembre: 9,
+  setiembre: 9,
+  octubre: 10,
+  noviembre: 11,
+  dic: 12,
+  diciembre: 12,
+  gen: 1,
+  gennaio: 1,
+  febbraio: 2,
+  aprile: 4,
+  maggio: 5,
+  mag: 5,
+  giugno: 6,
+  giu: 6,
+  luglio: 7,
+  lug: 7,
+  settembre: 9,
+  set: 9,
+  ottobre: 10,
+  ott: 10,
+  dicembre: 12,
+};
+
+/**
+ * A day and month printed without a year, as statements print their booking days: "03.03.", "03/03",
+ * "3 Mar", "Mar 3", "03 mars", "3. März". The month is read in the region's order for numeric forms.
+ */
+export function parseDayMonth(text: string, region: string): { day: number; month: number } | undefined {
+  const t = text.trim().toLowerCase();
+  const numeric = /^(\d{1,2})[./-](\d{1,2})\.?$/.exec(t);
+  if (numeric) {
+    const a = Number(numeric[1]);
+    const b = Number(numeric[2]);
+    const [day, month] = monthFirstRegion(region) && t.includes("/") ? [b, a] : [a, b];
+    return calendarDate(2000, month, day) ? { day, month } : undefined;
+  }
+  const dm = /^(\d{1,2})\.?\s+([\p{L}]{3,9})\.?$/u.exec(t);
+  const md = /^([\p{L}]{3,9})\.?\s+(\d{1,2})$/u.exec(t);
+  const day = Number(dm?.[1] ?? md?.[2]);
+  const month = DAY_MONTH_NAMES[(dm?.[2] ?? md?.[1] ?? "").normalize("NFC")];
+  if (!month || !calendarDate(2000, month, day)) return undefined;
+  return { day, month };
+}

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { type BackoffPolicy, backoffMs } from "../../core/backoff.js";
+import type { StepName } from "../../core/detection.js";
 import type { WorkloadSpec } from "../../core/ports.js";
 import { HEAP_EXHAUSTED, heapLimitArgs, MemoryWatchdog, outOfMemory, residentBytes } from "./memory-watch.js";
 import { forEachLine, truncateUtf8 } from "./output-lines.js";
@@ -18,8 +19,8 @@ import {
 import type { RunStepMessage, StepDoneMessage } from "./worker.js";
 
 /**
- * The warm worker pool of the standalone workload runner: `size` processes (`command ...args worker`,
- * see worker.ts) that each run one step at a time, handed to them over IPC in FIFO order. A worker that
+ * A warm worker pool of the standalone workload runner: `size` processes (`command ...args worker`, with
+ * `--step <step>` for a pool of one step kind; see worker.ts) that each run one step at a time, handed to them over IPC in FIFO order. A worker that
  * dies mid-step fails that step ("Error") and is replaced; one killed at a step's time limit fails it
  * with DeadlineExceeded; one past its memory cap (memory-watch.ts: V8's heap, or its resident size) fails
  * it with OOMKilled. A worker still holding more than half its cap after a step is replaced before it takes
@@ -38,6 +39,10 @@ export interface WorkerPoolOptions {
   pidDir?: string;
   /** Memory cap of each worker in MB (memory-watch.ts); none when undefined. */
   memoryLimitMb?: number;
+  /** The one step kind this pool's workers run (`worker --step <step>`); any kind when undefined. */
+  step?: StepName;
+  /** Reap the workers a killed service left in `pidDir` first (default true; false when the caller did). */
+  reap?: boolean;
 }
 
 /** Before replacing a worker that keeps dying before it is ready: 0.25 s, 0.5 s, ... capped at 30 s. */
@@ -114,11 +119,12 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
   let respawnFailures = 0;
   let closed = false;
 
-  if (opts.pidDir) reapOrphanedWorkers(opts.pidDir, log);
+  if (opts.pidDir && opts.reap !== false) reapOrphanedWorkers(opts.pidDir, log);
+  const workerArgs = opts.step ? ["worker", "--step", opts.step] : ["worker"];
 
   function spawnWorker(): void {
     if (closed) return;
-    const proc = spawn(command, [...heapLimitArgs(memoryLimitMb), ...args, "worker"], {
+    const proc = spawn(command, [...heapLimitArgs(memoryLimitMb), ...args, ...workerArgs], {
       env: { ...opts.env },
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });

@@ -32,6 +32,35 @@ describe("runWorkerLoop", () => {
     expect(await exited).toBe(0);
   });
 
+  it("a worker of one step kind refuses a step of another kind without running it", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", script, "worker", "--step", "prepare"], {
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
+    });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const messages: { type: string; name?: string; exitCode?: number; message?: string }[] = [];
+    const got = (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (messages.length >= n ? resolve() : child.once("message", check));
+        check();
+      });
+    child.on("message", (m) => messages.push(m as (typeof messages)[number]));
+    await got(1);
+    child.send({ type: "run", name: "w-1", step: "check", owner: "det-x", env: {} });
+    child.send({ type: "run", name: "w-2", step: "prepare", owner: "det-y", env: {} });
+    await got(3);
+    expect(messages.slice(1)).toEqual([
+      {
+        type: "done",
+        name: "w-1",
+        exitCode: 1,
+        message: "This worker runs only prepare steps; it was sent a check step, which it did not run.",
+      },
+      expect.objectContaining({ type: "done", name: "w-2", exitCode: 0 }),
+    ]);
+    child.disconnect();
+    expect(await exited).toBe(0);
+  });
+
   it("refuses to run without an IPC channel, saying who starts it", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", script, "worker"], {
       stdio: ["ignore", "ignore", "pipe"],

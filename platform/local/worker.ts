@@ -44,9 +44,11 @@ function isRunStep(msg: unknown): msg is RunStepMessage {
  * The worker side of the standalone runner's warm pool (`docverify worker`): announces itself ready, then
  * runs the steps its parent sends over IPC one at a time through `handler` and answers each with a `done`
  * message. A handler that throws answers exit code 1 with the error's message. The process exits when the
- * IPC channel closes (the parent is gone).
+ * IPC channel closes (the parent is gone). A worker of one step kind (`opts.step`: the standalone runner
+ * keeps a pool per kind, so the network-facing prepare step never shares a process with check or agent)
+ * refuses a step of another kind without running it.
  */
-export function runWorkerLoop(handler: StepHandler): void {
+export function runWorkerLoop(handler: StepHandler, opts: { step?: StepName } = {}): void {
   if (!process.send) {
     throw new Error(
       "The worker command runs steps for the standalone service over an IPC channel; the service starts it, do not run it by hand.",
@@ -67,6 +69,11 @@ export function runWorkerLoop(handler: StepHandler): void {
       let exitCode: number;
       let message: string;
       try {
+        if (opts.step !== undefined && msg.step !== opts.step) {
+          throw new Error(
+            `This worker runs only ${opts.step} steps; it was sent a ${msg.step} step, which it did not run.`,
+          );
+        }
         const result = await handler(msg.step, msg.owner, msg.env);
         exitCode = Number.isInteger(result.exitCode) ? result.exitCode : 1;
         message = String(result.message ?? "");

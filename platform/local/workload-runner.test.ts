@@ -289,6 +289,26 @@ describe("createLocalWorkloadRunner (one process per step)", () => {
 });
 
 describe("createLocalWorkloadRunner (warm workers)", () => {
+  it("keeps a pool per step kind: a prepare never runs in the process of a check or an agent step", async () => {
+    const { runner } = newRunner(1);
+    const ofStep = (step: "prepare" | "check" | "agent") => {
+      const s = spec();
+      return { ...s, step, name: s.name.replace("-check-", `-${step}-`) };
+    };
+    const steps = [ofStep("check"), ofStep("prepare"), ofStep("agent"), ofStep("prepare"), ofStep("check")];
+    const pids: number[] = [];
+    for (const s of steps) {
+      await runner.start(s);
+      const done = summary(await finished(runner, s.name));
+      expect(done.step).toBe(s.step);
+      pids.push(done.pid);
+    }
+    const [check1, prepare1, agent, prepare2, check2] = pids;
+    expect(prepare2).toBe(prepare1); // warm: the same prepare worker again
+    expect(check2).toBe(check1);
+    expect(new Set([prepare1, check1, agent]).size).toBe(3);
+  });
+
   it("reuses a warm worker for one step after another", async () => {
     const { runner } = newRunner(1);
     const a = spec();
@@ -402,7 +422,10 @@ describe("createLocalWorkloadRunner (warm workers)", () => {
     const s = spec();
     await runner.start(s);
     const workerPid = summary(await finished(runner, s.name)).pid;
-    expect(await readdir(pidDir)).toEqual([`${workerPid}.pid`]);
+    // One worker per step kind (size 1): three pid files, the check worker's among them.
+    const files = await readdir(pidDir);
+    expect(files).toHaveLength(3);
+    expect(files).toContain(`${workerPid}.pid`);
     await runner.close();
     expect(await readdir(pidDir)).toEqual([]);
     expect(started).toHaveLength(2);

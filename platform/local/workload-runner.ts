@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { STEP_NAMES, type StepName } from "../../core/detection.js";
 import type { WorkloadRunner, WorkloadSpec, WorkloadStatus } from "../../core/ports.js";
 import {
   createProcessLauncher,
@@ -7,7 +8,7 @@ import {
   type StepLauncher,
   type WorkloadResult,
 } from "./step-process.js";
-import { createWorkerPool } from "./worker-pool.js";
+import { createWorkerPool, reapOrphanedWorkers } from "./worker-pool.js";
 
 export { MAX_MESSAGE_BYTES };
 
@@ -16,7 +17,10 @@ export interface LocalWorkloadRunnerOptions {
   command: string;
   /** Arguments before the step's own, e.g. [...process.execArgv, "bin/docverify.js"]. */
   args: string[];
-  /** Warm worker processes (`command ...args worker`); 0 = one process per step. */
+  /**
+   * Warm worker processes of each step kind (`command ...args worker --step <step>`: a pool per kind, so
+   * a prepare never shares a process with check or agent); 0 = one process per step.
+   */
   workers: number;
   /** Environment of every step (give PATH and friends here: nothing else is inherited). */
   baseEnv?: Record<string, string>;
@@ -42,7 +46,7 @@ interface Workload {
 /**
  * The standalone adapter of the WorkloadRunner port: a step is `command ...args <step> --detection <owner>`
  * with env `{...baseEnv, ...spec.env}`, run as its own process (workers = 0, step-process.ts) or handed
- * to one of `workers` warm processes (worker-pool.ts). This module keeps the port's side: statuses in
+ * to one of the `workers` warm processes of its step kind's pool (worker-pool.ts). This module keeps the port's side: statuses in
  * memory until deleted (Pending → Running → Succeeded | Failed), the time limit counted from Running
  * (past it the step is killed: Failed "DeadlineExceeded"), and onChange notifications, always after the
  * call that caused them has returned.
@@ -54,23 +58,37 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
   if (!Number.isInteger(poolSize) || poolSize < 0) {
     throw new Error(`The number of workers must be a whole number of at least 0, got ${poolSize}.`);
   }
-  const launcher: StepLauncher =
-    poolSize === 0
-      ? createProcessLauncher({
-          command: opts.command,
-          args: opts.args,
-          log,
-          ...(opts.memoryLimitMb ? { memoryLimitMb: opts.memoryLimitMb } : {}),
-        })
-      : createWorkerPool({
+  const memory = opts.memoryLimitMb ? { memoryLimitMb: opts.memoryLimitMb } : {};
+  let launcherFor: (step: StepName) => StepLauncher;
+  let launchers: StepLauncher[];
+  if (poolSize === 0) {
+    const one = createProcessLauncher({ command: opts.command, args: opts.args, log, ...memory });
+    launcherFor = () => one;
+    launchers = [one];
+  } else {
+    // One pool per step kind: the prepare step, which reads untrusted bytes off the network, never runs
+    // in a process that has loaded the check step's parsers, renderer and OCR engine (nor the agent's
+    // code), and a check step's memory is never carried into a prepare. Reaped once for every pool.
+    if (opts.pidDir) reapOrphanedWorkers(opts.pidDir, log);
+    const pools = Object.fromEntries(
+      STEP_NAMES.map((step) => [
+        step,
+        createWorkerPool({
           command: opts.command,
           args: opts.args,
           size: poolSize,
           env: baseEnv,
-          log,
+          log: log.child({ pool: step }),
+          step,
+          reap: false,
           ...(opts.pidDir ? { pidDir: opts.pidDir } : {}),
-          ...(opts.memoryLimitMb ? { memoryLimitMb: opts.memoryLimitMb } : {}),
-        });
+          ...memory,
+        }),
+      ]),
+    ) as Record<StepName, StepLauncher>;
+    launcherFor = (step) => pools[step];
+    launchers = Object.values(pools);
+  }
   const workloads = new Map<string, Workload>();
   const listeners: ((owner: string) => void)[] = [];
   let closed = false;
@@ -123,7 +141,7 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
         deleted: false,
       };
       workloads.set(spec.name, w);
-      w.launched = launcher.launch(
+      w.launched = launcherFor(spec.step).launch(
         w.spec,
         { ...baseEnv, ...w.spec.env },
         { running: () => running(w), finished: (result) => finish(w, result) },
@@ -154,7 +172,7 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
       if (closed) return;
       closed = true;
       for (const w of workloads.values()) clearTimeout(w.timer);
-      await launcher.close();
+      await Promise.all(launchers.map((l) => l.close()));
     },
   };
 }

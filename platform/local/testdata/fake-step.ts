@@ -1,7 +1,7 @@
 /**
  * A stand-in for `docverify` in the workload runner's tests.
  *   fake-step.ts <step> --detection <owner>   one step as its own process
- *   fake-step.ts worker                        a warm worker (runWorkerLoop)
+ *   fake-step.ts worker [--step <step>]        a warm worker (runWorkerLoop), of one step kind with --step
  * Behaviour from the step's environment:
  *   FAKE_EXIT=<n>        exit code (default 0)
  *   FAKE_SLEEP_MS=<n>    work this long before answering
@@ -53,15 +53,18 @@ async function work(step: string, owner: string, env: Record<string, string | un
 
 const [mode, flag, owner] = process.argv.slice(2);
 if (mode === "worker") {
-  runWorkerLoop(async (step: StepName, stepOwner, env) => {
-    if (env.FAKE_CRASH === "1") {
-      console.log("about to crash");
-      process.exit(3);
-    }
-    const result = await work(step, stepOwner, env);
-    if (env.FAKE_THROW) throw new Error(env.FAKE_THROW);
-    return result;
-  });
+  runWorkerLoop(
+    async (step: StepName, stepOwner, env) => {
+      if (env.FAKE_CRASH === "1") {
+        console.log("about to crash");
+        process.exit(3);
+      }
+      const result = await work(step, stepOwner, env);
+      if (env.FAKE_THROW) throw new Error(env.FAKE_THROW);
+      return result;
+    },
+    flag === "--step" ? { step: owner as StepName } : {},
+  );
 } else {
   if (!mode || flag !== "--detection" || !owner) {
     console.error("usage: fake-step.ts <step> --detection <owner> | worker");

@@ -1,0 +1,264 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { CheckResult, Finding } from "../core/check-result.js";
+import type { BoxTuple } from "../core/page-geometry.js";
+import type { DocumentModel, PdfPage } from "../document/model.js";
+import type { TextRun } from "../document/page-layout.js";
+import { modelOf } from "../document/testdata/model-kit.js";
+import { makeDocument } from "../fixtures/documents.js";
+import { OCR_REVIEW, type OcrReviewDeps, reviewOcrFindings } from "./ocr-review.js";
+import { TEST_NOW } from "./testdata/text-check-kit.js";
+import { textArithmeticCheck } from "./text-arithmetic/text-arithmetic.js";
+import { textIdentifiersCheck } from "./text-identifiers.js";
+
+/**
+ * The OCR-uncertainty rule on a statement as an OCR would give it: the generated statement's words with
+ * their boxes, each marked as read by OCR with a confidence, then edited the way OCR errs (a row skipped,
+ * a digit misread, a decimal point lost). Each test would fail without its rule: text.arithmetic alone
+ * reports every one of these as a severity-9 mismatch.
+ */
+
+let pdf: Uint8Array;
+beforeAll(async () => {
+  pdf = await makeDocument({ seed: 21, docType: "bank_statement", region: "GB" });
+});
+
+/** The statement as an OCR read it: every word a run with `confidence`, the page marked OCR'd. */
+async function ocrModel(edit?: (runs: TextRun[]) => TextRun[]): Promise<DocumentModel> {
+  const doc = await modelOf(pdf, { docType: "bank_statement", region: "GB" });
+  const page = doc.pdf!.pages[0] as PdfPage;
+  let runs: TextRun[] = page.layout!.runs.map((r) => ({ ...r, font: "", confidence: 95 }));
+  if (edit) runs = edit(runs);
+  page.layout = { ...page.layout!, runs };
+  page.ocr = true;
+  page.ocrReading = {
+    scale: 3,
+    skewDeg: 0,
+    perspective: false,
+    languages: ["eng"],
+    confidence: 95,
+    words: runs.length,
+    ms: 0,
+  };
+  return doc;
+}
+
+const runOf = (runs: TextRun[], text: string) => {
+  const r = runs.find((x) => x.text.trim() === text);
+  if (!r) throw new Error(`no run ${text}`);
+  return r;
+};
+/** The runs of the row whose date run is `date` and that carries `label`. */
+const rowOf = (runs: TextRun[], label: string) => {
+  const anchor = runs.find((x) => x.text.includes(label));
+  if (!anchor) throw new Error(`no row ${label}`);
+  return runs.filter((x) => Math.abs(x.y - anchor.y) < 2);
+};
+
+async function arithmetic(doc: DocumentModel): Promise<CheckResult> {
+  return textArithmeticCheck.run(doc, { now: TEST_NOW });
+}
+
+/** Deps whose re-read returns what `truth` shows in the box, with the given confidence. */
+function depsFrom(truth: DocumentModel | undefined, confidence = 97): OcrReviewDeps & { boxes: BoxTuple[] } {
+  const boxes: BoxTuple[] = [];
+  return {
+    boxes,
+    async reread(_page, box) {
+      boxes.push(box);
+      if (!truth) return undefined;
+      const runs = truth.pdf!.pages[0]!.layout!.runs;
+      return runs
+        .filter((r) => {
+          const cx = (r.bbox[0] + r.bbox[2]) / 2;
+          const cy = (r.bbox[1] + r.bbox[3]) / 2;
+          return cx >= box[0] && cx <= box[2] && cy >= box[1] && cy <= box[3];
+        })
+        .map((r) => ({ ...r, confidence }));
+    },
+    async rerun(ids, model) {
+      const out: CheckResult[] = [];
+      if (ids.includes("text.arithmetic")) out.push(await arithmetic(model));
+      if (ids.includes("text.identifiers"))
+        out.push(await textIdentifiersCheck.run(model, { now: TEST_NOW }));
+      return out;
+    },
+  };
+}
+
+const mismatches = (r: CheckResult) => r.findings.filter((f) => /mismatch/.test(f.code));
+
+describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
+  it("states the OCR's confidence in the values a finding uses, and keeps a confidently read mismatch", async () => {
+    // A balance changed by several digits, read confidently: not an OCR error, it stands.
+    const doc = await ocrModel((runs) => {
+      runOf(runs, "£3,278.22").text = "£3,911.64";
+      return runs;
+    });
+    const before = await arithmetic(doc);
+    expect(mismatches(before).length).toBeGreaterThan(0);
+    const deps = depsFrom(undefined);
+    const { results } = await reviewOcrFindings(doc, [before], deps);
+    const kept = mismatches(results[0]!);
+    expect(kept.length).toBe(mismatches(before).length);
+    for (const f of kept) {
+      expect(f.severity, JSON.stringify(f.evidence)).toBe(9);
+      expect(f.message).toMatch(/Read by OCR from the scan: .*\(95 %\)/);
+      expect(f.evidence?.ocr).toMatchObject({ confidence: 95, verified: true });
+    }
+    expect(deps.boxes).toEqual([]);
+  });
+
+  it("a skipped line: re-reads the region, and the mismatch the missing row made is gone", async () => {
+    const truth = await ocrModel();
+    const doc = await ocrModel((runs) => {
+      const row = new Set(rowOf(runs, "SAINSBURYS"));
+      return runs.filter((r) => !row.has(r));
+    });
+    const before = await arithmetic(doc);
+    const f = mismatches(before)[0] as Finding;
+    expect(f.code).toBe("running_balance_mismatch");
+    expect(f.severity).toBe(9);
+    const deps = depsFrom(truth);
+    const report = await reviewOcrFindings(doc, [before], deps);
+    expect(deps.boxes.length).toBeGreaterThan(0);
+    expect(report.dropped.map((x) => x.code)).toContain("running_balance_mismatch");
+    expect(mismatches(report.results[0]!)).toEqual([]);
+    expect(report.results[0]!.outcome).toBe("pass");
+  });
+
+  it("a skipped line the re-read cannot restore stays a note, never proof", async () => {
+    const doc = await ocrModel((runs) => {
+      const row = new Set(rowOf(runs, "SAINSBURYS"));
+      return runs.filter((r) => !row.has(r));
+    });
+    const before = await arithmetic(doc);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
+    const f = mismatches(report.results[0]!)[0] as Finding;
+    expect(f.severity).toBe(OCR_REVIEW.noteSeverity);
+    expect(f.message).toMatch(/^Could not be verified on the scan/);
+    expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("line_gap");
+    expect(report.results[0]!.outcome).toBe("pass");
+  });
+
+  it("a low-confidence digit: unconfirmed, it is a note", async () => {
+    const doc = await ocrModel((runs) => {
+      const r = runOf(runs, "£3,278.22");
+      r.text = "£3,218.22";
+      r.confidence = 48;
+      return runs;
+    });
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
+    for (const f of mismatches(report.results[0]!)) {
+      expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("low_confidence");
+    }
+  });
+
+  it("a low-confidence digit the sharper re-read reads the same, confidently: the mismatch stands", async () => {
+    const edit = (confidence: number) => (runs: TextRun[]) => {
+      const r = runOf(runs, "£3,278.22");
+      r.text = "£3,911.64";
+      r.confidence = confidence;
+      return runs;
+    };
+    const doc = await ocrModel(edit(48));
+    const truth = await ocrModel(edit(97));
+    const before = await arithmetic(doc);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(truth));
+    const kept = mismatches(report.results[0]!);
+    expect(kept.length).toBeGreaterThan(0);
+    for (const f of kept) {
+      expect(f.severity).toBe(9);
+      expect(f.message).toMatch(/confirmed on a sharper re-reading/);
+    }
+  });
+
+  it("figures one misread character apart (a digit, a lost decimal point) are a note unless a re-read confirms", async () => {
+    const doc = await ocrModel((runs) => {
+      runOf(runs, "£57.86").text = "£57.36";
+      return runs;
+    });
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
+    const notes = mismatches(report.results[0]!);
+    expect(notes.length).toBeGreaterThan(0);
+    for (const f of notes) {
+      expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("one_character");
+    }
+  });
+
+  it("a difference equal to an amount printed elsewhere on the page makes a mismatch doubtful", async () => {
+    // The OCR lost a row's balance: the row drops out of the ledger, and the next balance is off by
+    // exactly that row's amount, which is printed on the page.
+    const doc = await ocrModel((runs) => {
+      const balance = runOf(runs, "£3,278.22");
+      return runs.filter((r) => r !== balance);
+    });
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
+    const notes = mismatches(report.results[0]!);
+    expect(notes.length).toBeGreaterThan(0);
+    for (const f of notes) {
+      expect(f.severity, JSON.stringify(f.evidence)).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("difference_printed");
+    }
+  });
+
+  it("a row the check skipped (its date misread) makes the next balance doubtful, even on a re-read", async () => {
+    // The OCR read every word, but "25/06/2025" lost its slash: the row is no dated row any more, and the
+    // next row's balance is off by its amount. A sharper re-read that reads the date the same way cannot
+    // settle it.
+    const misread = (confidence: number) => (runs: TextRun[]) => {
+      for (const r of rowOf(runs, "SAINSBURYS")) {
+        if (/^\d\d\/06\/2025$/.test(r.text.trim())) r.text = r.text.replace("/", "");
+        r.confidence = confidence;
+      }
+      return runs;
+    };
+    const doc = await ocrModel(misread(90));
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    const report = await reviewOcrFindings(doc, [before], depsFrom(await ocrModel(misread(97))));
+    const notes = mismatches(report.results[0]!);
+    expect(notes.length).toBeGreaterThan(0);
+    for (const f of notes) {
+      expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("line_skipped");
+    }
+  });
+
+  it("a finding whose values are nowhere among the OCR'd words cannot be verified: a note", async () => {
+    const doc = await ocrModel();
+    const made: CheckResult = {
+      checkId: "text.identifiers",
+      outcome: "flag",
+      severity: 7,
+      summary: "x",
+      findings: [
+        {
+          code: "iban_invalid",
+          message: "The IBAN GB00 XXXX 9999 8888 77 fails its check digits.",
+          page: 1,
+          evidence: { iban: "GB00 XXXX 9999 8888 77" },
+          severity: 7,
+        },
+      ],
+    };
+    const report = await reviewOcrFindings(doc, [made], depsFrom(undefined));
+    const f = report.results[0]!.findings[0]!;
+    expect(f.severity).toBe(OCR_REVIEW.noteSeverity);
+    expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("not_located");
+  });
+
+  it("leaves documents without OCR'd pages alone", async () => {
+    const doc = await modelOf(pdf, { docType: "bank_statement", region: "GB" });
+    const r = await arithmetic(doc);
+    const report = await reviewOcrFindings(doc, [r], depsFrom(undefined));
+    expect(report.results[0]).toBe(r);
+  });
+});

@@ -1,0 +1,575 @@
+import type { Figure } from "../../document/tables/cells.js";
+import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
+import { isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
+import { parseNumber } from "../../document/values/amounts.js";
+import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
+import { like } from "./ledger.js";
+
+/**
+ * Labelled totals, in blocks of label + amount rows (an items table's line totals, a summary box, a
+ * payslip's earnings): a total must be the sum of the amounts above it (any tail of them, since a block
+ * may begin with unrelated figures); a total that matched becomes the running subtotal, so subtotal
+ * lines, totals repeated under one another and a grand total over subtotals read right, and a total
+ * never counts itself. Each row contributes the figure of its table's amount column, not whatever is
+ * printed last on its line (a year-to-date column, a quantity). A label set above its value (a summary
+ * box stacking them) is joined to it. Net pay and tax rates have their own rules; the amount due printed
+ * in several places must agree.
+ */
+
+export interface BlockRow {
+  page: number;
+  line: ReadLine;
+  label: string;
+  /** The figure the row contributes. */
+  figure?: Figure;
+  /** Its money figures, left to right. */
+  figures: Figure[];
+  unreadable: boolean;
+  date?: string;
+  table?: Table;
+  row?: TableRow;
+}
+
+interface Term {
+  row: BlockRow;
+  cents: number;
+  unknown?: boolean;
+}
+
+/** The column a table's rows sum in: its line totals, else its amounts, else the rightmost money column. */
+function sumColumn(table: Table): number | undefined {
+  const has = (i: number) => table.rows.some((r) => r.figures[i]?.money);
+  const named = ["line_total", "amount", "credit", "unknown"] as const;
+  for (const role of named) {
+    const cols = table.columns.filter((c) => c.role === role && has(c.index));
+    const c = cols[cols.length - 1];
+    if (c) return c.index;
+  }
+  return undefined;
+}
+
+/** The document's lines as block rows, in reading order. */
+export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow[] {
+  const tables = new Map(ctx.reading.tables.map((t) => [t.id, t]));
+  const anchors = new Map<ReadLine, { table: Table; row: TableRow }>();
+  for (const t of ctx.reading.tables)
+    for (const r of t.rows) anchors.set(r.lines[0] as ReadLine, { table: t, row: r });
+  const out: BlockRow[] = [];
+  const lines = ctx.reading.lines;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as ReadLine;
+    const anchor = anchors.get(line);
+    if (line.table !== undefined && !anchor && !line.header) continue; // a continuation line
+    if (anchor && ledgerTables.has(anchor.table.id)) continue;
+    if (anchor) {
+      const { table, row } = anchor;
+      const sc = sumColumn(tables.get(table.id) as Table);
+      const figures = row.figures.filter((f): f is Figure => f?.money === true && !f.perUnit);
+      const figure = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
+      out.push({
+        page: line.page,
+        line,
+        label: [row.label, ...row.figures.filter((f) => f?.percent).map((f) => f?.text)].join(" ").trim(),
+        ...(figure?.money ? { figure } : {}),
+        figures,
+        unreadable: row.unreadable,
+        ...(row.date ? { date: row.date } : {}),
+        table,
+        row,
+      });
+      continue;
+    }
+    const figures = line.cells
+      .map((c) => c.figure)
+      .filter((f): f is Figure => f?.money === true && !f.perUnit && !f.percent);
+    const label = line.cells
+      .filter((c) => !c.figure || !c.figure.money || c.figure.perUnit)
+      .map((c) => c.rest ?? c.text)
+      .join(" ")
+      .replace(/\s+/g, " ")
+      .trim();
+    const date = line.cells[0]?.date;
+    const unreadable = line.cells.some((c) => c.unreadable);
+    const next = lines[i + 1];
+    // Labels side by side over their values ("TOTAL HT  TOTAL TVA  TOTAL TTC" / "100,00  10,00  110,00"):
+    // one row per label, left to right.
+    const across = next ? acrossPairs(line, next) : undefined;
+    if (across) {
+      for (const [labelCell, f] of across)
+        out.push({
+          page: line.page,
+          line: next as ReadLine,
+          label: labelCell,
+          figure: f,
+          figures: [f],
+          unreadable: false,
+        });
+      i++;
+      continue;
+    }
+    // A label stacked over its value ("Total" / "1,234.00" in a summary box): one row.
+    if (figures.length === 0 && !unreadable && label && next && next.table === undefined && !line.header) {
+      const nextFigs = next.cells.filter((c) => c.figure?.money);
+      const words = next.cells.filter((c) => !c.figure);
+      const close = line.baseline - next.baseline <= 1.8 * Math.max(line.size, next.size);
+      const under =
+        nextFigs.length === 1 &&
+        nextFigs[0] &&
+        line.cells.some((c) => overlapsOrRightOf(c.box, nextFigs[0]?.box));
+      if (close && under && words.length === 0 && next.source !== "plain_text" && line.cells.length === 1) {
+        out.push({
+          page: line.page,
+          line: next,
+          label,
+          figure: nextFigs[0]?.figure as Figure,
+          figures: [nextFigs[0]?.figure as Figure],
+          unreadable: false,
+        });
+        i++;
+        continue;
+      }
+    }
+    out.push({
+      page: line.page,
+      line,
+      label,
+      ...(figures.length ? { figure: figures[figures.length - 1] } : {}),
+      figures,
+      unreadable,
+      ...(date ? { date } : {}),
+    });
+  }
+  return out;
+}
+
+/** Labels in one line over as many amounts in the next, each amount under its label. */
+function acrossPairs(line: ReadLine, next: ReadLine): [string, Figure][] | undefined {
+  if (line.table !== undefined || next.table !== undefined || line.header || next.source === "plain_text")
+    return undefined;
+  if (line.cells.length < 2 || line.cells.some((c) => c.figure || c.date)) return undefined;
+  if (next.cells.length !== line.cells.length || next.cells.some((c) => !c.figure?.money)) return undefined;
+  if (line.baseline - next.baseline > 2.5 * Math.max(line.size, next.size)) return undefined;
+  const pairs: [string, Figure][] = [];
+  for (const [k, c] of line.cells.entries()) {
+    const f = next.cells[k]?.figure as Figure;
+    const em = Math.max(line.size, next.size);
+    const centre = (f.box[0] + f.box[2]) / 2;
+    if (centre < c.box[0] - em || centre > c.box[2] + em) return undefined;
+    pairs.push([c.text, f]);
+  }
+  return pairs;
+}
+
+function overlapsOrRightOf(
+  a: [number, number, number, number],
+  b: [number, number, number, number] | undefined,
+) {
+  if (!b) return false;
+  return Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 0;
+}
+
+const money2 = (f: Figure | undefined) => f?.money === true;
+
+interface Deferred {
+  /** A sum of a block: counts only once some other sum of the document was seen to add up. */
+  needsSupport?: boolean;
+  mismatch: Omit<Mismatch, "confidence">;
+  structure: StructureScore;
+  figures: Figure[];
+}
+
+/**
+ * The structure of a relation among rows: their table's, or a block's read from its labels; its
+ * columns score is how many of the terms line up on one edge (the value judged is left out: a value
+ * drawn in again by an editor often sits off its column, which is no doubt about the reading).
+ */
+function blockStructure(ctx: Ctx, total: BlockRow, terms: BlockRow[]): StructureScore {
+  if (total.table && terms.every((t) => t.table === total.table)) return total.table.structure;
+  const source = ctx.reading.pages.get(total.page)?.source;
+  const tol = Math.max(1.5, 0.45 * total.line.size);
+  const edges = terms.map((t) => t.figure?.box[2]).filter((x): x is number => x !== undefined);
+  const aligned =
+    source === "plain_text" || edges.length < 2
+      ? 1
+      : Math.max(...edges.map((e) => edges.filter((x) => Math.abs(x - e) <= tol).length)) / edges.length;
+  const notes = ["a block read from its labels"];
+  if (aligned < 1) notes.push("its amounts not in one column");
+  if (source === "plain_text") notes.push("read from plain text without positions");
+  return {
+    source:
+      source === "plain_text" ? 0.8 : Math.min(1, ...[total, ...terms].map((t) => t.figure?.confidence ?? 1)),
+    header: 0.7,
+    columns: aligned,
+    rows: 1,
+    notes,
+  };
+}
+
+/**
+ * Blocks of label + amount rows between headings: a labelled total must equal the sum of the amounts
+ * above it. Returns the mismatches, weighed once every other relation of the document is known.
+ */
+export function checkBlocks(
+  ctx: Ctx,
+  rows: BlockRow[],
+  items: ReadonlySet<ReadLine>,
+  hasLedger: boolean,
+): Deferred[] {
+  const deferred: Deferred[] = [];
+  // Several tax rates: each applies to part of the items, so a tax is checked only on a base it prints.
+  const rates = new Set(
+    rows
+      .filter((r) => isTaxRow(r.label))
+      .map((r) => /(\d+(?:[.,]\d+)?)\s?%/.exec(r.label)?.[1]?.replace(",", "."))
+      .filter(Boolean),
+  );
+  let terms: Term[] = [];
+  // Totals that matched since the block began: a grand total may be their sum (subtotal lines).
+  let subtotals: BlockRow[] = [];
+  const seen: BlockRow[] = [];
+  let page = rows[0]?.page;
+  let table: Table | undefined;
+  for (const r of rows) {
+    // A new page starts a new block, unless the table of the rows above continues on it.
+    if (r.page !== page) {
+      page = r.page;
+      if (!(r.table && r.table === table)) {
+        terms = [];
+        subtotals = [];
+      }
+    }
+    table = r.table;
+    // A sum carried from one page of an items table to the next ("Übertrag", "carried forward"): a total
+    // of the rows above it, and the first term of the rows below.
+    const carried = r.row !== undefined && r.row.kind !== "entry" && LABELS.carry.test(r.label);
+    const boundary =
+      (r.figures.length === 0 && !r.unreadable) ||
+      (r.date !== undefined && r.figures.length >= 2) ||
+      // A statement's summary lines ("Total payments", "Opening balance") are no block sums; in a table of
+      // a document without a ledger ("Total payments" of a payslip's earnings) they are.
+      (isStatementLabel(r.label) && !carried && (hasLedger || !r.row));
+    if (boundary) {
+      if (r.figures.length === 0 && r.label && !r.row) terms = [];
+      continue;
+    }
+    if (r.unreadable || !r.figure) {
+      // A figure of this block could not be read: nothing above the next total can be added up.
+      terms.push({ row: r, cents: 0, unknown: true });
+      continue;
+    }
+    const v = r.figure.cents;
+    seen.push(r);
+    if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {
+      const d = checkNet(ctx, r, seen);
+      if (d) deferred.push(d);
+      continue;
+    }
+    if (isTaxRow(r.label)) {
+      const d = checkTaxRate(ctx, r, terms, seen, rates, items, rows);
+      if (d) deferred.push(d);
+    }
+    // "Of which VAT 20%", "in diesem Beitrag enthaltene Versicherungsteuer (35,13 €)": a part of an amount
+    // above, printed for information; never added again.
+    if (LABELS.taxIncluded.test(r.label) && LABELS.anyTax.test(r.label) && !LABELS.totalish.test(r.label))
+      continue;
+    const subtracted =
+      (LABELS.minus.test(r.label) || LABELS.discount.test(r.label) || LABELS.paid.test(r.label)) && v > 0;
+    const signedV = subtracted ? -v : v;
+    const isTotal =
+      carried ||
+      ((LABELS.totalish.test(r.label) || r.row?.kind === "carry") &&
+        !LABELS.taxIncluded.test(r.label) &&
+        !LABELS.discount.test(r.label));
+    if (!isTotal) {
+      terms.push({ row: r, cents: signedV });
+      continue;
+    }
+    if (terms.some((t) => t.unknown)) {
+      terms = [{ row: r, cents: v }];
+      subtotals = [r];
+      continue;
+    }
+    // The total is compared with every tail of the amounts above it (the total itself never among
+    // them), and with every tail of two or more totals above it (a grand total over subtotals).
+    const tails: number[] = [];
+    let sum = 0;
+    for (let i = terms.length - 1; i >= 0; i--) {
+      sum += (terms[i] as Term).cents;
+      tails.push(sum);
+    }
+    const grand: number[] = [];
+    sum = 0;
+    for (let i = subtotals.length - 1; i >= 0; i--) {
+      sum += (subtotals[i] as BlockRow).figure?.cents ?? 0;
+      if (i < subtotals.length - 1) grand.push(sum);
+    }
+    const near = (t: number) => Math.abs(Math.abs(t) - Math.abs(v)) <= SLACK;
+    const byTerms = tails.some(near);
+    const byTotals = !byTerms && grand.some(near);
+    const sameTable =
+      subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
+    const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
+    if (byTerms || byTotals || judged) ctx.checked++;
+    if (byTerms || byTotals) {
+      ctx.verified++;
+      ctx.confirmed.add(r.figure);
+      subtotals = byTotals ? [r] : [...subtotals, r];
+    } else if (judged) {
+      const overSubtotals = terms.length === 1 && sameTable;
+      const expected = overSubtotals
+        ? (grand[grand.length - 1] as number)
+        : (tails[tails.length - 1] as number);
+      const sub = LABELS.subtotal.test(r.label) || carried;
+      const termRows = overSubtotals ? subtotals : terms.map((t) => t.row);
+      deferred.push({
+        needsSupport: true,
+        mismatch: {
+          code: sub ? "subtotal_mismatch" : "total_mismatch",
+          page: r.page,
+          at: r.figure,
+          message: `On page ${r.page}, "${r.label}" is ${r.figure.text}, but the ${termRows.length} ${overSubtotals ? "subtotals" : "amounts"} above it (${termRows
+            .slice(-6)
+            .map((t) => t.figure?.text)
+            .join(
+              ", ",
+            )}${termRows.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
+          printed: r.figure.text,
+          expected: like(r.figure, expected, ctx.style),
+          evidence: {
+            label: r.label,
+            terms: termRows.map((t) => t.figure?.text),
+            lineItems: termRows.filter((t) => items.has(t.line)).length,
+          },
+          proof: 9,
+        },
+        structure: blockStructure(ctx, r, termRows),
+        figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
+      });
+      subtotals = [...subtotals, r];
+    } else subtotals = [...subtotals, r];
+    terms = [{ row: r, cents: v }];
+  }
+  return deferred;
+}
+
+function sameYtd(a: string, b: string) {
+  return LABELS.ytd.test(a) === LABELS.ytd.test(b);
+}
+
+/** Gross − deductions = net, with the latest gross and deductions total above the net row. */
+function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefined {
+  const before = seen.slice(0, -1).reverse();
+  const gross = before.find(
+    (r) => LABELS.gross.test(r.label) && !LABELS.net.test(r.label) && sameYtd(r.label, net.label),
+  );
+  const deductions = before.find(
+    (r) =>
+      LABELS.deductionsTotal.test(r.label) &&
+      sameYtd(r.label, net.label) &&
+      (!gross || seen.indexOf(r) > seen.indexOf(gross)),
+  );
+  if (!gross?.figure || !deductions?.figure || !net.figure) return undefined;
+  const expected = gross.figure.cents - Math.abs(deductions.figure.cents);
+  const printed = net.figure.cents;
+  ctx.checked++;
+  if (Math.abs(expected - printed) <= SLACK) {
+    ctx.verified++;
+    ctx.confirmed.add(net.figure);
+    return undefined;
+  }
+  return {
+    mismatch: {
+      code: "net_pay_mismatch",
+      page: net.page,
+      at: net.figure,
+      message: `On page ${net.page}, "${net.label}" is ${net.figure.text}, but ${gross.label} ${gross.figure.text} minus ${deductions.label} ${deductions.figure.text} is ${money(ctx, expected)} (a difference of ${money(ctx, printed - expected)}).`,
+      printed: net.figure.text,
+      expected: like(net.figure, expected, ctx.style),
+      evidence: { gross: gross.figure.text, deductions: deductions.figure.text },
+      proof: 9,
+    },
+    structure: blockStructure(ctx, net, [gross, deductions]),
+    figures: [net.figure, gross.figure, deductions.figure],
+  };
+}
+
+/**
+ * Whether some of the amounts add up to `target` (within `slack`): the base of a tax charged on part of
+ * the items. Bounded: at most 40 amounts and 200,000 partial sums.
+ */
+function subsetSums(values: number[], target: number, slack: number): boolean {
+  if (values.length > 40) return false;
+  let sums = new Set<number>([0]);
+  for (const v of values) {
+    const next = new Set(sums);
+    for (const s of sums) {
+      const t = s + v;
+      if (Math.abs(t - target) <= slack) return true;
+      if (t <= target + slack) next.add(t);
+    }
+    sums = next;
+    if (sums.size > 200_000) return false;
+  }
+  return false;
+}
+
+/**
+ * "VAT 20%" = 20 % of the subtotal above; "VAT included at 20%" = 20/120 of the total above; "VAT 7% on
+ * 129,43  9,06" = 7 % of the base printed in its own row. With several rates and no base in the row the
+ * tax is on part of the items, which the rows do not say: not checked. With one rate, a tax that is not
+ * the rate of the subtotal may still be the rate of some of the items (exempt lines): read as a partial
+ * base, not as a mismatch; a mismatch on a base nobody printed is weighed as such.
+ */
+function checkTaxRate(
+  ctx: Ctx,
+  r: BlockRow,
+  terms: Term[],
+  seen: BlockRow[],
+  rates: Set<string | undefined>,
+  items: ReadonlySet<ReadLine>,
+  all: BlockRow[],
+): Deferred | undefined {
+  const m = /(\d+(?:[.,]\d+)?)\s?%/.exec(r.label);
+  const rate = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
+  if (rate === undefined || rate <= 0 || rate >= 100 || !r.figure) return undefined;
+  const included = LABELS.taxIncluded.test(r.label);
+  const own = r.figures.length >= 2 ? (r.figures[r.figures.length - 2] as Figure) : undefined;
+  if (!own && rates.size > 1) return undefined;
+  const baseRow = own
+    ? undefined
+    : included
+      ? [...seen.slice(0, -1)].reverse().find((x) => LABELS.totalish.test(x.label))
+      : // The base is a subtotal above the tax, never the amount due (a summary printed before the lines).
+        ([...terms]
+          .reverse()
+          .find((t) => LABELS.totalish.test(t.row.label) && !LABELS.payable.test(t.row.label))?.row ??
+        (terms.length === 1 ? terms[0]?.row : undefined));
+  const base = own ?? baseRow?.figure;
+  if (!base || !money2(base) || (baseRow?.unreadable ?? false)) return undefined;
+  const b = base.cents;
+  const expected = included ? (b * rate) / (100 + rate) : (b * rate) / 100;
+  const printed = r.figure.cents;
+  ctx.checked++;
+  if (Math.abs(Math.round(expected) - printed) <= SLACK + 1) {
+    ctx.verified++;
+    return undefined;
+  }
+  if (!own && !included) {
+    // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
+    // the document does not print as a tax row).
+    const implied = (printed * 100) / rate;
+    const lineAmounts = all
+      .filter((x) => items.has(x.line) || (x.row?.kind === "entry" && x.table && x.table === baseRow?.table))
+      .map((x) => x.figure?.cents)
+      .filter((c): c is number => c !== undefined && c > 0);
+    if (implied < b && subsetSums(lineAmounts, implied, Math.ceil((100 * 1.5) / rate) + 1)) {
+      ctx.verified++;
+      return undefined;
+    }
+  }
+  const structure = own
+    ? blockStructure(ctx, r, [])
+    : {
+        ...blockStructure(ctx, r, baseRow ? [baseRow] : []),
+        header: 0.5,
+        notes: ["the tax's base is not printed beside it"],
+      };
+  return {
+    mismatch: {
+      code: "tax_amount_mismatch",
+      page: r.page,
+      at: r.figure,
+      message: `On page ${r.page}, "${r.label}" is ${r.figure.text}, but ${formatRate(rate)} % ${included ? "contained in" : "of"} ${base.text} is ${money(ctx, Math.round(expected))}.`,
+      printed: r.figure.text,
+      expected: like(r.figure, Math.round(expected), ctx.style),
+      evidence: { label: r.label, rate: formatRate(rate), base: base.text },
+      proof: 8,
+    },
+    structure,
+    figures: [r.figure, base],
+  };
+}
+
+/** A rate as people write it: 19, 7.5, 0.5 (never exponent notation). */
+const formatRate = (rate: number) => String(Number(rate.toFixed(4)));
+
+/**
+ * The amount due (or net pay) printed in more than one place under the same label must be the same: an
+ * edit of one copy leaves the others behind.
+ */
+export function checkRepeatedTotals(ctx: Ctx, rows: BlockRow[]): Deferred[] {
+  const byLabel = new Map<string, BlockRow[]>();
+  for (const r of rows) {
+    if (!r.figure || r.unreadable || !LABELS.payable.test(r.label) || LABELS.ytd.test(r.label)) continue;
+    const key = r.label
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}%]+/gu, " ")
+      .trim();
+    byLabel.set(key, [...(byLabel.get(key) ?? []), r]);
+  }
+  const out: Deferred[] = [];
+  for (const [, copies] of byLabel) {
+    if (copies.length < 2) continue;
+    const values = new Set(copies.map((r) => r.figure?.cents));
+    ctx.checked++;
+    if (values.size === 1) {
+      ctx.verified++;
+      continue;
+    }
+    // The copy to trust: one a relation confirmed (net pay = gross − deductions), else the value most
+    // copies print, else the first.
+    const count = (v: number | undefined) => copies.filter((c) => c.figure?.cents === v).length;
+    const first =
+      copies.find((c) => c.figure && ctx.confirmed.has(c.figure)) ??
+      [...copies].sort((a, b) => count(b.figure?.cents) - count(a.figure?.cents))[0] ??
+      (copies[0] as BlockRow);
+    const odd = copies.find((r) => r.figure?.cents !== first.figure?.cents) as BlockRow;
+    const oddFigure = odd.figure as Figure;
+    const firstFigure = first.figure as Figure;
+    // Which copy is the amount due is clear only when each copy prints one amount.
+    const ambiguous = copies.some((c) => c.figures.length > 1);
+    const structure = blockStructure(ctx, odd, [first]);
+    out.push({
+      mismatch: {
+        code: "total_repeated_mismatch",
+        page: odd.page,
+        at: oddFigure,
+        message: `"${first.label}" is printed ${copies.length} times with different amounts: ${copies.map((r) => `${r.figure?.text} on page ${r.page}`).join(", ")}; one copy was changed and the others were not.`,
+        printed: oddFigure.text,
+        expected: firstFigure.text,
+        evidence: {
+          label: first.label,
+          copies: copies.map((r) => ({ page: r.page, amount: r.figure?.text })),
+        },
+        proof: 9,
+      },
+      structure: ambiguous
+        ? { ...structure, columns: 0.5, notes: [...structure.notes, "rows with several amounts"] }
+        : structure,
+      figures: copies.map((c) => c.figure as Figure),
+    });
+  }
+  return out;
+}
+
+/**
+ * Reports the block mismatches, weighed by their reading and by the relations of the whole document
+ * that held: a mismatching total on a document none of whose figures added up anywhere else is a note.
+ */
+export function reportDeferred(ctx: Ctx, deferred: Deferred[]): void {
+  for (const d of deferred) {
+    // A mismatching total counts only once the document's figures were seen to add up somewhere else:
+    // otherwise the rows above it are not what it sums (a score sheet, a report), and it is left unjudged.
+    if (d.needsSupport && ctx.verified === 0) {
+      ctx.checked--;
+      continue;
+    }
+    let confidence = confidenceOf(d.structure, ctx.verified, ctx.checked, d.figures);
+    const notes = [...d.structure.notes];
+    if (ctx.verified === 0) {
+      confidence = Math.min(confidence, 0.6);
+      notes.push("no other sum of the document adds up");
+    }
+    report(ctx, { ...d.mismatch, confidence, notes });
+  }
+}

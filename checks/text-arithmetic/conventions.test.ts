@@ -1,0 +1,679 @@
+import { describe, expect, it } from "vitest";
+import type { Finding } from "../../core/check-result.js";
+import type { TextRun } from "../../document/page-layout.js";
+import { grid, layoutDocument, run, rightRun } from "../../document/testdata/layout-kit.js";
+import { ocrWordsPage } from "../../document/tables/pieces.js";
+import { readTables } from "../../document/tables/reader.js";
+import { formatCents, type NumberStyle } from "../../document/values/amounts.js";
+import { arithmeticFindings, arithmeticOfReading } from "./text-arithmetic.js";
+
+/**
+ * One test per table convention text.arithmetic reads from the page geometry (issue 20, scope 2). Each
+ * builds the page as text runs at their places (document/testdata/layout-kit.ts), checks that the
+ * genuine document reads clean, and that an edited one is found, on its page, with its box, the value
+ * printed and expected, and how sure the reading was.
+ */
+
+const codes = (f: Finding[]) => f.map((x) => x.code);
+const fmt = (cents: number, style: NumberStyle = "dot_decimal") => formatCents(cents, style);
+
+/** A statement ledger: opening balance and moves (negative: money out), balances computed. */
+function ledger(opening: number, moves: number[]): { move: number; balance: number }[] {
+  let b = opening;
+  return moves.map((move) => {
+    b += move;
+    return { move, balance: b };
+  });
+}
+
+const STATEMENT_COLUMNS = [
+  { x: 50 },
+  { x: 110 },
+  { x: 400, align: "right" as const },
+  { x: 470, align: "right" as const },
+  { x: 545, align: "right" as const },
+];
+
+const MOVES = [-4520, 250000, -12999, -899, -6050, 1250, -45000, -2399, -1575, 30000, -8800, -350];
+
+function expectFound(f: Finding | undefined, page: number, after: string) {
+  expect(f?.page).toBe(page);
+  expect(f?.bbox).toHaveLength(4);
+  expect(f?.evidence?.after).toBe(after);
+  expect(f?.evidence?.before).toBeTypeOf("string");
+  expect(f?.evidence?.readingConfidence).toBeGreaterThanOrEqual(0.75);
+  expect(f?.severity).toBeGreaterThanOrEqual(8);
+}
+
+describe("text.arithmetic reads tables from geometry", () => {
+  it("a plain multi-page statement: year-less booking days, no labels, the table continued without its header", () => {
+    const rows = ledger(100000, [...MOVES, ...MOVES]);
+    const page = (from: number, to: number, withHeader: boolean, edit?: { row: number; text: string }) => {
+      const cells = rows.slice(from, to).map((r, i) => {
+        const k = from + i;
+        const out = r.move < 0 ? fmt(-r.move) : fmt(r.move);
+        return [
+          `${String((k % 27) + 1).padStart(2, "0")} Mar`,
+          `PAYMENT ${k}`,
+          r.move < 0 ? (edit?.row === k ? edit.text : out) : undefined,
+          r.move > 0 ? (edit?.row === k ? edit.text : out) : undefined,
+          fmt(r.balance),
+        ];
+      });
+      return [
+        run("Current account", 50, 780, { size: 14 }),
+        ...grid(
+          STATEMENT_COLUMNS,
+          withHeader ? [["Date", "Details", "Paid out", "Paid in", "Balance"], ...cells] : cells,
+          700,
+        ),
+      ];
+    };
+    const genuine = layoutDocument([page(0, 12, true), page(12, 24, false)]);
+    const ok = arithmeticFindings(genuine);
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(24);
+    // Row 17 (page 2) paid out 23.99: printed 83.99.
+    const edited = layoutDocument([page(0, 12, true), page(12, 24, false, { row: 19, text: "83.99" })]);
+    const f = arithmeticFindings(edited).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 2, "83.99");
+    expect(f[0]?.evidence?.before).toBe("23.99");
+    expect(f[0]?.message).toMatch(/previous balance .* gives/);
+  });
+
+  it("header words in English, German, French, Dutch, Spanish and Italian name the columns", () => {
+    const languages = [
+      {
+        region: "GB",
+        style: "dot_decimal",
+        day: "03/03",
+        words: ["Date", "Description", "Paid out", "Paid in", "Balance"],
+      },
+      {
+        region: "DE",
+        style: "comma_decimal",
+        day: "03.03.",
+        words: ["Buchungstag", "Verwendungszweck", "Soll", "Haben", "Saldo"],
+      },
+      {
+        region: "FR",
+        style: "comma_decimal",
+        day: "03/03",
+        words: ["Date", "Libellé", "Débit", "Crédit", "Solde"],
+      },
+      {
+        region: "NL",
+        style: "comma_decimal",
+        day: "03-03",
+        words: ["Datum", "Omschrijving", "Af", "Bij", "Saldo"],
+      },
+      {
+        region: "ES",
+        style: "comma_decimal",
+        day: "03/03",
+        words: ["Fecha", "Concepto", "Cargo", "Abono", "Saldo"],
+      },
+      {
+        region: "IT",
+        style: "comma_decimal",
+        day: "03/03",
+        words: ["Data", "Descrizione", "Dare", "Avere", "Saldo"],
+      },
+    ] as const;
+    const rows = ledger(100000, MOVES.slice(0, 6));
+    for (const lang of languages) {
+      const doc = (edit?: string) =>
+        layoutDocument(
+          [
+            grid(
+              STATEMENT_COLUMNS,
+              [
+                [...lang.words],
+                ...rows.map((r, i) => [
+                  lang.day,
+                  `OPERATION ${i}`,
+                  r.move < 0 ? (i === 2 && edit ? edit : fmt(-r.move, lang.style)) : undefined,
+                  r.move > 0 ? fmt(r.move, lang.style) : undefined,
+                  fmt(r.balance, lang.style),
+                ]),
+              ],
+              700,
+            ),
+          ],
+          { region: lang.region },
+        );
+      expect(arithmeticFindings(doc()).findings, lang.region).toEqual([]);
+      const f = arithmeticFindings(doc(fmt(22999, lang.style))).findings;
+      expect(codes(f), lang.region).toEqual(["running_balance_mismatch"]);
+      expectFound(f[0], 1, fmt(22999, lang.style));
+    }
+  });
+
+  it("debit and credit in separate columns: money out stays out whatever sign would make the balance add up", () => {
+    // The balance after a 50.00 payment raised by 100.00 (and every balance after it): 50.00 in reads
+    // right only if the payment had been money in.
+    const rows = ledger(100000, [-5000, 20000, -2500, -1000]);
+    const doc = (raise: number) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Description", "Debit", "Credit", "Balance"],
+            ...rows.map((r, i) => [
+              `0${i + 1}/03/2025`,
+              `ITEM ${i}`,
+              r.move < 0 ? fmt(-r.move) : undefined,
+              r.move > 0 ? fmt(r.move) : undefined,
+              fmt(r.balance + raise),
+            ]),
+          ],
+          700,
+        ),
+        ...[],
+      ]);
+    expect(arithmeticFindings(doc(0)).findings).toEqual([]);
+    // Opening 1,000.00 (in the summary above), -50.00 printed as leaving 1,050.00.
+    const edited = layoutDocument([
+      [
+        ...grid([{ x: 50 }, { x: 545, align: "right" }], [["Opening balance", "1,000.00"]], 760),
+        ...grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Description", "Debit", "Credit", "Balance"],
+            ...rows.map((r, i) => [
+              `0${i + 1}/03/2025`,
+              `ITEM ${i}`,
+              r.move < 0 ? fmt(-r.move) : undefined,
+              r.move > 0 ? fmt(r.move) : undefined,
+              fmt(r.balance + 10000),
+            ]),
+          ],
+          700,
+        ),
+      ],
+    ]);
+    const f = arithmeticFindings(edited).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expect(f[0]?.evidence?.expectedBalance).toBe("950.00");
+    expect(f[0]?.severity).toBe(9);
+  });
+
+  it("a signed amount column: minus before or after, parentheses, CR and DR", () => {
+    const rows = ledger(100000, [-5000, 20000, -2500, -1000, 4000]);
+    const conventions: Record<string, (c: number) => string> = {
+      minus: (c) => (c < 0 ? `-${fmt(-c)}` : fmt(c)),
+      trailing_minus: (c) => (c < 0 ? `${fmt(-c)}-` : fmt(c)),
+      parentheses: (c) => (c < 0 ? `(${fmt(-c)})` : fmt(c)),
+      cr_dr: (c) => (c < 0 ? `${fmt(-c)} DR` : `${fmt(c)} CR`),
+    };
+    for (const [name, sign] of Object.entries(conventions)) {
+      const doc = (edit?: number) =>
+        layoutDocument([
+          grid(
+            [{ x: 50 }, { x: 110 }, { x: 470, align: "right" }, { x: 545, align: "right" }],
+            [
+              ["Date", "Description", "Amount", "Balance"],
+              ["01/03/2025", "Opening balance", undefined, "1,000.00"],
+              ...rows.map((r, i) => [
+                `0${i + 2}/03/2025`,
+                `ITEM ${i}`,
+                sign(i === 3 && edit ? edit : r.move),
+                fmt(r.balance),
+              ]),
+            ],
+            700,
+          ),
+        ]);
+      expect(arithmeticFindings(doc()).findings, name).toEqual([]);
+      // -10.00 printed as +10.00: the sign convention of the column decides.
+      const f = arithmeticFindings(doc(1000)).findings;
+      expect(codes(f), name).toEqual(["running_balance_mismatch"]);
+      expect(f[0]?.evidence?.after, name).toBe(sign(1000));
+    }
+  });
+
+  it("amounts split over two text runs: a currency mark apart, a decimal part apart, CR apart", () => {
+    const rows = ledger(100000, [-5000, 20000, -2500, -1000, 4000]);
+    const doc = (edit?: number) => {
+      const runs: TextRun[] = [
+        ...grid(
+          [
+            { x: 50 },
+            { x: 110 },
+            { x: 330, align: "right" },
+            { x: 410, align: "right" },
+            { x: 545, align: "right" },
+          ],
+          [["Datum", "Vorgang", "Soll", "Haben", "Saldo"]],
+          700,
+        ),
+      ];
+      rows.forEach((r, i) => {
+        const y = 686 - 14 * i;
+        runs.push(run(`0${i + 1}.03.2025`, 50, y), run(`VORGANG ${i}`, 110, y));
+        const move = i === 1 && edit ? edit : r.move;
+        // Money in marked CR in a run of its own, a space and a half after the figure.
+        if (move > 0) runs.push(rightRun(fmt(move, "comma_decimal"), 410, y), run("CR", 423, y));
+        else runs.push(rightRun(fmt(-move, "comma_decimal"), 330, y));
+        // The balance: "€" at the column's left edge, the whole part and ",56" drawn as two runs.
+        const [whole, dec] = fmt(r.balance, "comma_decimal").split(",") as [string, string];
+        runs.push(run("€", 470, y), rightRun(whole, 532, y), run(`,${dec}`, 532.5, y));
+      });
+      return layoutDocument([runs], { region: "DE" });
+    };
+    const ok = arithmeticFindings(doc());
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(5);
+    const f = arithmeticFindings(doc(25000)).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("250,00 CR");
+    expect(f[0]?.evidence?.before).toBe("200,00 CR");
+  });
+
+  it("multi-line descriptions continue their row: the lines of an invoice still add up", () => {
+    const cols = [
+      { x: 50 },
+      { x: 350, align: "right" as const },
+      { x: 450, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const doc = (second = "450.00") =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Description", "Qty", "Unit price", "Amount"],
+              ["Consulting, March", "10", "120.00", "1,200.00"],
+              "Workshop preparation and delivery",
+              "on site, two trainers",
+              ["Licences", "3", "150.00", second],
+              ["Support", "1", "300.00", "300.00"],
+              [undefined, undefined, "Subtotal", "1,950.00"],
+              [undefined, undefined, "VAT 20%", "390.00"],
+              [undefined, undefined, "Total", "2,340.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice" },
+      );
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    const f = arithmeticFindings(doc("550.00")).findings;
+    expect(codes(f)).toEqual(["line_item_mismatch", "subtotal_mismatch"]);
+    expectFound(f[0], 1, "550.00");
+    expect(f[0]?.evidence?.before).toBe("450.00");
+  });
+
+  it("a balance carried to the next page and brought forward ('Übertrag') must be the same", () => {
+    const rows = ledger(200000, MOVES);
+    const cells = (from: number, to: number) =>
+      rows
+        .slice(from, to)
+        .map((r, i) => [
+          `${String(from + i + 1).padStart(2, "0")}.03.2025`,
+          `UMSATZ ${from + i}`,
+          r.move < 0 ? fmt(-r.move, "comma_decimal") : undefined,
+          r.move > 0 ? fmt(r.move, "comma_decimal") : undefined,
+          fmt(r.balance, "comma_decimal"),
+        ]);
+    const carried = fmt(rows[5]?.balance as number, "comma_decimal");
+    const doc = (brought: string) =>
+      layoutDocument(
+        [
+          grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Datum", "Vorgang", "Soll", "Haben", "Saldo"],
+              ...cells(0, 6),
+              [undefined, "Übertrag", undefined, undefined, carried],
+            ],
+            700,
+          ),
+          grid(
+            STATEMENT_COLUMNS,
+            [[undefined, "Übertrag", undefined, undefined, brought], ...cells(6, 12)],
+            700,
+          ),
+        ],
+        { region: "DE" },
+      );
+    expect(arithmeticFindings(doc(carried)).findings).toEqual([]);
+    const f = arithmeticFindings(doc("9.999,99")).findings;
+    expect(codes(f)).toContain("balance_carried_mismatch");
+    const carry = f.find((x) => x.code === "balance_carried_mismatch");
+    expectFound(carry, 2, "9.999,99");
+    expect(carry?.evidence?.before).toBe(carried);
+  });
+
+  it("a summary box above the table: its opening balance checks the first row, its totals the columns", () => {
+    const rows = ledger(100000, MOVES.slice(0, 8));
+    const out = -rows.filter((r) => r.move < 0).reduce((s, r) => s + r.move, 0);
+    const inn = rows.filter((r) => r.move > 0).reduce((s, r) => s + r.move, 0);
+    const doc = (first = fmt(4520)) =>
+      layoutDocument([
+        [
+          ...grid(
+            [{ x: 50 }, { x: 545, align: "right" }],
+            [
+              ["Opening balance", "1,000.00"],
+              ["Total paid out", fmt(out)],
+              ["Total paid in", fmt(inn)],
+              ["Closing balance", fmt(rows[rows.length - 1]?.balance as number)],
+            ],
+            780,
+          ),
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Date", "Description", "Paid out", "Paid in", "Balance"],
+              ...rows.map((r, i) => [
+                `0${i + 1}/03/2025`,
+                `ITEM ${i}`,
+                r.move < 0 ? (i === 0 ? first : fmt(-r.move)) : undefined,
+                r.move > 0 ? fmt(r.move) : undefined,
+                fmt(r.balance),
+              ]),
+            ],
+            700,
+          ),
+        ],
+      ]);
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    // The first row's payment (no row above it in the table) edited.
+    const f = arithmeticFindings(doc("4.52")).findings;
+    expect(codes(f)).toContain("running_balance_mismatch");
+    expectFound(
+      f.find((x) => x.code === "running_balance_mismatch"),
+      1,
+      "4.52",
+    );
+  });
+
+  it("a total row of the table is never part of its own sum: money in and out against their columns", () => {
+    const rows = ledger(100000, MOVES.slice(0, 8));
+    const out = -rows.filter((r) => r.move < 0).reduce((s, r) => s + r.move, 0);
+    const inn = rows.filter((r) => r.move > 0).reduce((s, r) => s + r.move, 0);
+    const doc = (totalOut = fmt(out)) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Description", "Debit", "Credit", "Balance"],
+            [undefined, "Opening balance", undefined, undefined, "1,000.00"],
+            ...rows.map((r, i) => [
+              `0${i + 1}/03/2025`,
+              `ITEM ${i}`,
+              r.move < 0 ? fmt(-r.move) : undefined,
+              r.move > 0 ? fmt(r.move) : undefined,
+              fmt(r.balance),
+            ]),
+            [undefined, "Totals", totalOut, fmt(inn), undefined],
+          ],
+          700,
+        ),
+      ]);
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    const f = arithmeticFindings(doc(fmt(out - 10000))).findings;
+    expect(codes(f)).toEqual(["statement_totals_mismatch"]);
+    expectFound(f[0], 1, fmt(out - 10000));
+    expect(f[0]?.evidence?.before).toBe(fmt(out));
+  });
+
+  it("a tax charged on part of the items (exempt lines) reads as a partial base, not a mismatch", () => {
+    const cols = [
+      { x: 50 },
+      { x: 350, align: "right" as const },
+      { x: 450, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const doc = (vat: string, total: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Description", "Qty", "Unit price", "Amount"],
+              ["Design work", "4", "25.00", "100.00"],
+              ["Postage (exempt)", "1", "50.00", "50.00"],
+              ["Printing", "2", "40.00", "80.00"],
+              [undefined, undefined, "Subtotal", "230.00"],
+              [undefined, undefined, "VAT 20%", vat],
+              [undefined, undefined, "Total", total],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice" },
+      );
+    // 20 % of 180.00 (design and printing): 36.00.
+    expect(arithmeticFindings(doc("36.00", "266.00")).findings).toEqual([]);
+    // 20 % of no part of the items.
+    const f = arithmeticFindings(doc("38.00", "268.00")).findings;
+    expect(codes(f)).toEqual(["tax_amount_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("38.00");
+    expect(f[0]?.evidence?.before).toBe("46.00");
+  });
+
+  it("the amount due repeated in a summary box is compared with the same column, not a year-to-date one", () => {
+    const doc = (box: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid([{ x: 300 }, { x: 545, align: "right" }], [["Net pay", box]], 780),
+            ...grid(
+              [{ x: 50 }, { x: 450, align: "right" }, { x: 545, align: "right" }],
+              [
+                ["Description", "This period", "Year to date"],
+                ["Basic salary", "3,000.00", "15,000.00"],
+                ["Bonus", "200.00", "600.00"],
+                ["Gross pay", "3,200.00", "15,600.00"],
+                ["Income tax", "640.00", "3,120.00"],
+                ["Pension", "160.00", "780.00"],
+                ["Total deductions", "800.00", "3,900.00"],
+                ["Net pay", "2,400.00", "11,700.00"],
+              ],
+              700,
+            ),
+          ],
+        ],
+        { docType: "payslip" },
+      );
+    const ok = arithmeticFindings(doc("2,400.00"));
+    expect(ok.findings).toEqual([]);
+    const f = arithmeticFindings(doc("2,900.00")).findings;
+    expect(codes(f)).toEqual(["total_repeated_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("2,900.00");
+    expect(f[0]?.evidence?.before).toBe("2,400.00");
+  });
+
+  it("subtotal lines: a grand total is the sum of the subtotals above it", () => {
+    const cols = [{ x: 50 }, { x: 545, align: "right" as const }];
+    const doc = (grand: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Description", "Amount"],
+              ["Hardware", undefined],
+              ["Laptop", "1,200.00"],
+              ["Dock", "150.00"],
+              ["Subtotal hardware", "1,350.00"],
+              ["Services", undefined],
+              ["Installation", "300.00"],
+              ["Training", "450.00"],
+              ["Subtotal services", "750.00"],
+              ["Total", grand],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice" },
+      );
+    const ok = arithmeticFindings(doc("2,100.00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(3);
+    const f = arithmeticFindings(doc("2,600.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "2,600.00");
+    expect(f[0]?.evidence?.before).toBe("2,100.00");
+  });
+
+  it("two tables side by side (payments | deductions): each sums its own column", () => {
+    const cols = [
+      { x: 50 },
+      { x: 280, align: "right" as const },
+      { x: 320 },
+      { x: 545, align: "right" as const },
+    ];
+    const doc = (overtime: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Payments", "Amount", "Deductions", "Amount"],
+              ["Basic pay", "2,000.00", "Income tax", "300.00"],
+              ["Overtime", overtime, "National Insurance", "120.00"],
+              ["Bonus", "100.00", undefined, undefined],
+              ["Total payments", "2,250.00", "Total deductions", "420.00"],
+              ["Net pay", undefined, undefined, "1,830.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip" },
+      );
+    const ok = arithmeticFindings(doc("150.00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(3);
+    const f = arithmeticFindings(doc("250.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "2,250.00");
+    expect(f[0]?.evidence?.before).toBe("2,350.00");
+  });
+
+  it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {
+    const cols = [
+      { x: 50 },
+      { x: 350, align: "right" as const },
+      { x: 450, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const german = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Beschreibung", "Menge", "Einzelpreis", "Betrag"],
+            ["Schrauben", "1.500", "0,20 €", "300,00 €"],
+            ["Dübel", "2", "10,00 €", "20,00 €"],
+            ["Winkel", "3", "5,00 €", "15,00 €"],
+            [undefined, undefined, "Summe", "335,00 €"],
+          ],
+          700,
+        ),
+      ],
+      { region: "GB", docType: "invoice" },
+    );
+    const r = arithmeticFindings(german);
+    expect(r.findings).toEqual([]);
+    expect(r.verified).toBe(4);
+    for (const [region, a, b, sum] of [
+      ["CH", "1'234.50", "765.50", "2'000.00"],
+      ["FR", "1 234,50", "765,50", "2 000,00"],
+    ] as const) {
+      const doc = (total: string) =>
+        layoutDocument(
+          [
+            grid(
+              cols,
+              [
+                ["Description", "", "", "Amount"],
+                ["A", "", "", a],
+                ["B", "", "", b],
+                ["Total", "", "", total],
+              ],
+              700,
+            ),
+          ],
+          {
+            region,
+            docType: "invoice",
+          },
+        );
+      expect(arithmeticOfReading(readTables([], { region })).checked).toBe(0);
+      expect(arithmeticFindings(doc(sum)).verified, region).toBe(1);
+    }
+  });
+
+  it("a balance printed once a day: the rows without one are added to the next", () => {
+    const rows = ledger(100000, MOVES.slice(0, 9));
+    const doc = (edit?: string) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Description", "Paid out", "Paid in", "Balance"],
+            [undefined, "Balance brought forward", undefined, undefined, "1,000.00"],
+            ...rows.map((r, i) => [
+              `0${Math.floor(i / 3) + 1}/03/2025`,
+              `ITEM ${i}`,
+              r.move < 0 ? (i === 4 && edit ? edit : fmt(-r.move)) : undefined,
+              r.move > 0 ? fmt(r.move) : undefined,
+              i % 3 === 2 ? fmt(r.balance) : undefined,
+            ]),
+          ],
+          700,
+        ),
+      ]);
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    const f = arithmeticFindings(doc("18.99")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expect(f[0]?.severity).toBe(9);
+  });
+
+  it("a reading's confidence decides the weight: the same mismatch read from OCR words is a note that says so", () => {
+    const rows = ledger(100000, MOVES.slice(0, 6));
+    const lines = [
+      ["Date", "Description", "Paid out", "Paid in", "Balance"],
+      ...rows.map((r, i) => [
+        `0${i + 1}/03/2025`,
+        `ITEM ${i}`,
+        r.move < 0 ? (i === 2 ? "229.99" : fmt(-r.move)) : undefined,
+        r.move > 0 ? fmt(r.move) : undefined,
+        fmt(r.balance),
+      ]),
+    ];
+    // Pixels, origin top left, as an OCR engine reports words (one box per word), with their confidence.
+    const xs = [100, 330, 900, 1120, 1350];
+    const charWidth = 14;
+    const words = (confidence: number) =>
+      lines.flatMap((cells, row) =>
+        cells.flatMap((text, k) => {
+          if (!text) return [];
+          const width = text.length * charWidth;
+          let x = k >= 2 ? (xs[k] as number) - width : (xs[k] as number);
+          const y0 = 200 + row * 40;
+          return text.split(" ").map((word) => {
+            const box: [number, number, number, number] = [x, y0, x + word.length * charWidth, y0 + 26];
+            x += (word.length + 1) * charWidth;
+            return { text: word, bbox: box, confidence };
+          });
+        }),
+      );
+    const sure = arithmeticOfReading(readTables([ocrWordsPage(1, words(0.97))], { region: "GB" })).findings;
+    expect(codes(sure)).toEqual(["running_balance_mismatch"]);
+    expect(sure[0]?.severity).toBe(9);
+    expect(sure[0]?.bbox?.[1]).toBeGreaterThan(200);
+    const unsure = arithmeticOfReading(readTables([ocrWordsPage(1, words(0.55))], { region: "GB" })).findings;
+    expect(codes(unsure)).toEqual(["running_balance_mismatch"]);
+    expect(unsure[0]?.severity).toBe(2);
+    expect(unsure[0]?.evidence?.readingConfidence).toBeLessThan(0.75);
+    expect(unsure[0]?.message).toMatch(
+      /read with low confidence \(0\.\d+: read by OCR .*\), so this is a note, not proof/,
+    );
+  });
+});

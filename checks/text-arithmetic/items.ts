@@ -1,0 +1,258 @@
+import type { Figure } from "../../document/tables/cells.js";
+import type { ReadLine, StructureScore, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
+import { parseNumber } from "../../document/values/amounts.js";
+import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
+import { like } from "./ledger.js";
+
+/**
+ * Line items: quantity × unit price = line amount, read from the columns a header names (a discount
+ * column subtracted, a tax-rate column allowing the gross amount), or, where no header names them, from
+ * the figures of a row in order (a quantity before two amounts, a price per unit such as "24,26 ct/kWh",
+ * "3 x" in the label, "420 kWh x 27.50p/kWh" in the label, hours × rate = amount as three figures).
+ * A unit price printed rounded is allowed its rounding (20 × 2,77 = 55,46 when the price is 2,773).
+ * The products of one table count only when most of them hold: otherwise its columns are no quantity
+ * and price.
+ */
+
+/** How far a product may be off when its price is printed rounded to `decimals` (in cents) per unit. */
+const roundingSlack = (qty: number, decimals: number) =>
+  Math.max(SLACK, Math.ceil(Math.abs(qty) * 0.5 * 10 ** (2 - decimals)) + SLACK);
+
+interface Product {
+  /** line_item_mismatch, or tax_amount_mismatch for a tax breakdown's rows. */
+  code?: "tax_amount_mismatch";
+  row: TableRow | undefined;
+  line: ReadLine;
+  page: number;
+  how: string;
+  /** Every value the line may print (net, less a discount, gross). */
+  expected: number[];
+  slack: number;
+  printed: Figure;
+  inputs: Figure[];
+}
+
+const col = (t: Table, role: TableColumn["role"]) => t.columns.find((c) => c.role === role);
+
+/** "420 kWh x 27.50p/kWh" or "30 days x £0.45" in a label: quantity × rate in cents. */
+function labelProduct(label: string, ctx: Ctx): { cents: number; how: string } | undefined {
+  const m = /(\d[\d.,]*)\s*(?:[A-Za-zäöü]+\s*)?[x×]\s*([£$€]?\s?\d[\d.,]*)\s*(p|ct|cents?|€|EUR)?\b/i.exec(
+    label,
+  );
+  if (!m?.[1] || !m[2]) return undefined;
+  const qty = parseNumber(m[1], ctx.style)?.value;
+  const rate = parseNumber(m[2].replace(/[£$€\s]/g, ""), ctx.style)?.value;
+  if (qty === undefined || rate === undefined) return undefined;
+  const unit = (m[3] ?? "").toLowerCase();
+  const centsPerUnit = unit === "p" || unit.startsWith("ct") || unit.startsWith("cent") ? rate : rate * 100;
+  return { cents: qty * centsPerUnit, how: label.slice(m.index).trim() };
+}
+
+const labelQuantity = (label: string, ctx: Ctx) => {
+  const q = /^(\d+(?:[.,]\d+)?)\s*[x×]\s+\S/.exec(label);
+  return q?.[1] ? parseNumber(q[1], ctx.style)?.value : undefined;
+};
+
+/** Products of a table whose header names quantity and unit price. */
+function namedProducts(table: Table): Product[] {
+  const qty = col(table, "quantity");
+  const price = col(table, "unit_price");
+  const total = col(table, "line_total") ?? col(table, "amount");
+  if (!qty || !price || !total) return [];
+  const discount = col(table, "discount");
+  const taxRate = col(table, "tax_rate");
+  const out: Product[] = [];
+  for (const row of table.rows) {
+    if (row.kind !== "entry" || row.unreadable) continue;
+    const q = row.figures[qty.index];
+    const p = row.figures[price.index];
+    const t = row.figures[total.index];
+    if (!q || !p || !t || q.percent || !t.money) continue;
+    const base = p.percent ? (q.cents * p.value) / 100 : q.value * p.cents;
+    const variants = [base];
+    const d = discount ? row.figures[discount.index] : undefined;
+    if (d?.percent) variants.push(base * (1 - d.value / 100));
+    else if (d) variants.push(base - Math.abs(d.cents));
+    const r = taxRate ? row.figures[taxRate.index] : undefined;
+    if (r && r.value > 0 && r.value < 100) variants.push(...variants.map((v) => v * (1 + r.value / 100)));
+    out.push({
+      row,
+      line: row.lines[0] as ReadLine,
+      page: row.page,
+      how: `${q.text} × ${p.text}${d ? ` less ${d.text}` : ""}`,
+      expected: variants.map(Math.round),
+      slack: p.percent ? SLACK + 1 : roundingSlack(q.value, p.decimals),
+      printed: t,
+      inputs: [q, p, ...(d ? [d] : [])],
+    });
+  }
+  return out;
+}
+
+/**
+ * A tax breakdown (rate, taxable base, tax per row: "Taux | Base TVA | Montant TVA", "USt-Satz |
+ * Nettobetrag | Steuer"): each tax is its rate of its base.
+ */
+function taxBreakdown(table: Table): Product[] {
+  const base = col(table, "tax_base");
+  const tax = col(table, "tax_amount");
+  if (!base || !tax) return [];
+  const out: Product[] = [];
+  for (const row of table.rows) {
+    if (row.unreadable) continue;
+    const b = row.figures[base.index];
+    const t = row.figures[tax.index];
+    const rate = row.figures.find((f) => f?.percent);
+    if (!b?.money || !t?.money || !rate || rate.value <= 0 || rate.value >= 100) continue;
+    out.push({
+      code: "tax_amount_mismatch",
+      row,
+      line: row.lines[0] as ReadLine,
+      page: row.page,
+      how: `${rate.text} of ${b.text}`,
+      expected: [Math.round((b.cents * rate.value) / 100)],
+      slack: SLACK + 1,
+      printed: t,
+      inputs: [b, rate],
+    });
+  }
+  return out;
+}
+
+/** Products of a line read from its figures in order (no header names them). */
+function orderedProduct(
+  line: ReadLine,
+  label: string,
+  ctx: Ctx,
+  row?: TableRow,
+): Product | "agrees" | undefined {
+  const figs = line.cells.map((c) => c.figure).filter((f): f is Figure => f !== undefined && !f.percent);
+  const moneyFigs = figs.filter((f) => f.money && !f.perUnit);
+  const last = moneyFigs[moneyFigs.length - 1];
+  if (!last) return undefined;
+  const base = { row, line, page: line.page, printed: last };
+  // A quantity is a plain number before the amounts, never the line's first cell (a position number).
+  const firstMoneyCell = line.cells.findIndex((c) => c.figure?.money && !c.figure.perUnit);
+  const quantity = line.cells
+    .slice(1, Math.max(1, firstMoneyCell))
+    .map((c) => c.figure)
+    .find((f): f is Figure => f !== undefined && !f.money && !f.percent && f.value > 0 && f.value < 1e6);
+  const rate = figs.find((f) => f.perUnit);
+  const q = quantity?.value ?? labelQuantity(label, ctx);
+  if (q !== undefined && rate && moneyFigs.length === 1) {
+    return {
+      ...base,
+      how: `${quantity?.text ?? q} × ${rate.text}`,
+      expected: [Math.round(q * rate.cents)],
+      slack: roundingSlack(q, rate.decimals),
+      inputs: [rate, ...(quantity ? [quantity] : [])],
+    };
+  }
+  if (q !== undefined && moneyFigs.length >= 2) {
+    const unit = moneyFigs[moneyFigs.length - 2] as Figure;
+    return {
+      ...base,
+      how: `${quantity?.text ?? q} × ${unit.text}`,
+      expected: [Math.round(q * unit.cents)],
+      slack: roundingSlack(q, unit.decimals),
+      inputs: [unit, ...(quantity ? [quantity] : [])],
+    };
+  }
+  if (moneyFigs.length === 3 && q === undefined) {
+    // Hours × rate = amount printed as three figures: counts when it holds, says nothing otherwise
+    // (three figures may as well be three columns of another kind).
+    const [a, b, c] = moneyFigs as [Figure, Figure, Figure];
+    return Math.abs(Math.round((a.cents * b.cents) / 100) - c.cents) <= roundingSlack(a.cents / 100, 2)
+      ? "agrees"
+      : undefined;
+  }
+  if (moneyFigs.length === 1) {
+    const p = labelProduct(label, ctx);
+    if (!p) return undefined;
+    return { ...base, how: p.how, expected: [Math.round(p.cents)], slack: SLACK + 1, inputs: [] };
+  }
+  return undefined;
+}
+
+const FREE_STRUCTURE = (source: number): StructureScore => ({
+  source,
+  header: 0.4,
+  columns: 0.8,
+  rows: 1,
+  notes: ["no header names the quantity and price columns"],
+});
+
+/** Checks every line item; returns the rows read as line items (a subtotal above them sums them). */
+export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set<ReadLine> {
+  const items = new Set<ReadLine>();
+  const groups: { structure: StructureScore; products: Product[]; agreed: number }[] = [];
+  const named = new Set<number>();
+  for (const table of ctx.reading.tables) {
+    if (ledgerTables.has(table.id)) continue;
+    const products = [...namedProducts(table), ...taxBreakdown(table)];
+    if (products.length === 0) continue;
+    named.add(table.id);
+    groups.push({ structure: table.structure, products, agreed: 0 });
+  }
+  // Every other line: its figures in order.
+  const bySource = new Map<number, { structure: StructureScore; products: Product[]; agreed: number }>();
+  const tableOf = new Map(ctx.reading.tables.map((t) => [t.id, t]));
+  for (const line of ctx.reading.lines) {
+    if (line.header || (line.table !== undefined && (named.has(line.table) || ledgerTables.has(line.table))))
+      continue;
+    const table = line.table !== undefined ? tableOf.get(line.table) : undefined;
+    const row = table?.rows.find((r) => r.lines[0] === line);
+    if (table && !row) continue;
+    if (row && row.kind !== "entry") continue;
+    if (line.cells.some((c) => c.unreadable)) continue;
+    if (line.cells[0]?.date) continue;
+    const label = line.cells
+      .filter((c) => !c.figure)
+      .map((c) => c.text)
+      .join(" ");
+    const p = orderedProduct(line, label, ctx, row);
+    if (!p) continue;
+    const source = ctx.reading.pages.get(line.page)?.source === "plain_text" ? 0.8 : 1;
+    const key = table?.id ?? -1;
+    let g = bySource.get(key);
+    if (!g) {
+      g = { structure: table?.structure ?? FREE_STRUCTURE(source), products: [], agreed: 0 };
+      bySource.set(key, g);
+      groups.push(g);
+    }
+    if (p === "agrees") {
+      g.agreed++;
+      items.add(line);
+      continue;
+    }
+    g.products.push(p);
+  }
+  for (const g of groups) {
+    const broken = g.products.filter(
+      (p) => !p.expected.some((e) => Math.abs(e - p.printed.cents) <= p.slack),
+    );
+    const held = g.products.length - broken.length + g.agreed;
+    // Trust the products only when most of them hold: otherwise the columns were not quantity × price.
+    if (held < Math.max(1, broken.length)) continue;
+    for (const p of g.products) items.add(p.line);
+    ctx.checked += held + broken.length;
+    ctx.verified += held;
+    for (const p of broken) {
+      const expected = p.expected[0] as number;
+      const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
+      report(ctx, {
+        code: p.code ?? "line_item_mismatch",
+        page: p.page,
+        at: p.printed,
+        message: `On page ${p.page}, the row "${name.slice(0, 60)}": ${p.how} is ${money(ctx, expected)}, but the ${p.code ? "tax" : "line amount"} printed is ${p.printed.text}.`,
+        printed: p.printed.text,
+        expected: like(p.printed, expected, ctx.style),
+        evidence: { row: p.line.text.slice(0, 200), computation: p.how },
+        proof: 8,
+        confidence: confidenceOf(g.structure, held, held + broken.length, [p.printed, ...p.inputs]),
+        notes: g.structure.notes,
+      });
+    }
+  }
+  return items;
+}

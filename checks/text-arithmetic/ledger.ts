@@ -1,0 +1,631 @@
+import type { Figure } from "../../document/tables/cells.js";
+import type { ReadLine, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
+import { LABELS } from "../../document/tables/vocabulary.js";
+import { type NumberStyle, formatCents } from "../../document/values/amounts.js";
+import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
+
+/**
+ * Ledgers (bank statements, account histories): a table with a balance column and one or more columns
+ * of money moving in and out. Sign conventions, by column: "Debit"/"Paid out" is money out, "Credit"/
+ * "Paid in" money in, whatever sign is printed; a single "Amount" column carries its own sign (a minus
+ * before or after, parentheses, CR/DR); a column whose sign is never printed and not named is tried both
+ * ways. The balance may grow with credits (an account) or with debits (a card or loan statement): both
+ * orientations are tried and the one under which more rows reconcile is the reading. A balance printed
+ * only on some rows (once a day) takes the rows since the last one together. Opening, brought-forward and
+ * carried-forward rows compare with the balance they carry; closing rows and closing balances in a
+ * summary box above or below the table with the last balance.
+ */
+
+type SignRule = "debit" | "credit" | "signed" | "either";
+
+interface Move {
+  figure: Figure;
+  rule: SignRule;
+}
+
+interface Hypothesis {
+  balance: TableColumn;
+  moves: { col: TableColumn; rule: SignRule }[];
+  orientation: 1 | -1;
+}
+
+interface MoveRelation {
+  kind: "move";
+  row: TableRow;
+  prev: number;
+  prevRow?: TableRow | undefined;
+  moves: Move[];
+  balance: Figure;
+  options: number[][];
+  /** The signed moves that reconcile, when one combination does. */
+  hit?: number[];
+}
+
+interface CarryRelation {
+  kind: "carry" | "closing";
+  row: TableRow;
+  prev: number;
+  balance: Figure;
+  holds: boolean;
+}
+
+type Relation = MoveRelation | CarryRelation;
+
+export interface Ledger {
+  table: Table;
+  relations: Relation[];
+  held: number;
+  checked: number;
+  /** Money in and out over all its rows; undefined when a move's sign cannot be known. */
+  credits: number | undefined;
+  debits: number | undefined;
+  lastBalance?: Figure;
+  entries: number;
+  confidence: number;
+  hypothesis: Hypothesis;
+}
+
+const MOVEMENT_ROLES = new Set(["debit", "credit", "amount", "unknown"]);
+
+function figuresIn(table: Table, col: TableColumn): Figure[] {
+  return table.rows.map((r) => r.figures[col.index]).filter((f): f is Figure => f !== undefined);
+}
+
+const isSigned = (f: Figure) => f.negative !== undefined || f.credit === true;
+
+/** The ways a table can be a ledger: which column is the balance, and how each other column moves it. */
+function hypotheses(table: Table): Hypothesis[] {
+  const entries = table.rows.filter((r) => r.kind === "entry");
+  const moneyCol = (c: TableColumn) => figuresIn(table, c).some((f) => f.money);
+  let balances = table.columns.filter((c) => c.role === "balance" && moneyCol(c));
+  if (balances.length === 0) {
+    const dated = entries.filter((r) => r.date).length;
+    if (table.headers.length > 0 && !table.columns.some((c) => c.role === "unknown")) return [];
+    if (dated < 0.5 * entries.length) return [];
+    const unknown = table.columns.filter((c) => c.role === "unknown" && moneyCol(c));
+    const last = unknown[unknown.length - 1];
+    if (!last || figuresIn(table, last).length < 0.6 * entries.length) return [];
+    balances = [last];
+  }
+  const out: Hypothesis[] = [];
+  for (const balance of balances.slice(-1)) {
+    const moveCols = table.columns.filter(
+      (c) => c !== balance && MOVEMENT_ROLES.has(c.role) && moneyCol(c) && c.index < balance.index,
+    );
+    if (moveCols.length === 0) continue;
+    const rule = (c: TableColumn): SignRule =>
+      c.role === "debit"
+        ? "debit"
+        : c.role === "credit"
+          ? "credit"
+          : figuresIn(table, c).some(isSigned)
+            ? "signed"
+            : "either";
+    const base = moveCols.map((col) => ({ col, rule: rule(col) }));
+    const sets = [base];
+    const unnamed = base.filter((m) => m.rule === "either");
+    if (unnamed.length === 2 && base.length === 2) {
+      sets.push(
+        [
+          { col: base[0]?.col as TableColumn, rule: "debit" },
+          { col: base[1]?.col as TableColumn, rule: "credit" },
+        ],
+        [
+          { col: base[0]?.col as TableColumn, rule: "credit" },
+          { col: base[1]?.col as TableColumn, rule: "debit" },
+        ],
+      );
+    }
+    for (const moves of sets)
+      for (const orientation of [1, -1] as const) out.push({ balance, moves, orientation });
+  }
+  return out;
+}
+
+/** Each move's possible signed values (at most 4 unsigned moves: 16 combinations). */
+function optionsOf(moves: Move[], orientation: 1 | -1): number[][] | undefined {
+  let combos: number[][] = [[]];
+  let either = 0;
+  for (const m of moves) {
+    const v = Math.abs(m.figure.cents);
+    let values: number[];
+    switch (m.rule) {
+      case "debit":
+        values = [-v];
+        break;
+      case "credit":
+        values = [v];
+        break;
+      case "signed":
+        values = [m.figure.credit ? v : m.figure.cents];
+        break;
+      case "either":
+        values = [v, -v];
+        either++;
+        break;
+    }
+    combos = combos.flatMap((c) => values.map((x) => [...c, orientation * x]));
+  }
+  return either > 4 ? undefined : combos;
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** The figures of a row that move the balance, each with its sign rule. */
+function movesOf(row: TableRow, h: Hypothesis): Move[] {
+  const moves: Move[] = h.moves
+    .map((m) => ({ figure: row.figures[m.col.index] as Figure, rule: m.rule }))
+    .filter((m) => m.figure !== undefined);
+  // A figure under no column (a header word not recognised) still moves the balance, either way.
+  if (moves.length === 0 && row.kind === "entry")
+    return row.strays.filter((f) => f.money).map((figure) => ({ figure, rule: "either" as const }));
+  return moves;
+}
+
+/**
+ * The ledger's relations under a hypothesis, row by row. `seed` is an opening balance printed outside
+ * the table (a summary box): the first row is checked against it when the table prints none.
+ */
+function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
+  const relations: Relation[] = [];
+  let prev: { cents: number; row?: TableRow } | undefined = seed ? { cents: seed.cents } : undefined;
+  let pending: Move[] = [];
+  let since = 0;
+  table.rows.forEach((row, i) => {
+    const bal = row.figures[h.balance.index];
+    const moves = movesOf(row, h);
+    if (row.kind === "total") return;
+    const firstOnPage = table.rows[i - 1]?.page !== row.page;
+    const carryLike =
+      row.kind === "opening" ||
+      (row.kind === "carry" && firstOnPage) ||
+      (row.kind === "entry" && moves.length === 0 && bal !== undefined && !row.date && since === 0);
+    if (carryLike) {
+      if (!bal) return;
+      if (prev !== undefined && (since > 0 || row.kind !== "opening") && pending.length === 0)
+        relations.push({
+          kind: "carry",
+          row,
+          prev: prev.cents,
+          balance: bal,
+          holds: Math.abs(bal.cents - prev.cents) <= SLACK,
+        });
+      prev = { cents: bal.cents, row };
+      since = 0;
+      pending = [];
+      return;
+    }
+    if (row.kind === "closing" || row.kind === "carry") {
+      if (bal && prev !== undefined && pending.length === 0 && since > 0)
+        relations.push({
+          kind: row.kind === "carry" ? "carry" : "closing",
+          row,
+          prev: prev.cents,
+          balance: bal,
+          holds: Math.abs(bal.cents - prev.cents) <= SLACK,
+        });
+      return;
+    }
+    if (!bal) {
+      pending.push(...moves);
+      return;
+    }
+    const all = [...pending, ...moves];
+    pending = [];
+    if (prev === undefined || all.length === 0) {
+      prev = { cents: bal.cents, row };
+      since++;
+      return;
+    }
+    const options = optionsOf(all, h.orientation);
+    if (options) {
+      const delta = bal.cents - prev.cents;
+      const hit = options.find((o) => Math.abs(sum(o) - delta) <= SLACK);
+      relations.push({
+        kind: "move",
+        row,
+        prev: prev.cents,
+        prevRow: prev.row,
+        moves: all,
+        balance: bal,
+        options,
+        ...(hit ? { hit } : {}),
+      });
+    }
+    prev = { cents: bal.cents, row };
+    since++;
+  });
+  return relations;
+}
+
+const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.holds);
+
+/** Every table that reads as a ledger, under its best hypothesis. */
+export function readLedgers(ctx: Ctx): Ledger[] {
+  const out: Ledger[] = [];
+  const summary = labelledFigures(ctx);
+  for (const table of ctx.reading.tables) {
+    const seed = summary.find(
+      (l) => LABELS.opening.test(l.label) && l.line.table !== table.id && !l.line.cells[0]?.date,
+    )?.figure;
+    const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
+    let best: { h: Hypothesis; relations: Relation[]; held: number } | undefined;
+    for (const h of hypotheses(table)) {
+      const relations = walk(table, h, opensItself ? undefined : seed);
+      const held = relations.filter(holds).length;
+      // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom).
+      if (!best || held > best.held) best = { h, relations, held };
+    }
+    if (!best) continue;
+    const moves = best.relations.filter((r): r is MoveRelation => r.kind === "move");
+    const brokenMoves = moves.filter((r) => !r.hit).length;
+    const heldMoves = moves.length - brokenMoves;
+    // Trust the ledger only when it mostly reconciles: otherwise the columns were misread (or it is none).
+    if (moves.length < 2 || heldMoves < 2 || heldMoves < brokenMoves) continue;
+    // Money in and out: each move as its relation read it, or by its column's rule; unknown when a
+    // move outside every relation has no sign to go by.
+    let credits: number | undefined = 0;
+    let debits: number | undefined = 0;
+    const covered = new Set<Figure>();
+    for (const r of moves) {
+      r.hit?.forEach((v, k) => {
+        const f = r.moves[k]?.figure;
+        if (f) covered.add(f);
+        if (best.h.orientation * v > 0) credits = (credits ?? 0) + Math.abs(v);
+        else debits = (debits ?? 0) + Math.abs(v);
+      });
+    }
+    for (const row of table.rows) {
+      if (row.kind !== "entry") continue;
+      for (const m of movesOf(row, best.h)) {
+        if (covered.has(m.figure) || credits === undefined || debits === undefined) continue;
+        const v =
+          m.rule === "debit"
+            ? -1
+            : m.rule === "credit"
+              ? 1
+              : m.rule === "signed"
+                ? Math.sign(m.figure.credit ? 1 : m.figure.cents)
+                : 0;
+        if (v === 0) {
+          credits = undefined;
+          debits = undefined;
+        } else if (v > 0) credits += Math.abs(m.figure.cents);
+        else debits += Math.abs(m.figure.cents);
+      }
+    }
+    const withBalance = table.rows.filter((r) => r.figures[best.h.balance.index] && r.kind === "entry");
+    out.push({
+      table,
+      relations: best.relations,
+      held: best.held,
+      checked: best.relations.length,
+      credits,
+      debits,
+      ...(withBalance.length
+        ? { lastBalance: withBalance[withBalance.length - 1]?.figures[best.h.balance.index] }
+        : {}),
+      entries: table.rows.filter((r) => r.kind === "entry").length,
+      confidence: 0,
+      hypothesis: best.h,
+    });
+  }
+  return out;
+}
+
+/**
+ * A value printed the way a figure of the document prints it ("£2,050.00", "1.308,00 €", "9 034,68 €",
+ * "(50.00)"): its currency mark, separators and sign convention.
+ */
+export function like(f: Figure | undefined, cents: number, style: NumberStyle): string {
+  if (!f) return formatCents(cents, style);
+  const decimal = style === "comma_decimal" ? "," : ".";
+  const group = /\d([.,'\u00a0\u202f ])\d{3}(?!\d)/.exec(
+    f.text.replace(new RegExp(`\\${decimal}\\d+\\D*$`), ""),
+  )?.[1];
+  const abs = Math.abs(Math.round(cents));
+  const whole = String(Math.floor(abs / 100)).replace(
+    /\B(?=(\d{3})+(?!\d))/g,
+    group ?? (style === "comma_decimal" ? "." : ","),
+  );
+  const body = `${whole}${decimal}${String(abs % 100).padStart(2, "0")}`;
+  const replaced = f.text.replace(/\d[\d.,'\u00a0\u202f ]*\d|\d/, body);
+  const negative = cents < 0;
+  const printedNegative = f.cents < 0;
+  if (negative === printedNegative) return replaced;
+  const plain = replaced.replace(/^\(|\)$|-$|^[-−]|\s?(?:DR|CR|Dr|Cr)$/g, "");
+  return negative ? `-${plain}` : plain;
+}
+
+function rowName(row: TableRow): string {
+  const label = row.description || row.label;
+  return `${row.date ? `the row dated ${row.date}` : "the row"}${label ? ` "${label.slice(0, 60)}"` : ""}`;
+}
+
+/** Checks each ledger's relations and reports what does not add up. */
+export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
+  for (const ledger of ledgers) {
+    const { table } = ledger;
+    const rels = ledger.relations;
+    const consumed = new Set<Relation>();
+    // Broken relations, with a changed balance read as one finding (it breaks its row and the next).
+    let broken = 0;
+    for (let i = 0; i < rels.length; i++) {
+      const r = rels[i] as Relation;
+      if (holds(r)) continue;
+      broken++;
+      const n = rels[i + 1];
+      if (r.kind === "move" && n?.kind === "move" && !n.hit && n.prev === r.balance.cents) {
+        const through = r.options.flatMap((a) => n.options.map((b) => sum(a) + sum(b)));
+        if (through.some((t) => Math.abs(r.prev + t - n.balance.cents) <= SLACK)) consumed.add(n);
+      }
+      if (consumed.has(r)) broken--;
+    }
+    const checked = rels.length - consumed.size;
+    const held = rels.filter(holds).length;
+    ledger.confidence = confidenceOf(table.structure, held, checked);
+    ctx.checked += checked;
+    ctx.verified += held;
+    ctx.statementRows += ledger.entries;
+    for (let i = 0; i < rels.length; i++) {
+      const r = rels[i] as Relation;
+      if (holds(r) || consumed.has(r)) continue;
+      const conf = confidenceOf(table.structure, held, checked, [
+        r.balance,
+        ...(r.kind === "move" ? r.moves.map((m) => m.figure) : []),
+      ]);
+      if (r.kind !== "move") {
+        const carried = r.kind === "carry" || LABELS.carry.test(r.row.label);
+        report(ctx, {
+          code: carried ? "balance_carried_mismatch" : "closing_balance_mismatch",
+          page: r.row.page,
+          at: r.balance,
+          message: carried
+            ? `On page ${r.row.page}, the balance brought forward is ${r.balance.text}, but the balance it carries was ${money(ctx, r.prev)}.`
+            : `On page ${r.row.page}, the closing balance is ${r.balance.text}, but the last transaction leaves ${money(ctx, r.prev)} (a difference of ${money(ctx, r.balance.cents - r.prev)}).`,
+          printed: r.balance.text,
+          expected: like(r.balance, r.prev, ctx.style),
+          evidence: {
+            row: r.row.lines[0]?.text.slice(0, 200),
+            difference: money(ctx, r.balance.cents - r.prev),
+          },
+          proof: 9,
+          confidence: conf,
+          notes: table.structure.notes,
+        });
+        continue;
+      }
+      const delta = r.balance.cents - r.prev;
+      const best = r.options.reduce((a, b) => (Math.abs(sum(b) - delta) < Math.abs(sum(a) - delta) ? b : a));
+      const expectedBalance = r.prev + sum(best);
+      const amountText = r.moves.map((m) => m.figure.text).join(" / ");
+      const next = rels[i + 1];
+      const balanceChanged = consumed.has(next as Relation);
+      // The balance agrees with the rows after it: the row's amount is the figure out of line.
+      const nextAgrees =
+        !balanceChanged &&
+        next !== undefined &&
+        holds(next) &&
+        r.moves.length === 1 &&
+        (next.kind === "move" || next.kind === "closing");
+      // The move that would fit, printed in its column's convention: a debit or credit column prints
+      // amounts without sign (a move the other way does not fit it: said in words), a signed one with it.
+      const rule = r.moves[0]?.rule;
+      const towards = delta * ledger.hypothesis.orientation;
+      const fitting =
+        rule === "signed" || rule === "either"
+          ? like(r.moves[0]?.figure, rule === "signed" ? towards : Math.abs(delta), ctx.style)
+          : (rule === "debit") === towards < 0
+            ? like(r.moves[0]?.figure, Math.abs(delta), ctx.style)
+            : `${formatCents(Math.abs(delta), ctx.style)} the other way`;
+      const moveFigure = r.moves[0]?.figure;
+      const direction = sum(best) < 0 ? "minus" : "plus";
+      const base = `On page ${r.row.page}, ${rowName(r.row)} shows a balance of ${r.balance.text}, but the previous balance ${money(ctx, r.prev)} ${direction} ${amountText} gives ${money(ctx, expectedBalance)} (a difference of ${money(ctx, r.balance.cents - expectedBalance)}).`;
+      const evidence = {
+        row: r.row.lines[0]?.text.slice(0, 200),
+        previousBalance: money(ctx, r.prev),
+        amount: amountText,
+        printedBalance: r.balance.text,
+        expectedBalance: money(ctx, expectedBalance),
+      };
+      if (nextAgrees && moveFigure) {
+        report(ctx, {
+          code: "running_balance_mismatch",
+          page: r.row.page,
+          at: moveFigure,
+          message: `${base} The balances before and after it agree with each other, so the amount ${moveFigure.text} is the figure out of line (${fitting} would fit).`,
+          printed: moveFigure.text,
+          expected: fitting,
+          evidence: { ...evidence, changed: "amount" },
+          proof: 9,
+          confidence: conf,
+          notes: table.structure.notes,
+        });
+        continue;
+      }
+      report(ctx, {
+        code: "running_balance_mismatch",
+        page: r.row.page,
+        at: r.balance,
+        message: balanceChanged
+          ? `${base} The next row follows from the expected balance, so the balance printed is the figure out of line.`
+          : base,
+        printed: r.balance.text,
+        expected: like(r.balance, expectedBalance, ctx.style),
+        evidence: { ...evidence, changed: balanceChanged ? "balance" : "balance or amount" },
+        proof: 9,
+        confidence: conf,
+        notes: table.structure.notes,
+      });
+    }
+    checkLedgerTotals(ctx, ledger, broken);
+  }
+}
+
+/** A total row of the ledger (money in and out per column) against the sums of its columns. */
+function checkLedgerTotals(ctx: Ctx, ledger: Ledger, broken: number): void {
+  if (broken > 0) return;
+  const { table } = ledger;
+  const cols = ledger.hypothesis.moves.filter((m) => m.rule === "debit" || m.rule === "credit");
+  let sinceTotal = new Map<number, number>();
+  const fromStart = new Map<number, number>();
+  for (const row of table.rows) {
+    if (row.kind === "entry") {
+      for (const m of cols) {
+        const f = row.figures[m.col.index];
+        if (!f) continue;
+        sinceTotal.set(m.col.index, (sinceTotal.get(m.col.index) ?? 0) + Math.abs(f.cents));
+        fromStart.set(m.col.index, (fromStart.get(m.col.index) ?? 0) + Math.abs(f.cents));
+      }
+      continue;
+    }
+    if (row.kind !== "total" && row.kind !== "closing" && row.kind !== "carry") continue;
+    for (const m of cols) {
+      const f = row.figures[m.col.index];
+      if (!f) continue;
+      const a = sinceTotal.get(m.col.index) ?? 0;
+      const b = fromStart.get(m.col.index) ?? 0;
+      ctx.checked++;
+      if ([a, b].some((s) => Math.abs(Math.abs(f.cents) - s) <= SLACK)) {
+        ctx.verified++;
+        continue;
+      }
+      report(ctx, {
+        code: "statement_totals_mismatch",
+        page: row.page,
+        at: f,
+        message: `On page ${row.page}, the total of the ${m.rule === "debit" ? "money out" : "money in"} column is ${f.text}, but the transactions listed above it add up to ${money(ctx, a)}.`,
+        printed: f.text,
+        expected: like(f, a, ctx.style),
+        evidence: { label: row.label, sumOfRows: money(ctx, a) },
+        proof: 8,
+        confidence: ledger.confidence,
+        notes: table.structure.notes,
+      });
+    }
+    if (row.kind === "total") sinceTotal = new Map();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary boxes (above or below the table)
+// ---------------------------------------------------------------------------------------------
+
+interface Labelled {
+  line: ReadLine;
+  label: string;
+  figure: Figure;
+}
+
+/** Lines of one money figure and a label (outside ledger tables' entries), for summary boxes. */
+export function labelledFigures(ctx: Ctx): Labelled[] {
+  const out: Labelled[] = [];
+  for (const line of ctx.reading.lines) {
+    if (line.header) continue;
+    const figs = line.cells.filter((c) => c.figure?.money);
+    if (figs.length !== 1) continue;
+    const label = line.cells
+      .filter((c) => !c.figure?.money)
+      .map((c) => c.rest ?? c.text)
+      .join(" ")
+      .trim();
+    if (!label) continue;
+    out.push({ line, label, figure: figs[0]?.figure as Figure });
+  }
+  return out;
+}
+
+/** Opening + money in − money out = closing, the totals against the rows, the closing against the last balance. */
+export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
+  const rows = labelledFigures(ctx);
+  const pick = (re: RegExp) => rows.find((r) => re.test(r.label) && !r.line.cells[0]?.date);
+  const opening = pick(LABELS.opening);
+  const closing = pick(LABELS.closing);
+  const totalIn = pick(LABELS.totalIn);
+  const totalOut = pick(LABELS.totalOut);
+  const ledger = ledgers[0];
+  const held = ctx.verified;
+  const structure = {
+    source: ctx.reading.pages.get(closing?.line.page ?? 1)?.source === "plain_text" ? 0.8 : 1,
+    header: 0.7,
+    columns: 1,
+    rows: 1,
+    notes: ["a summary read from its labels"],
+  };
+  if (opening && closing && totalIn && totalOut) {
+    const o = opening.figure.cents;
+    const c = closing.figure.cents;
+    const i = Math.abs(totalIn.figure.cents);
+    const out = Math.abs(totalOut.figure.cents);
+    const expected = o + i - out;
+    ctx.checked++;
+    if (Math.abs(expected - c) <= SLACK) ctx.verified++;
+    else
+      report(ctx, {
+        code: "statement_summary_mismatch",
+        page: closing.line.page,
+        at: closing.figure,
+        message: `On page ${closing.line.page}, the opening balance ${opening.figure.text} plus ${totalIn.figure.text} in minus ${totalOut.figure.text} out gives ${money(ctx, expected)}, but the closing balance printed is ${closing.figure.text}.`,
+        printed: closing.figure.text,
+        expected: like(closing.figure, expected, ctx.style),
+        evidence: {
+          opening: opening.figure.text,
+          moneyIn: totalIn.figure.text,
+          moneyOut: totalOut.figure.text,
+        },
+        proof: 9,
+        confidence: confidenceOf(structure, held, ctx.checked - 1, [
+          opening.figure,
+          closing.figure,
+          totalIn.figure,
+          totalOut.figure,
+        ]),
+        notes: structure.notes,
+      });
+  }
+  if (!ledger) return;
+  const ledgerBroken = ledger.relations.some((r) => !holds(r));
+  const lastBalance = ledger.lastBalance;
+  const inTable = (l: Labelled) => l.line.table === ledger.table.id;
+  if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
+    ctx.checked++;
+    if (Math.abs(closing.figure.cents - lastBalance.cents) <= SLACK) ctx.verified++;
+    else
+      report(ctx, {
+        code: "closing_balance_mismatch",
+        page: closing.line.page,
+        at: closing.figure,
+        message: `On page ${closing.line.page}, the closing balance is ${closing.figure.text}, but the last transaction leaves ${lastBalance.text}.`,
+        printed: closing.figure.text,
+        expected: like(closing.figure, lastBalance.cents, ctx.style),
+        evidence: { lastBalance: lastBalance.text },
+        proof: 9,
+        confidence: ledger.confidence,
+        notes: ledger.table.structure.notes,
+      });
+  }
+  if (ledgerBroken) return;
+  for (const [row, total, what] of [
+    [totalIn, ledger.credits, "money in"],
+    [totalOut, ledger.debits, "money out"],
+  ] as const) {
+    if (!row || inTable(row) || total === undefined) continue;
+    ctx.checked++;
+    if (Math.abs(Math.abs(row.figure.cents) - total) <= SLACK) {
+      ctx.verified++;
+      continue;
+    }
+    report(ctx, {
+      code: "statement_totals_mismatch",
+      page: row.line.page,
+      at: row.figure,
+      message: `On page ${row.line.page}, the total ${what} is ${row.figure.text}, but the ${ledger.entries} transactions listed add up to ${money(ctx, total)}.`,
+      printed: row.figure.text,
+      expected: like(row.figure, total, ctx.style),
+      evidence: { sumOfRows: money(ctx, total), rows: ledger.entries },
+      proof: 8,
+      confidence: ledger.confidence,
+      notes: ledger.table.structure.notes,
+    });
+  }
+}

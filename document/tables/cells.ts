@@ -1,0 +1,193 @@
+import type { Box } from "../page-layout.js";
+import { type NumberStyle, parseAmount, parseNumber } from "../values/amounts.js";
+import { findDates, parseDateText, parseDayMonth } from "../values/dates.js";
+import type { Cell } from "./lines.js";
+
+/**
+ * What a cell holds: a figure (an amount of money, a quantity, a percentage, a price per unit), a date,
+ * or words. Figures keep the sign convention they were printed with, so a table whose column says
+ * "Debit" can read "50.00" as money out and a signed "Amount" column can read "(50.00)", "50.00-",
+ * "50.00 DR" and "-50.00" alike.
+ */
+
+export interface Figure {
+  /** Signed value, in cents for money (value × 100 rounded; quantities and percentages alike). */
+  cents: number;
+  /** Signed value as printed. */
+  value: number;
+  decimals: number;
+  text: string;
+  /** A currency mark or exactly two decimals. */
+  money: boolean;
+  /** How a negative was printed. */
+  negative?: "minus" | "parentheses" | "trailing_minus" | "debit";
+  /** CR printed after the number. */
+  credit?: boolean;
+  currency?: string;
+  /** "19 %". */
+  percent?: boolean;
+  /** "511 kWh", "3 Stk": the unit printed with a quantity. */
+  unit?: string;
+  /** "24,26 ct/kWh", "£0.45/day": a price per unit, in cents per unit. */
+  perUnit?: boolean;
+  /** Reader's frame (y up). */
+  box: Box;
+  page: number;
+  /** 1 for PDF text; the OCR confidence of its words. */
+  confidence: number;
+}
+
+export interface ReadCell extends Cell {
+  figure?: Figure;
+  /** The cell is a date, or starts with one ("03/01/2025 STANDING ORDER"): the date's text. */
+  date?: string;
+  /** The words after a leading date. */
+  rest?: string;
+  /** Looks like money but reads as no amount (an OCR misreading): the row's figures are incomplete. */
+  unreadable?: boolean;
+}
+
+/** Units a quantity is counted in (energy, volume, weight, time, pieces), in six languages. */
+const UNIT =
+  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|pezzi|x";
+const QUANTITY_CELL = new RegExp(`^(\\d[\\d.,\u00a0\u202f ]*)\\s*(${UNIT})$`, "i");
+const RATE_CELL = new RegExp(
+  `^([£$€]?\\s?\\d[\\d.,]*)\\s*(ct|cents?|c|¢|p|pence|€|eur|£|gbp|\\$|usd)?\\s*(?:/|per|pro|par)\\s*(?:${UNIT})$`,
+  "i",
+);
+const PERCENT_CELL = /^([-−]?\d{1,3}(?:[.,]\d{1,4})?)\s?%$/;
+/** A cell that is nothing but a money figure (digits, separators, a currency mark). */
+const MONEY_LIKE =
+  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
+
+const centsOf = (v: number) => {
+  const c = Math.round(Math.abs(v) * 100 + 1e-9);
+  return v < 0 ? -c : c;
+};
+
+/**
+ * A date as statements also print them: a two-digit year ("03/03/25", "03.03.25") or a month name between
+ * dashes or dots ("03-Mar-2025", "03.mars.25"), in any of the six languages.
+ */
+function shortYearDate(text: string, region: string): boolean {
+  const t = text.trim();
+  const numeric = /^(\d{1,2})([./-])(\d{1,2})\2(\d{2})$/.exec(t);
+  if (numeric) return parseDayMonth(`${numeric[1]}${numeric[2]}${numeric[3]}`, region) !== undefined;
+  const named = /^(\d{1,2})[-. ]([\p{L}]{3,9})\.?[-. ](\d{2}|\d{4})$/u.exec(t);
+  return named !== null && parseDayMonth(`${named[1]} ${named[2]}`, region) !== undefined;
+}
+
+/** The figure a cell's text is, if it is one. */
+export function figureOf(
+  text: string,
+  style: NumberStyle,
+  at: { box: Box; page: number; confidence: number },
+): Figure | undefined {
+  const t = text.trim();
+  if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
+  const pct = PERCENT_CELL.exec(t);
+  if (pct?.[1]) {
+    const n = parseNumber(pct[1].replace("−", "-"), style);
+    if (!n) return undefined;
+    return {
+      cents: centsOf(n.value),
+      value: n.value,
+      decimals: n.decimals,
+      text: t,
+      money: false,
+      percent: true,
+      ...at,
+    };
+  }
+  const rate = RATE_CELL.exec(t);
+  if (rate?.[1]) {
+    const n = parseNumber(rate[1].replace(/[£$€\s]/g, ""), style);
+    if (n) {
+      const unit = (rate[2] ?? "").toLowerCase();
+      const inCents = /^(ct|cents?|c|¢|p|pence)$/.test(unit);
+      const value = inCents ? n.value / 100 : n.value;
+      return {
+        cents: inCents ? n.value : n.value * 100,
+        value,
+        decimals: n.decimals + (inCents ? 2 : 0),
+        text: t,
+        money: true,
+        perUnit: true,
+        ...at,
+      };
+    }
+  }
+  const a = parseAmount(t, { style, loose: true });
+  if (a) {
+    const out: Figure = {
+      cents: a.cents,
+      value: a.value,
+      decimals: a.decimals,
+      text: t,
+      money: a.currency !== undefined || a.decimals === 2,
+      ...at,
+    };
+    if (a.negative) out.negative = a.negative;
+    if (a.credit) out.credit = true;
+    if (a.currency) out.currency = a.currency;
+    return out;
+  }
+  const q = QUANTITY_CELL.exec(t);
+  if (q?.[1] && q[2]) {
+    const n = parseNumber(q[1], style);
+    if (n && n.value >= 0 && n.value < 1e7)
+      return {
+        cents: centsOf(n.value),
+        value: n.value,
+        decimals: n.decimals,
+        text: t,
+        money: false,
+        unit: q[2],
+        ...at,
+      };
+  }
+  return undefined;
+}
+
+/** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */
+export function readCells(
+  cells: readonly Cell[],
+  page: number,
+  style: NumberStyle,
+  region: string,
+): ReadCell[] {
+  return cells.map((c, i) => {
+    const out: ReadCell = { ...c };
+    // A booking day without its year ("03.03.", "03/03" before the words of a row) is a date, not 3.03.
+    const next = cells[i + 1];
+    if (
+      i === 0 &&
+      parseDayMonth(c.text, region) &&
+      (/\.$/.test(c.text.trim()) ||
+        /^[\d./-]+$/.test(c.text.trim()) === false ||
+        (next && /\p{L}/u.test(next.text)))
+    ) {
+      out.date = c.text.trim();
+      return out;
+    }
+    const f = figureOf(c.text, style, { box: c.box, page, confidence: c.confidence });
+    if (f) {
+      out.figure = f;
+      return out;
+    }
+    if (i <= 1) {
+      if (parseDateText(c.text, region) || parseDayMonth(c.text, region) || shortYearDate(c.text, region)) {
+        out.date = c.text.trim();
+        return out;
+      }
+      const first = findDates(c.text, region)[0];
+      if (first?.date && first.start === 0 && /^\s/.test(c.text.slice(first.end))) {
+        out.date = c.text.slice(0, first.end);
+        out.rest = c.text.slice(first.end).trim();
+        return out;
+      }
+    }
+    if (MONEY_LIKE.test(c.text.trim())) out.unreadable = true;
+    return out;
+  });
+}

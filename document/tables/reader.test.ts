@@ -1,0 +1,298 @@
+import { describe, expect, it } from "vitest";
+import type { TextRun } from "../page-layout.js";
+import { grid, layoutPage, run, rightRun } from "../testdata/layout-kit.js";
+import { inferNumberStyle } from "../values/amounts.js";
+import { parseDayMonth } from "../values/dates.js";
+import { linesOf } from "./lines.js";
+import { ocrWordsPage, pdfRunsPage, plainTextPage } from "./pieces.js";
+import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
+import { headerRole } from "./vocabulary.js";
+
+const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
+const roles = (t: { columns: { role: string }[] } | undefined) => t?.columns.map((c) => c.role);
+
+describe("document/tables: reading tables from positioned text", () => {
+  it("rows by baseline: pieces out of order, a smaller currency mark, a baseline a little off", () => {
+    const runs = [
+      rightRun("1,234.56", 545, 700),
+      run("Rent", 110, 700.8),
+      run("£", 480, 701, { size: 7 }),
+      run("01/03/2025", 50, 699.6),
+      run("Salary", 110, 686),
+    ];
+    const lines = linesOf(pdf(1, runs));
+    expect(lines.map((l) => l.cells.map((c) => c.text))).toEqual([
+      ["01/03/2025", "Rent", "£ 1,234.56"],
+      ["Salary"],
+    ]);
+  });
+
+  it("rows of OCR words: boxes of one band share a line, whatever their heights", () => {
+    const page = ocrWordsPage(1, [
+      { text: "Total", bbox: [100, 500, 180, 528], confidence: 91 },
+      { text: "due", bbox: [190, 504, 240, 526], confidence: 88 },
+      { text: "1,250.00", bbox: [900, 502, 1020, 530], confidence: 0.95 },
+      { text: "Thank", bbox: [100, 560, 190, 588], confidence: 0.9 },
+    ]);
+    const lines = linesOf(page);
+    expect(lines.map((l) => l.cells.map((c) => c.text))).toEqual([["Total due", "1,250.00"], ["Thank"]]);
+    // Pixels grow downwards: the first line read is the top one, and confidences are 0-1.
+    expect(lines[0]?.cells[0]?.confidence).toBe(0.88);
+  });
+
+  it("columns by alignment: right-aligned figures of any width line up on their right edge without a header", () => {
+    const runs = grid(
+      [{ x: 50 }, { x: 110 }, { x: 400, align: "right" }, { x: 545, align: "right" }],
+      [
+        ["01/03/2025", "A", "5.00", "995.00"],
+        ["02/03/2025", "B", "1,250.00", "2,245.00"],
+        ["03/03/2025", "C", "12.30", "2,232.70"],
+        ["04/03/2025", "D", "100.00", "2,132.70"],
+      ],
+      700,
+    );
+    const r = readTables([pdf(1, runs)], { region: "GB" });
+    expect(r.tables).toHaveLength(1);
+    const t = r.tables[0];
+    expect(t?.columns.map((c) => [c.role, Math.round(c.anchor), c.align])).toEqual([
+      ["unknown", 400, "right"],
+      ["unknown", 545, "right"],
+    ]);
+    expect(t?.structure.header).toBe(0.4);
+    expect(t?.structure.columns).toBe(1);
+  });
+
+  it("header words in six languages name column roles; a header on two lines is read by column", () => {
+    const words: Record<string, string[]> = {
+      en: ["Date", "Description", "Qty", "Unit price", "VAT %", "Amount", "Balance"],
+      de: ["Datum", "Bezeichnung", "Menge", "Einzelpreis", "MwSt %", "Betrag", "Saldo"],
+      fr: ["Date", "Désignation", "Qté", "Prix unitaire", "TVA %", "Montant", "Solde"],
+      nl: ["Datum", "Omschrijving", "Aantal", "Stukprijs", "BTW %", "Bedrag", "Saldo"],
+      es: ["Fecha", "Descripción", "Cantidad", "Precio unitario", "IVA %", "Importe", "Saldo"],
+      it: ["Data", "Descrizione", "Quantità", "Prezzo unitario", "IVA %", "Importo", "Saldo"],
+    };
+    for (const [lang, list] of Object.entries(words))
+      expect(list.map(headerRole), lang).toEqual([
+        "date",
+        "description",
+        "quantity",
+        "unit_price",
+        "tax_rate",
+        "amount",
+        "balance",
+      ]);
+    expect(
+      [
+        "Paid out",
+        "Money in",
+        "Soll",
+        "Haben",
+        "Débit",
+        "Crédit",
+        "Af",
+        "Bij",
+        "Cargo",
+        "Abono",
+        "Dare",
+        "Avere",
+      ].map(headerRole),
+    ).toEqual([
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+    ]);
+    expect(["Amount (€)", "Betrag in EUR", "Total HT", "Year to date", "Base TVA"].map(headerRole)).toEqual([
+      "amount",
+      "amount",
+      "line_total",
+      "ytd",
+      "tax_base",
+    ]);
+    // "Unit" over "price", "Paid" over "out": one header on two lines.
+    const cols = [
+      { x: 50 },
+      { x: 350, align: "right" as const },
+      { x: 450, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const runs = [
+      ...grid(cols, [[undefined, undefined, "Unit", "Line"]], 714),
+      ...grid(
+        cols,
+        [
+          ["Item", "Qty", "price", "total"],
+          ["Widget", "2", "10.00", "20.00"],
+          ["Gadget", "1", "5.00", "5.00"],
+        ],
+        700,
+      ),
+    ];
+    const t = readTables([pdf(1, runs)], { region: "GB" }).tables[0];
+    expect(roles(t)).toEqual(["description", "quantity", "unit_price", "line_total"]);
+    expect(t?.rows.map((r) => r.figures.map((f) => f?.text))).toEqual([
+      [undefined, "2", "10.00", "20.00"],
+      [undefined, "1", "5.00", "5.00"],
+    ]);
+  });
+
+  it("words between rows continue the row above; a date line before its figures starts the row below", () => {
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const runs = grid(
+      cols,
+      [
+        ["Date", "Details", "Amount", "Balance"],
+        ["01/03/2025", "CARD PAYMENT", "-5.00", "995.00"],
+        [undefined, "COFFEE SHOP LONDON"],
+        ["02/03/2025", "TRANSFER FROM"],
+        [undefined, "J SMITH", "250.00", "1,245.00"],
+        ["03/03/2025", "FEE", "-1.00", "1,244.00"],
+      ],
+      700,
+    );
+    const t = readTables([pdf(1, runs)], { region: "GB" }).tables[0];
+    expect(t?.rows.map((r) => [r.date, r.description])).toEqual([
+      ["01/03/2025", "CARD PAYMENT COFFEE SHOP LONDON"],
+      ["02/03/2025", "TRANSFER FROM J SMITH"],
+      ["03/03/2025", "FEE"],
+    ]);
+  });
+
+  it("a table goes on at the top of the next page without its header; its columns carry over", () => {
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 470, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const p1 = grid(
+      cols,
+      [
+        ["Date", "Description", "Debit", "Credit", "Balance"],
+        ["01/03/2025", "A", "5.00", undefined, "995.00"],
+        ["02/03/2025", "B", undefined, "5.00", "1,000.00"],
+      ],
+      700,
+    );
+    const p2 = [
+      run("Statement, page 2", 50, 800),
+      ...grid(
+        cols,
+        [
+          ["03/03/2025", "C", undefined, "10.00", "1,010.00"],
+          ["04/03/2025", "D", "1.00", undefined, "1,009.00"],
+        ],
+        760,
+      ),
+    ];
+    const r = readTables([pdf(1, p1), pdf(2, p2)], { region: "GB" });
+    expect(r.tables).toHaveLength(1);
+    expect(r.tables[0]?.pages).toEqual([1, 2]);
+    expect(r.tables[0]?.rows.map((row) => row.figures.map((f) => f?.text))).toEqual([
+      [undefined, undefined, "5.00", undefined, "995.00"],
+      [undefined, undefined, undefined, "5.00", "1,000.00"],
+      [undefined, undefined, undefined, "10.00", "1,010.00"],
+      [undefined, undefined, "1.00", undefined, "1,009.00"],
+    ]);
+  });
+
+  it("an identifier's digit groups are no figures, on its line or wrapped onto the next", () => {
+    const runs = [
+      run("IBAN", 50, 700),
+      run("DE89 3704 0044 0532 0130", 110, 700),
+      run("00", 110, 688),
+      run("Total", 50, 660),
+      rightRun("1,200.00", 545, 660),
+    ];
+    const r = readTables([pdf(1, runs)], { region: "DE" });
+    expect(r.lines.flatMap((l) => l.cells.filter((c) => c.figure).map((c) => c.text))).toEqual(["1,200.00"]);
+  });
+
+  it("the number style is the document's own: its figures outvote its region", () => {
+    expect(inferNumberStyle(["1.234,56 €", "12,50", "3,00", "7.500,00"], "dot_decimal")).toBe(
+      "comma_decimal",
+    );
+    expect(inferNumberStyle(["$1,234.56", "12.50", "3.00"], "comma_decimal")).toBe("dot_decimal");
+    // Dates, times and too few figures do not vote.
+    expect(inferNumberStyle(["12.03.2025", "10:30", "4,50"], "dot_decimal")).toBe("dot_decimal");
+    const runs = grid(
+      [{ x: 50 }, { x: 545, align: "right" }],
+      [
+        ["A", "1.500,00"],
+        ["B", "2,50"],
+        ["C", "3,00"],
+      ],
+      700,
+    );
+    expect(readTables([pdf(1, runs)], { region: "GB" }).style).toBe("comma_decimal");
+  });
+
+  it("booking days without a year are dates, not amounts", () => {
+    expect(parseDayMonth("03.03.", "DE")).toEqual({ day: 3, month: 3 });
+    expect(parseDayMonth("03/14", "US")).toEqual({ day: 14, month: 3 });
+    expect(parseDayMonth("3 mars", "FR")).toEqual({ day: 3, month: 3 });
+    expect(parseDayMonth("Mar 3", "US")).toEqual({ day: 3, month: 3 });
+    expect(parseDayMonth("31.02.", "DE")).toBeUndefined();
+    const line = readTables(
+      [pdf(1, [run("03.03.", 50, 700), run("KARTENZAHLUNG", 110, 700), rightRun("12,50", 545, 700)])],
+      {
+        region: "DE",
+      },
+    ).lines[0];
+    expect(line?.cells.map((c) => [c.date, c.figure?.cents])).toEqual([
+      ["03.03.", undefined],
+      [undefined, undefined],
+      [undefined, 1250],
+    ]);
+  });
+
+  it("plain text is read without positions: figures by their order from the right, and trusted less", () => {
+    const r = readTables(
+      [
+        plainTextPage(
+          1,
+          [
+            "01/03/2025  A  5.00  995.00",
+            "02/03/2025  B  250.00  1,245.00",
+            "03/03/2025  C  1,000.00  245.00",
+          ].join("\n"),
+        ),
+      ],
+      { region: "GB" },
+    );
+    expect(r.tables[0]?.rows.map((row) => row.figures.map((f) => f?.text))).toEqual([
+      ["5.00", "995.00"],
+      ["250.00", "1,245.00"],
+      ["1,000.00", "245.00"],
+    ]);
+    expect(r.tables[0]?.structure.source).toBe(0.8);
+  });
+
+  it("a reading's confidence: identified structure and relations that hold", () => {
+    const headed = { source: 1, header: 1, columns: 1, rows: 1, notes: [] };
+    const headerless = { ...headed, header: 0.4 };
+    // A header-named table with one relation broken among 29 that hold: proof.
+    expect(readingConfidence(headed, 29, 30)).toBeGreaterThanOrEqual(CONFIDENT);
+    // A single relation, broken: not enough to trust the reading.
+    expect(readingConfidence(headed, 0, 1)).toBeLessThan(CONFIDENT);
+    // Without a header, a long chain that holds makes the reading; two of three does not.
+    expect(readingConfidence(headerless, 29, 30)).toBeGreaterThanOrEqual(CONFIDENT);
+    expect(readingConfidence(headerless, 2, 3)).toBeLessThan(CONFIDENT);
+    // OCR words at 0.6 and plain text: never proof on their own.
+    expect(readingConfidence({ ...headed, source: 0.6 }, 29, 30)).toBeLessThan(CONFIDENT);
+  });
+});

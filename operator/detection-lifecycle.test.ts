@@ -1,0 +1,158 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { archiveDetection, isInArchive } from "../core/archive.js";
+import { type Detection, DETECTION_KIND, type DetectionStatus, keys } from "../core/detection.js";
+import { newDetectionId } from "../core/ids.js";
+import type { WorkloadRunner } from "../core/ports.js";
+import { API_GROUP_VERSION, CLEANUP_FINALIZER } from "../core/resource.js";
+import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
+import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { createLocalScheduler } from "../platform/local/scheduler.js";
+import { createDetectionLifecycle } from "./detection-lifecycle.js";
+import type { StatusEvent } from "./detection-status.js";
+
+/**
+ * The lifecycle of a finished detection (operator/detection-lifecycle.ts) on the real local resource and
+ * object stores and a manual clock: each call decides from what it reads, so a call repeated after a crash
+ * at any point finishes the work (the reconciler's passes are level-triggered).
+ */
+const log = pino({ level: "silent" });
+const HOUR = 3_600_000;
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "docverify-lifecycle-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function manualClock(start: Date) {
+  let t = start.getTime();
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
+}
+
+async function world() {
+  const clock = manualClock(new Date("2030-01-01T00:00:00Z"));
+  const store = new MemoryResourceStore<Detection>(DETECTION_KIND, { now: () => clock.now() });
+  const objects = createLocalObjectStore(path.join(dir, "objects"));
+  await objects.ensureBucket("b");
+  const deleted: string[] = [];
+  const runner: WorkloadRunner = {
+    start: async () => {},
+    get: async () => undefined,
+    delete: async (name) => void deleted.push(name),
+    onChange: () => {},
+    close: async () => {},
+  };
+  const events: StatusEvent[] = [];
+  const lifecycle = createDetectionLifecycle({
+    store,
+    objects,
+    bucket: "b",
+    scheduler: createLocalScheduler({ capacity: 1 }),
+    runner,
+    clock,
+    settings: { retentionSeconds: 24 * 3600, archiveAfterSeconds: 3600 },
+    record: (_d, e) => void events.push(e),
+  });
+  /** A Completed detection with its files, finished now. */
+  async function finished(): Promise<Detection> {
+    const name = newDetectionId(clock.now().getTime());
+    const doc = keys.document(name, "s.pdf");
+    await objects.put("b", doc, "%PDF");
+    await objects.put("b", keys.result(name, "check"), "{}");
+    const created = await store.create({
+      apiVersion: API_GROUP_VERSION,
+      kind: DETECTION_KIND,
+      metadata: { name, finalizers: [CLEANUP_FINALIZER] },
+      spec: {
+        source: { url: "https://x/s.pdf" },
+        docType: "invoice",
+        region: "GB",
+        submittedBy: "c1",
+        sample: false,
+        priority: "interactive",
+      },
+    });
+    const status: DetectionStatus = {
+      phase: "Completed",
+      completedAt: clock.now().toISOString(),
+      score: 7,
+      steps: [{ name: "agent", workload: `${name}-agent-1`, attempt: 1, state: "Succeeded" }],
+      document: {
+        filename: "s.pdf",
+        contentType: "application/pdf",
+        sizeBytes: 4,
+        key: doc,
+        sha256: "0".repeat(64),
+      },
+    };
+    return store.updateStatus({ ...created, status });
+  }
+  return { clock, store, objects, lifecycle, deleted, events, finished };
+}
+
+describe("the detection lifecycle", () => {
+  it("before anything is due: deletes the workloads and asks to look again when the archive is due", async () => {
+    const w = await world();
+    const d = await w.finished();
+    const step = await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    expect(step).toEqual({ result: { requeueAfterMs: HOUR } });
+    expect(w.deleted).toEqual([`${d.metadata.name}-agent-1`]);
+    expect(await w.store.get(d.metadata.name)).toBeDefined();
+  });
+
+  it("at retention: the files go and the pruned status is returned to be written (verdict null, score kept)", async () => {
+    const w = await world();
+    const d = await w.finished();
+    w.clock.advance(25 * HOUR);
+    const step = await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    if (!("write" in step)) throw new Error("expected a status to write");
+    expect(step.write.status).toMatchObject({
+      verdict: null,
+      score: 7,
+      prunedAt: w.clock.now().toISOString(),
+    });
+    expect(step.write.events[0]).toMatchObject({ reason: "Pruned" });
+    expect(await w.objects.stat("b", keys.result(d.metadata.name, "check"))).toBeUndefined();
+  });
+
+  it("archives once due: record, finalizer off, resource deleted; a pass cut short after the record finishes the job", async () => {
+    const w = await world();
+    const a = await w.finished();
+    const b = await w.finished();
+    w.clock.advance(HOUR);
+    expect(await w.lifecycle.afterTerminal(a, a.status!, w.clock.now(), log)).toEqual({ result: {} });
+    expect(await w.store.get(a.metadata.name)).toBeUndefined();
+    expect(await isInArchive(w.objects, "b", "c1", a.metadata.name)).toBe(true);
+    expect(w.events.map((e) => e.reason)).toEqual(["Archived"]);
+    // b: the record was written, then the operator died; the next pass sees the same resource.
+    await archiveDetection(w.objects, "b", b, { now: w.clock.now() });
+    expect(await w.lifecycle.afterTerminal(b, b.status!, w.clock.now(), log)).toEqual({ result: {} });
+    expect(await w.store.get(b.metadata.name)).toBeUndefined();
+    expect(await isInArchive(w.objects, "b", "c1", b.metadata.name)).toBe(true);
+  });
+
+  it("finalize removes the files, an archived record left by a cut-short pass, then the finalizer", async () => {
+    const w = await world();
+    const d = await w.finished();
+    await archiveDetection(w.objects, "b", d, { now: w.clock.now() });
+    await w.store.delete(d.metadata.name);
+    const deleting = (await w.store.get(d.metadata.name))!;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+    expect(await w.lifecycle.finalize(deleting, log)).toEqual({});
+    expect(await w.store.get(d.metadata.name)).toBeUndefined();
+    expect(await isInArchive(w.objects, "b", "c1", d.metadata.name)).toBe(false);
+    expect(await w.objects.stat("b", keys.document(d.metadata.name, "s.pdf"))).toBeUndefined();
+    // Repeated (a second event for the same deletion): nothing left to do, no error.
+    expect(await w.lifecycle.finalize(deleting, log)).toEqual({});
+  });
+});
