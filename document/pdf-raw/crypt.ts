@@ -194,7 +194,10 @@ function aes256Key(r: number, u: Uint8Array, ue: PdfValue | undefined): Buffer |
 /** ISO 32000-2 Algorithm 2.B: the hash of R6. */
 function hash2B(password: Buffer, salt: Uint8Array, udata: Uint8Array): Buffer {
   let k = createHash("sha256").update(password).update(salt).update(udata).digest();
-  for (let i = 0; ; i++) {
+  // `round` counts the rounds done, including this one (1-based), as the standard and qpdf count them:
+  // at least 64 rounds, then stop once E's last byte is at most round - 32. Counting from 0 here stopped
+  // one round late whenever that byte was exactly round - 32 (about one R6 file in 20 with random salts).
+  for (let round = 1; ; round++) {
     const k1 = Buffer.concat(Array.from({ length: 64 }, () => Buffer.concat([password, k, udata])));
     const c = createCipheriv("aes-128-cbc", k.subarray(0, 16), k.subarray(16, 32));
     c.setAutoPadding(false);
@@ -203,7 +206,7 @@ function hash2B(password: Buffer, salt: Uint8Array, udata: Uint8Array): Buffer {
     for (let j = 0; j < 16; j++) sum += e[j] as number;
     const algo = ["sha256", "sha384", "sha512"][sum % 3] as string;
     k = createHash(algo).update(e).digest();
-    if (i >= 63 && (e[e.length - 1] as number) <= i - 32) break;
+    if (round >= 64 && (e[e.length - 1] as number) <= round - 32) break;
   }
   return k.subarray(0, 32);
 }
