@@ -28,6 +28,7 @@ packages=(
   fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
   faketime
   libtasn1-doc shared-mime-info
+  fonts-ocr-b
 )
 missing=()
 for p in "${packages[@]}"; do
