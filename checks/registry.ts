@@ -1,6 +1,8 @@
 import type { Check } from "./check.js";
 import { fileTypeCheck } from "./file-type.js";
 import { fontsConsistencyCheck } from "./fonts-consistency.js";
+import { idBarcodeCheck } from "./id-barcode/id-barcode.js";
+import { idMrzCheck } from "./id-mrz/id-mrz.js";
 import { imageMetadataCheck } from "./image-metadata.js";
 import { layoutOverlayCheck } from "./layout-overlay.js";
 import { metadataDatesCheck } from "./metadata-dates/metadata-dates.js";
@@ -26,4 +28,6 @@ export const CHECKS: readonly Check[] = [
   layoutOverlayCheck,
   textArithmeticCheck,
   textIdentifiersCheck,
+  idMrzCheck,
+  idBarcodeCheck,
 ];

@@ -12,6 +12,8 @@ export const DISCOVERED_FACTS = [
   "incremental_updates",
   "metadata_present",
   "xmp_present",
+  "mrz_present",
+  "barcode_present",
 ] as const;
 
 export const TRUST_LEVELS = ["corroborated", "unverified", "unattested"] as const;

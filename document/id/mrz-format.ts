@@ -3,7 +3,8 @@
  * character classes, the check digit of Part 3 (4.9), and the correction of an OCR reading by those classes
  * and the check digits: a letter read where only a digit may stand (O → 0, I → 1, S → 5, B → 8 …) and the
  * reverse are settled by the field's class; in the alphanumeric fields (document number, optional data) a
- * look-alike swap is kept only when it makes a failing check digit pass and is the only swap that does. A
+ * look-alike swap of a character the OCR was unsure of is kept only when it makes a failing check digit pass
+ * and is the only swap that does. A
  * digit is never changed into another digit: a wrong digit stays wrong, so a broken check digit stays broken.
  */
 
@@ -215,10 +216,16 @@ export function forceClasses(format: MrzFormat, lines: string[]): { lines: strin
 
 /**
  * Check-digit-guided correction of the alphanumeric fields: for each field whose check digit fails, the
- * look-alike swaps (0/O, 1/I, 5/S, 8/B, 2/Z, 6/G) of up to two of its characters are tried; a variant is
- * kept only when exactly one makes the check digit pass. The composite is then checked as it stands.
+ * look-alike swaps (0/O, 1/I, 5/S, 8/B, 2/Z, 6/G) of up to two of its characters the OCR was unsure of are
+ * tried; a variant is kept only when exactly one makes the check digit pass. A character read with
+ * confidence is never swapped: a forger's changed digit would otherwise pass one time in ten by a swap.
  */
-export function correctByCheckDigits(format: MrzFormat, input: string[]): { lines: string[]; corrections: Correction[] } {
+export function correctByCheckDigits(
+  format: MrzFormat,
+  input: string[],
+  /** Positions (`line:column`) whose character the OCR was unsure of; only these may be swapped. */
+  unsure: ReadonlySet<string>,
+): { lines: string[]; corrections: Correction[] } {
   const lines = [...input];
   const corrections: Correction[] = [];
   for (const f of fieldChecks(format, lines)) {
@@ -226,7 +233,8 @@ export function correctByCheckDigits(format: MrzFormat, input: string[]): { line
     const spec = CHECKED_FIELDS[format].find((c) => c.name === f.name);
     if (!spec) continue;
     const positions: [number, number][] = [];
-    for (const [l, a, b] of spec.covers) for (let i = a; i < b; i++) if (SWAPS[(lines[l] ?? "")[i] ?? ""]) positions.push([l, i]);
+    for (const [l, a, b] of spec.covers)
+      for (let i = a; i < b; i++) if (unsure.has(`${l}:${i}`) && SWAPS[(lines[l] ?? "")[i] ?? ""]) positions.push([l, i]);
     if (!/^[0-9]$/.test(f.printed) || positions.length === 0) continue;
     const fits: [number, number][][] = [];
     const test = (swaps: [number, number][]) => {

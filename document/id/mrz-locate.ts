@@ -131,7 +131,7 @@ interface Chain {
 }
 
 /** Chains glyphs into lines: each glyph links to its nearest right-hand neighbour that looks like a peer. */
-function chains(comps: Component[]): Chain[] {
+function chains(comps: Component[], minGlyphs = 18): Chain[] {
   const sorted = [...comps].sort((a, b) => a.cx - b.cx);
   const parent = sorted.map((_, i) => i);
   const find = (i: number): number => {
@@ -173,7 +173,7 @@ function chains(comps: Component[]): Chain[] {
   });
   const out: Chain[] = [];
   for (const g of groups.values()) {
-    if (g.length < 18) continue;
+    if (g.length < minGlyphs) continue;
     // Least-squares line through the glyph centres.
     const n = g.length;
     const mx = g.reduce((s, c) => s + c.cx, 0) / n;
@@ -222,11 +222,25 @@ function mrzLike(c: Chain): boolean {
  * a copy shrunk to about 1400 pixels on the longer side, and the geometry is returned in source pixels.
  */
 export function locateMrz(grey: GreyImage): MrzLocation | undefined {
+  return analyseText(grey).mrz;
+}
+
+/**
+ * The MRZ (when there is one) and the slope of the page's text lines (the median angle of every line of 10
+ * glyphs or more, degrees; undefined when there are fewer than three such lines).
+ */
+export function analyseText(grey: GreyImage): { mrz?: MrzLocation; textAngleDeg?: number } {
   const factor = Math.max(1, Math.floor(Math.max(grey.width, grey.height) / WORK_SIDE));
   const work = shrink(grey, factor);
   const bin = binarise(work);
   const comps = components(bin, work.width, work.height, Math.max(12, work.height / 12));
-  const candidates = chains(comps).filter(mrzLike);
+  const all = chains(comps, 10);
+  const textAngleDeg = all.length >= 3 ? median(all.map((c) => c.angle)) : undefined;
+  return { mrz: mrzOf(all.filter((c) => c.comps.length >= 18), factor), textAngleDeg };
+}
+
+function mrzOf(chainsFound: Chain[], factor: number): MrzLocation | undefined {
+  const candidates = chainsFound.filter(mrzLike);
   if (candidates.length < 2) return undefined;
   // Groups of 2-3 parallel lines of similar height and length, stacked 1.3-2.6 glyph heights apart.
   candidates.sort((a, b) => a.start[1] - b.start[1]);

@@ -1,6 +1,7 @@
 import { type GreyImage, homography, type Point, warpQuad } from "./geometry.js";
 import type { IdOcr, OcrLine } from "./id-ocr.js";
 import {
+  CHECKED_FIELDS,
   type Correction,
   correctByCheckDigits,
   fieldChecks,
@@ -32,6 +33,8 @@ export interface MrzReading {
   corrections: Correction[];
   /** Per line, the positions the two readings disagreed on (after correction). */
   uncertain: number[][];
+  /** Positions (`line:column`) read with low confidence or differently by the two readings. */
+  unsure: Set<string>;
   /** Mean OCR confidence of the lines, 0-100. */
   confidence: number;
   /** Each line's box in source pixels, as [x0, y0, x1, y1] (axis-aligned hull of the rotated line). */
@@ -128,6 +131,7 @@ function strip(img: GreyImage, centre: number, half: number): GreyImage {
 }
 
 const DIGITS = "0123456789";
+const LOOKALIKE_OF: Record<string, string> = { "0": "O", O: "0", "1": "I", I: "1", "5": "S", S: "5", "8": "B", B: "8", "2": "Z", Z: "2", "6": "G", G: "6" };
 const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 function crop(img: GreyImage, x0: number, x1: number): GreyImage {
@@ -156,8 +160,10 @@ function guessFormat(loc: MrzLocation): MrzFormat {
  * characters go to the inked cells in order when their counts agree; otherwise by position, after finding the
  * shift that puts most of them on inked cells (tesseract's boxes sit a little off the glyphs).
  */
-function cellText(cells: LineCells, line: OcrLine | undefined): string {
-  const chars = cells.kinds.map((k) => (k === "<" ? "<" : k === "" ? "<" : "?"));
+function cellText(cells: LineCells, line: OcrLine | undefined): { text: string; conf: number[] } {
+  const chars: string[] = cells.kinds.map((k) => (k === "<" ? "<" : k === "" ? "<" : "?"));
+  // A filler recognised by its shape is sure; a cell without ink is not.
+  const conf: number[] = cells.kinds.map((k) => (k === "<" ? 95 : k === "" ? 0 : -1));
   const symbols = (line?.words ?? [])
     .flatMap((w) => w.symbols)
     .filter((s) => /^[A-Z0-9]$/.test(s.text))
@@ -166,8 +172,9 @@ function cellText(cells: LineCells, line: OcrLine | undefined): string {
   if (symbols.length === inked.length) {
     symbols.forEach((s, i) => {
       chars[inked[i]!] = s.text;
+      conf[inked[i]!] = s.confidence;
     });
-    return chars.join("");
+    return { text: chars.join(""), conf };
   }
   const pos = (s: (typeof symbols)[number]) => ((s.box[0] + s.box[2]) / 2 - cells.left) / cells.pitch - 0.5;
   let shift = 0;
@@ -176,7 +183,6 @@ function cellText(cells: LineCells, line: OcrLine | undefined): string {
     const h = symbols.filter((s) => chars[Math.round(pos(s) + d)] === "?").length;
     if (h > hits) [hits, shift] = [h, d];
   }
-  const conf = chars.map(() => -1);
   for (const s of symbols) {
     const k = Math.round(pos(s) + shift);
     if (k < 0 || k >= chars.length || cells.kinds[k] !== "?") continue;
@@ -185,19 +191,23 @@ function cellText(cells: LineCells, line: OcrLine | undefined): string {
       conf[k] = s.confidence;
     }
   }
-  return chars.join("");
+  return { text: chars.join(""), conf };
 }
 
 async function readOnce(src: GreyImage, loc: MrzLocation, ocr: IdOcr, glyphPx: number, format: MrzFormat) {
   const columns = MRZ_SHAPES[format].width;
   const band = rectify(src, loc, glyphPx, columns);
   const half = Math.min(band.lineStep * 0.62, glyphPx * 1.1);
-  const read: { text: string; confidence: number }[] = [];
+  const read: { text: string; confidence: number; conf: number[] }[] = [];
+  const lineCellsRead: LineCells[] = [];
   for (const c of band.lineCentres) {
     const s = strip(band.image, c, half);
     const cells = lineCells(s, columns, band.left, band.pitch);
+    lineCellsRead.push(cells);
     const line = await ocr.readMrzLine(cells.cleaned, true);
-    let text = cellText(cells, line);
+    const cellRead = cellText(cells, line);
+    let text = cellRead.text;
+    const conf = cellRead.conf;
     // Cells the line reading left unread: each read alone, from the characters its class allows.
     const li = read.length;
     const unread = [...text.matchAll(/\?/g)].map((m) => m.index!);
@@ -209,24 +219,40 @@ async function readOnce(src: GreyImage, loc: MrzLocation, ocr: IdOcr, glyphPx: n
         const x1 = Math.min(s.width, Math.round(cells.left + (k + 1.2) * cells.pitch));
         const cell = padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch));
         const ch = await ocr.readChar(cell, whitelist);
-        if (ch) text = text.slice(0, k) + ch.text + text.slice(k + 1);
+        if (ch) {
+          text = text.slice(0, k) + ch.text + text.slice(k + 1);
+          conf[k] = ch.confidence;
+        }
       }
     }
-    read.push({ text, confidence: line?.confidence ?? 0 });
+    read.push({ text, confidence: line?.confidence ?? 0, conf });
   }
-  return { band, read };
+  return { band, read, cells: lineCellsRead };
 }
 
-function settle(format: MrzFormat, _band: Band, read: { text: string; confidence: number }[]) {
+function settle(format: MrzFormat, read: { text: string; confidence: number; conf: number[] }[]) {
   const raw = read.map((l) => l.text);
   const classed = forceClasses(format, raw);
-  const checked = correctByCheckDigits(format, classed.lines);
   return {
     raw,
-    lines: checked.lines,
-    corrections: [...classed.corrections, ...checked.corrections],
+    lines: classed.lines,
+    corrections: classed.corrections,
+    conf: read.map((l) => l.conf),
     confidence: read.reduce((s, l) => s + l.confidence, 0) / Math.max(1, read.length),
   };
+}
+
+/** A character read below this confidence (0-100) is unsure: check digits may settle it. */
+const SURE = 80;
+
+function lowConfidence(conf: number[][]): Set<string> {
+  const out = new Set<string>();
+  conf.forEach((row, li) => {
+    row.forEach((c, i) => {
+      if (c < SURE) out.add(`${li}:${i}`);
+    });
+  });
+  return out;
 }
 
 const failing = (format: MrzFormat, lines: string[]) => fieldChecks(format, lines).filter((c) => !c.ok).length;
@@ -238,9 +264,12 @@ const failing = (format: MrzFormat, lines: string[]) => fieldChecks(format, line
 export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Promise<MrzReading | undefined> {
   const format = guessFormat(loc);
   const first = await readOnce(src, loc, ocr, GLYPH_PX, format);
-  const a = settle(format, first.band, first.read);
-  const second = await readOnce(src, loc, ocr, GLYPH_PX + 10, format);
-  const b = settle(format, second.band, second.read);
+  const a = settle(format, first.read);
+  // A second reading at another scale when the first leaves a check digit failing or a cell unread: it
+  // confirms a failure, or shows which characters the OCR was unsure of.
+  const needsSecond = failing(format, correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines) > 0 || a.lines.some((l) => l.includes("?"));
+  const second = needsSecond ? await readOnce(src, loc, ocr, GLYPH_PX + 10, format) : first;
+  const b = needsSecond ? settle(format, second.read) : a;
   const fa = failing(format, a.lines);
   const fb = failing(format, b.lines);
   let chosen = fb < fa || (fb === fa && b.confidence > a.confidence) ? b : a;
@@ -254,6 +283,40 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
       if (lines[li]![i] !== other.lines[li]![i]) uncertain[li]!.push(i);
     }
   }
+  const unsure = new Set<string>();
+  uncertain.forEach((cols, li) => {
+    for (const i of cols) unsure.add(`${li}:${i}`);
+  });
+  for (const k of lowConfidence(chosen.conf)) unsure.add(k);
+  let byDigits = correctByCheckDigits(format, lines, unsure);
+  // Look-alikes the line reading was sure of but a failing alphanumeric field puts in doubt: each such
+  // character is read once more alone, between itself and its look-alike (Z or 2, I or 1 …); a cell the
+  // single reading sees otherwise becomes unsure, and the check digit may settle it.
+  const failingAlnum = fieldChecks(format, byDigits.lines).filter((c) => !c.ok && (c.name === "documentNumber" || c.name === "optional"));
+  if (failingAlnum.length > 0) {
+    const chosenCells = chosen === a ? first.cells : second.cells;
+    for (const f of failingAlnum) {
+      const spec = CHECKED_FIELDS[format].find((c) => c.name === f.name);
+      for (const [li, from, to] of spec?.covers ?? []) {
+        for (let i = from; i < to; i++) {
+          const c = lines[li]![i]!;
+          const alt = LOOKALIKE_OF[c];
+          if (!alt || unsure.has(`${li}:${i}`)) continue;
+          const cells = chosenCells[li]!;
+          const x0 = Math.max(0, Math.round(cells.left + (i - 0.2) * cells.pitch));
+          const x1 = Math.min(cells.cleaned.width, Math.round(cells.left + (i + 1.2) * cells.pitch));
+          // The English model leans to digits on OCR-B's Z, I, B and S: a look-alike in a field whose check
+          // digit fails is unsure whatever its confidence; the swap still has to be the only one that passes.
+          const one = await ocr.readChar(padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch)), c + alt);
+          void one;
+          unsure.add(`${li}:${i}`);
+        }
+      }
+    }
+    byDigits = correctByCheckDigits(format, lines, unsure);
+  }
+  lines = byDigits.lines;
+  const corrections = [...chosen.corrections, ...byDigits.corrections];
   if (failing(format, lines) > 0) {
     const positions = uncertain.flatMap((cols, li) => cols.map((i) => [li, i] as [number, number]));
     if (positions.length > 0 && positions.length <= 10) {
@@ -273,7 +336,7 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
       lines = best;
     }
   }
-  chosen = { ...chosen, lines };
+  chosen = { ...chosen, lines, corrections };
   const bandToSource = chosenBand.H;
   const toSrc = (x: number, y: number): Point => {
     const w = bandToSource[6]! * x + bandToSource[7]! * y + 1;
@@ -308,6 +371,7 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
     raw: chosen.raw,
     corrections: chosen.corrections,
     uncertain,
+    unsure,
     confidence: chosen.confidence,
     lineBoxes,
     cellToSource,
