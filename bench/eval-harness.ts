@@ -36,7 +36,7 @@ export interface EvalOptions {
 }
 
 /** The labelled sets the eval reports, each on its own. */
-export const EVAL_SETS = ["synthetic", "realworld-dev", "real-producer", "debian-manuals"] as const;
+export const EVAL_SETS = ["synthetic", "realworld-dev", "real-producer", "debian-manuals", "ids"] as const;
 export type EvalSet = (typeof EVAL_SETS)[number];
 
 /** One document to score: a synthetic corpus item, a real file, or a real-producer fixture. */

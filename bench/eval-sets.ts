@@ -8,6 +8,8 @@ import { realProducerSet, type SetResult } from "../fixtures/real-producer/set.j
 import { toolAvailability } from "../fixtures/real-producer/tools.js";
 import type { EvalItem } from "./eval-harness.js";
 
+export { idsEvalSet } from "./eval-sets-ids.js";
+
 /**
  * The labelled sets `npm run eval` scores, each reported on its own:
  * - synthetic: the repo's seeded corpus (fixtures/corpus.ts), with each tampered item's original scored too;

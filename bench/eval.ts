@@ -6,6 +6,8 @@
  *   real-producer   documents made by LibreOffice, Chromium and Ghostscript, tampered with MuPDF, qpdf,
  *                   LibreOffice Draw and Ghostscript (fixtures/real-producer/; generated once, then cached)
  *   debian-manuals  PDF manuals Debian ships (libtasn1-doc, shared-mime-info)
+ *   ids             generated passports, ID cards and US licences as scans and photos (fixtures/ids/;
+ *                   `--ids-part dev` for the part the id checks were developed on, default held-out)
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -40,6 +42,7 @@ import {
 import { budgetLines, formatBudget, formatSet } from "./eval-report.js";
 import {
   debianManualsSet,
+  idsEvalSet,
   type LoadedSet,
   REPO_ROOT,
   realProducerEvalSet,
@@ -66,6 +69,7 @@ interface Args {
   realProducerSubset: "full" | "test";
   realProducerDraw: number;
   shared: string;
+  idsPart: "dev" | "held-out";
 }
 
 function parseArgs(argv: string[]): Args {
@@ -80,6 +84,7 @@ function parseArgs(argv: string[]): Args {
     realProducerSubset: "full",
     realProducerDraw: 1,
     shared: SHARED_DIR,
+    idsPart: "held-out",
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -138,6 +143,12 @@ function parseArgs(argv: string[]): Args {
         if (!Number.isInteger(args.realProducerDraw) || args.realProducerDraw < 1)
           throw new Error(`--real-producer-draw must be a whole number from 1, got ${argv[i]}`);
         break;
+      case "--ids-part": {
+        const v = value(i++, a);
+        if (v !== "dev" && v !== "held-out") throw new Error(`--ids-part must be dev or held-out, not ${v}`);
+        args.idsPart = v;
+        break;
+      }
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -176,6 +187,8 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       );
     case "debian-manuals":
       return debianManualsSet();
+    case "ids":
+      return idsEvalSet(args.idsPart);
   }
 }
 

@@ -15,6 +15,7 @@ import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
 import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
 import { measureStepStart } from "./step-start.js";
+import { idPhotoCheckMs } from "./id-photo.js";
 import { evidenceCost } from "./ten-page.js";
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
@@ -154,6 +155,11 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
       `${e.withoutMs} ms → ${e.withMs} ms (${e.withMs >= e.withoutMs ? "+" : ""}${e.withMs - e.withoutMs} ms; ${e.images} images, ${(e.bytes / 1024).toFixed(0)} KiB; the step's own rendering time ${e.renderMs} ms)`,
     ]);
   }
+  const id = await idPhotoCheckMs();
+  rows.push([
+    `id.mrz + id.barcode on a phone photo of a passport page (${id.width} × ${id.height} JPEG; median of 3, OCR start included)`,
+    `${id.ms} ms${id.mrzRead ? "" : " (the MRZ was not read)"}`,
+  ]);
   const w = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`\ndocverify bench — ${os.cpus().length} cores, Node ${process.version}\n\n`);
   process.stdout.write(`| ${"measure".padEnd(w)} | figure |\n|${"-".repeat(w + 2)}|--------|\n`);

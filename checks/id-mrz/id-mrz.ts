@@ -81,12 +81,15 @@ const FIELD_WORDS: Record<string, string> = {
   nationality: "nationality",
 };
 
-/** Positions of a problem that the reading was unsure of (or could not read). */
+/**
+ * Characters of a problem that are not settled: read differently by the two readings (a failing check digit
+ * always gets a second reading at another scale) or not read at all.
+ */
 function unsureIn(page: IdPage, line: number, from: number, to: number, extra: [number, number, number][] = []): number {
   const r = page.mrz!.reading;
   let n = 0;
   for (const [l, a, b] of [[line, from, to] as [number, number, number], ...extra]) {
-    for (let i = a; i < b; i++) if (r.unsure.has(`${l}:${i}`) || r.lines[l]?.[i] === "?") n++;
+    for (let i = a; i < b; i++) if (r.disagreed.has(`${l}:${i}`) || r.lines[l]?.[i] === "?") n++;
   }
   return n;
 }

@@ -35,6 +35,8 @@ export interface MrzReading {
   uncertain: number[][];
   /** Positions (`line:column`) read with low confidence or differently by the two readings. */
   unsure: Set<string>;
+  /** Positions the two readings (when a second was made) read differently: the reading is not settled there. */
+  disagreed: Set<string>;
   /** Mean OCR confidence of the lines, 0-100. */
   confidence: number;
   /** Each line's box in source pixels, as [x0, y0, x1, y1] (axis-aligned hull of the rotated line). */
@@ -258,8 +260,10 @@ function lowConfidence(conf: number[][]): Set<string> {
 const failing = (format: MrzFormat, lines: string[]) => fieldChecks(format, lines).filter((c) => !c.ok).length;
 
 /**
- * Reads the MRZ at `loc` in `src` (grey, source pixels). Two readings at different glyph heights; when they
- * disagree, the one whose check digits pass wins, and the positions they differ on are reported uncertain.
+ * Reads the MRZ at `loc` in `src` (grey, source pixels). When the first reading leaves a check digit failing
+ * or a cell unread, a second at another glyph height; when they disagree, a third, and each character goes
+ * by majority (positions without one are uncertain, and the other readings' characters are tried there when
+ * they make a failing check digit pass).
  */
 export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Promise<MrzReading | undefined> {
   const format = guessFormat(loc);
@@ -275,13 +279,24 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
   let chosen = fb < fa || (fb === fa && b.confidence > a.confidence) ? b : a;
   const other = chosen === a ? b : a;
   const chosenBand = chosen === a ? first.band : second.band;
-  // Where the readings differ, try the other reading's character when it fixes a failing check digit.
+  // When the two readings differ, a third at another scale settles each character by majority; a character
+  // no two readings agree on stays uncertain.
   const uncertain: number[][] = chosen.lines.map(() => []);
   let lines = [...chosen.lines];
-  for (let li = 0; li < lines.length; li++) {
-    for (let i = 0; i < lines[li]!.length; i++) {
-      if (lines[li]![i] !== other.lines[li]![i]) uncertain[li]!.push(i);
-    }
+  const differs = needsSecond && a.lines.some((l, li) => l !== b.lines[li]);
+  if (differs) {
+    const c = settle(format, (await readOnce(src, loc, ocr, GLYPH_PX - 6, format)).read);
+    lines = chosen.lines.map((l, li) =>
+      [...l]
+        .map((ch, i) => {
+          const votes = [a, b, c].map((r) => r.lines[li]?.[i] ?? "");
+          const count = (x: string) => votes.filter((v) => v === x).length;
+          const best = votes.reduce((p, x) => (count(x) > count(p) ? x : p), ch);
+          if (count(best) < 2) uncertain[li]!.push(i);
+          return best;
+        })
+        .join(""),
+    );
   }
   const unsure = new Set<string>();
   uncertain.forEach((cols, li) => {
@@ -336,6 +351,16 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
       lines = best;
     }
   }
+  // A check digit the readings could not settle, over characters they all agree on, is the one its field
+  // gives (the field itself is read; only its check digit was not).
+  for (const c of fieldChecks(format, lines)) {
+    if (c.ok || c.expected < 0 || !uncertain[c.line]?.includes(c.at)) continue;
+    const spec = CHECKED_FIELDS[format].find((f) => f.name === c.name);
+    const coveredSettled = (spec?.covers ?? []).every(([l, from, to]) => !uncertain[l]!.some((i) => i >= from && i < to));
+    if (!coveredSettled) continue;
+    corrections.push({ line: c.line, at: c.at, from: lines[c.line]![c.at]!, to: String(c.expected), why: "check_digit" });
+    lines[c.line] = lines[c.line]!.slice(0, c.at) + String(c.expected) + lines[c.line]!.slice(c.at + 1);
+  }
   chosen = { ...chosen, lines, corrections };
   const bandToSource = chosenBand.H;
   const toSrc = (x: number, y: number): Point => {
@@ -372,6 +397,7 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
     corrections: chosen.corrections,
     uncertain,
     unsure,
+    disagreed: new Set(uncertain.flatMap((cols, li) => cols.map((i) => `${li}:${i}`))),
     confidence: chosen.confidence,
     lineBoxes,
     cellToSource,

@@ -39,7 +39,8 @@ export interface VizField {
 /**
  * Caption words of each field, in the languages documents print (single words or short phrases), and the
  * AAMVA field numbers licences print beside their values. Captions are small print, so they are matched
- * loosely: a word of five letters or more may differ from its caption word in one letter in four.
+ * loosely: a word of five or six letters may differ from its caption word in one letter, a longer one in
+ * one letter in three ("Sumame" for "Surname").
  */
 const CAPTIONS: Record<VizFieldName | OtherCaption, string[]> = {
   placeOfBirth: ["place of birth", "lieu de naissance", "geburtsort", "lugar de nacimiento", "luogo di nascita"],
@@ -66,7 +67,7 @@ const fold = (s: string) =>
 function near(word: string, caption: string): boolean {
   if (word === caption) return true;
   if (caption.length < 5 || /\d/.test(caption)) return false;
-  return editDistance(word, caption) <= Math.floor(caption.length / 4);
+  return editDistance(word, caption) <= (caption.length >= 7 ? Math.floor(caption.length / 3) : 1);
 }
 
 function editDistance(a: string, b: string): number {
