@@ -118,10 +118,10 @@ export const idBarcodeCheck = defineCheck({
         if (d.encodedBox)
           findings.push({
             code: "barcode_viz_mismatch_barcode",
-            message: `On page ${page.page}, the barcode that encodes the ${words} as “${d.encoded}”.`,
+            message: `On page ${page.page}, the barcode that encodes the ${words} as “${d.encoded}” where the card prints “${d.printed}”.`,
             page: page.page,
             bbox: d.encodedBox,
-            evidence,
+            evidence: { field: d.field, barcode: d.encoded, printed: d.printed },
             severity: 0,
           });
       }

@@ -149,13 +149,15 @@ function mismatchFindings(page: IdPage): Finding[] {
       evidence,
       severity,
     });
+    // The MRZ side, boxed on the MRZ field: its own group (a group has one box per page, so the two sides
+    // in one group would be one box spanning both), without before/after so it does not merge by value.
     if (d.encodedBox)
       out.push({
         code: "mrz_viz_mismatch_mrz",
-        message: `On page ${page.page}, the MRZ's ${words} (“${d.encoded}”), which the visual zone prints as “${d.printed}”.`,
+        message: `On page ${page.page}, the MRZ's ${words} “${d.encoded}”, which the visual zone prints as “${d.printed}”.`,
         page: page.page,
         bbox: d.encodedBox,
-        evidence,
+        evidence: { field: d.field, mrz: d.encoded, printed: d.printed },
         severity: 0,
       });
   }
