@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { CheckResult } from "../core/check-result.js";
 import type { EvidenceGroup } from "../core/evidence.js";
+import type { PageGeometry } from "../core/page-geometry.js";
 import type { DocType, Verdict } from "../core/verdict.js";
 
 /**
@@ -19,6 +20,8 @@ export interface AgentInput {
   discovered: string[];
   /** The evidence's headline groups the check step stored (numbered as on the page images), when it did. */
   groups?: EvidenceGroup[];
+  /** Geometry of the pages with findings, when the check step stored it (agent/score.ts reads it). */
+  geometry?: PageGeometry[];
 }
 
 /** The run an analysis belongs to: its id and a logger that already carries it. */

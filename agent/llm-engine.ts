@@ -10,9 +10,9 @@ import { SCORING, type ScoringConstants } from "./score.js";
 
 /**
  * The `llm` analysis engine: asks an OpenAI-compatible model (agent/llm-client.ts) for its reading of the
- * document and combines it with the rules engine's verdict (agent/llm-verdict.ts: fraud_score =
- * max(rules floor, 0.5 × rules + 0.5 × model), where the floor is the rules score whenever a flagged finding
- * has severity ≥ 7, so the model can raise the score but not argue a strong finding away).
+ * document and combines it with the rules engine's verdict (agent/llm-verdict.ts: 0.5 × rules + 0.5 × model,
+ * floored at the rules score when the rules decided — proof or corroborated evidence — and kept below 50 when
+ * they did not, so the model can neither argue a decision away nor decide alone).
  *
  * A failed model call (timeout, unreachable, HTTP error, refusal, malformed or schema-invalid output, empty
  * choice) is retried once; when the second attempt fails too, analyze throws an AgentError (`model_failed`)

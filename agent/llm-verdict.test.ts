@@ -8,7 +8,6 @@ import {
   hybridScore,
   mergePerCheck,
   normaliseDocType,
-  strongestSeverity,
 } from "./llm-verdict.js";
 import { analyzeWithRules } from "./rules-engine.js";
 
@@ -67,26 +66,22 @@ const answer = (overrides: Partial<LlmAnswer> = {}): LlmAnswer => ({
 });
 
 describe("hybridScore", () => {
-  it("blends rules and model equally when no strong finding sets a floor", () => {
-    expect(hybridScore(40, 0, 3)).toMatchObject({ score: 20, blend: 20, floor: 0 });
-    expect(hybridScore(40, 100, 3)).toMatchObject({ score: 70, blend: 70, floor: 0 });
+  it("blends rules and model equally below 50 when the rules decided nothing", () => {
+    expect(hybridScore(40, 0, false)).toMatchObject({ score: 20, blend: 20, floor: 0 });
+    expect(hybridScore(40, 40, false)).toMatchObject({ score: 40, blend: 40, floor: 0 });
   });
 
-  it("keeps the rules score as a floor when a finding reaches the floor severity", () => {
-    expect(hybridScore(80, 0, HYBRID.floorSeverity)).toMatchObject({ score: 80, blend: 40, floor: 80 });
-    expect(hybridScore(80, 0, HYBRID.floorSeverity - 1)).toMatchObject({ score: 40, floor: 0 });
+  it("never lets the model alone take an undecided document to 50 or more", () => {
+    expect(hybridScore(40, 100, false)).toMatchObject({ score: 49, blend: 70, decided: false });
+    expect(hybridScore(0, 100, false).score).toBeLessThan(50);
   });
 
-  it("lets the model raise the score above the floor", () => {
-    expect(hybridScore(80, 100, 9)).toMatchObject({ score: 90, blend: 90, floor: 80 });
+  it("keeps the rules score as a floor when the rules decided (proof or corroboration)", () => {
+    expect(hybridScore(80, 0, true)).toMatchObject({ score: 80, blend: 40, floor: 80 });
   });
-});
 
-describe("strongestSeverity", () => {
-  it("is the strongest flagged finding, ignoring passes, and 0 without flags", () => {
-    expect(strongestSeverity([mild, strong, pass])).toBe(9);
-    expect(strongestSeverity([pass])).toBe(0);
-    expect(strongestSeverity([{ ...mild, findings: [], severity: 0 }])).toBe(5); // a flag without severities
+  it("lets the model raise a decided score above the floor", () => {
+    expect(hybridScore(80, 100, true)).toMatchObject({ score: 90, blend: 90, floor: 80 });
   });
 });
 
@@ -157,13 +152,13 @@ describe("mergePerCheck", () => {
 });
 
 describe("combineVerdict", () => {
-  it("keeps the floor when the model is lower than the rules with a strong finding", () => {
+  it("keeps the floor when the model is lower than the rules and the rules decided", () => {
     const i = input([strong, pass]);
     const rules = analyzeWithRules(i);
     expect(rules.verdict.fraudScore).toBeGreaterThanOrEqual(60);
     const v = combineVerdict(i, rules, answer({ fraud_score: 0 }));
     expect(v.fraudScore).toBe(rules.verdict.fraudScore);
-    expect(v.reasoning).toContain("the model cannot lower it below that");
+    expect(v.reasoning).toContain("the model cannot lower it");
   });
 
   it("raises the score when the model is higher", () => {

@@ -2,7 +2,7 @@ import type { AgentInput } from "./engine.js";
 import type { LlmAnswer } from "./llm-prompt.js";
 import { capReasoning, groupsOf, writeFindingsSection } from "./reasoning.js";
 import type { RulesAnalysis } from "./rules-engine.js";
-import { flaggedFindings, SCORING, type ScoringConstants } from "./score.js";
+import { SCORING, type ScoringConstants } from "./score.js";
 import { DOC_TYPE_WORDS, DOC_TYPES, type DocType, type PerCheck, type Verdict } from "../core/verdict.js";
 
 /**
@@ -10,11 +10,12 @@ import { DOC_TYPE_WORDS, DOC_TYPES, type DocType, type PerCheck, type Verdict } 
  * model can add judgement but cannot argue a deterministic finding away.
  *
  *   blend       = round(rulesWeight × rules score + modelWeight × model score)      (0.5 / 0.5)
- *   rules floor = the rules score when any flagged finding has severity ≥ floorSeverity (7), else 0
- *   fraud_score = max(rules floor, blend)
+ *   decided     = the rules found proof or corroborated evidence (agent/score.ts: the rules score is ≥ 50)
+ *   fraud_score = max(rules score, blend) when decided, else min(blend, undecidedCeiling = 49)
  *
- * So with a strong deterministic finding the model can raise the score but never lower it below the rules
- * score; without one, rules and model count equally. per_check lists every check that ran, in the rules
+ * So with a deterministic decision the model can raise the score but never lower it below the rules score;
+ * without one, rules and model count equally inside the band below 50: the model orders documents but
+ * cannot, on its own word, make a document "likely tampered" (issue 20: evidence must corroborate). per_check lists every check that ran, in the rules
  * engine's order, with the model's importance and reasoning where it gave them for that check id (ids the
  * model invented are dropped; a check it left out keeps the rules engine's entry). The type decision is the
  * model's, normalised to ARCHITECTURE.md's actual_doc_type rule. The reasoning is the model's, then how the
@@ -23,8 +24,6 @@ import { DOC_TYPE_WORDS, DOC_TYPES, type DocType, type PerCheck, type Verdict } 
 export const HYBRID = {
   rulesWeight: 0.5,
   modelWeight: 0.5,
-  /** A flagged finding of at least this severity (0-10) makes the rules score a floor. */
-  floorSeverity: 7,
 } as const;
 
 export type HybridConstants = { [K in keyof typeof HYBRID]: number };
@@ -39,27 +38,25 @@ export interface HybridScore {
   rulesScore: number;
   modelScore: number;
   blend: number;
-  /** The strongest flagged finding's severity (0 when nothing was flagged). */
-  strongestSeverity: number;
+  /** True when the rules decided (proof or corroboration): their score is then a floor. */
+  decided: boolean;
   /** The floor that applied (0 when none). */
   floor: number;
-}
-
-/** The strongest severity among the flagged findings of the checks (0 when none). */
-export function strongestSeverity(checks: AgentInput["checks"], k: ScoringConstants = SCORING): number {
-  return checks.reduce((max, check) => Math.max(max, ...flaggedFindings(check, k).map((f) => f.severity)), 0);
 }
 
 export function hybridScore(
   rulesScore: number,
   modelScore: number,
-  strongest: number,
+  decided: boolean,
   h: HybridConstants = HYBRID,
+  k: ScoringConstants = SCORING,
 ): HybridScore {
   const blend = Math.round(h.rulesWeight * rulesScore + h.modelWeight * modelScore);
-  const floor = strongest >= h.floorSeverity ? rulesScore : 0;
-  const score = Math.min(100, Math.max(0, floor, blend));
-  return { score, rulesScore, modelScore, blend, strongestSeverity: strongest, floor };
+  const floor = decided ? rulesScore : 0;
+  const score = decided
+    ? Math.min(100, Math.max(0, floor, blend))
+    : Math.min(k.undecidedCeiling, Math.max(0, blend));
+  return { score, rulesScore, modelScore, blend, decided, floor };
 }
 
 function clip(text: string, max: number): string {
@@ -124,10 +121,16 @@ function scoreParagraph(s: HybridScore, h: HybridConstants): string {
   const base =
     `Score ${s.score}/100, combining the deterministic rules (${s.rulesScore}/100) and the language model's ` +
     `assessment (${s.modelScore}/100) as ${h.rulesWeight} × rules + ${h.modelWeight} × model = ${s.blend}`;
-  if (s.floor > 0 && s.floor >= s.blend) {
+  if (s.decided && s.floor >= s.blend) {
     return (
-      `${base}; a deterministic finding of severity ${s.strongestSeverity}/10 keeps the score at least at the ` +
-      `rules score (${s.floor}), and the model cannot lower it below that.`
+      `${base}; the deterministic checks decided this document (proof, or two independent kinds of evidence ` +
+      `about one value), which keeps the score at least at the rules score (${s.floor}): the model cannot lower it.`
+    );
+  }
+  if (!s.decided && s.blend > s.score) {
+    return (
+      `${base}; no deterministic finding is proof or corroborated, so the score stays below 50 whatever the ` +
+      `model says (${s.score}).`
     );
   }
   return `${base}.`;
@@ -144,8 +147,9 @@ export function combineVerdict(
   const score = hybridScore(
     rules.verdict.fraudScore,
     answer.fraud_score,
-    strongestSeverity(input.checks, opts.scoring),
+    rules.breakdown.decisions.length > 0,
     h,
+    opts.scoring,
   );
   const type = normaliseDocType(input.declaredDocType, answer, rules.verdict);
   const modelReasoning = clip(answer.reasoning, MAX_MODEL_REASONING_CHARS);

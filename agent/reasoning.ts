@@ -2,7 +2,7 @@ import type { CheckResult, Finding } from "../core/check-result.js";
 import { buildEvidence, type EvidenceGroup } from "../core/evidence.js";
 import { DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
 import type { Classification } from "./classify.js";
-import { type ScoreBreakdown, scoreBand } from "./score.js";
+import { type Decision, type ScoreBreakdown, scoreBand } from "./score.js";
 
 /** Everything the reasoning text is written from. */
 export interface ReasoningInput {
@@ -73,6 +73,25 @@ export function formatEvidence(evidence: Finding["evidence"]): string {
     .join("; ");
 }
 
+/** "text.arithmetic running_balance_mismatch (arithmetic, severity 9, page 2)". */
+function decidingFinding(f: Decision["findings"][number]): string {
+  return `${f.checkId} ${f.code} (${f.kind === "unknown" ? "" : `${f.kind}, `}severity ${f.severity}${f.page !== undefined ? `, page ${f.page}` : ""})`;
+}
+
+/** Why the score is where it is, in one clause: what decided it, or why nothing did. */
+function decisionClause(input: ReasoningInput): string | undefined {
+  const [first, ...more] = input.breakdown.decisions;
+  if (!first) return undefined;
+  const also = more.length > 0 ? ` (and ${plural(more.length, "further decision")})` : "";
+  if (first.why === "proof") {
+    const [f] = first.findings;
+    return f ? `decided by proof: ${decidingFinding(f)}${also}` : undefined;
+  }
+  const [a, b] = first.findings;
+  if (!a || !b) return undefined;
+  return `decided by two independent kinds of evidence about the same value or region: ${decidingFinding(a)} and ${decidingFinding(b)}${also}`;
+}
+
 function opening(input: ReasoningInput): string {
   const { score, contributions } = input.breakdown;
   const band = BAND_WORDS[scoreBand(score)];
@@ -81,12 +100,17 @@ function opening(input: ReasoningInput): string {
   const reasons: string[] = [];
   const top = [...flagged].sort((a, b) => b.points - a.points)[0];
   const strongest = top?.findings[0];
-  if (findingCount === 1 && top && strongest) {
-    reasons.push(`${top.checkId} flagged 1 finding (severity ${strongest.severity})`);
+  const decision = decisionClause(input);
+  if (decision) reasons.push(decision);
+  else if (findingCount === 1 && top && strongest) {
+    reasons.push(
+      `${top.checkId} flagged 1 finding (severity ${strongest.severity}), which alone does not decide: it is neither proof nor corroborated by an independent kind of evidence about the same value`,
+    );
   } else if (flagged.length > 0) {
     reasons.push(
       `${plural(flagged.length, "check")} flagged ${plural(findingCount, "finding")}` +
-        (top && strongest ? `, the strongest from ${top.checkId} (severity ${strongest.severity})` : ""),
+        (top && strongest ? `, the strongest from ${top.checkId} (severity ${strongest.severity})` : "") +
+        ", but none is proof and no two independent kinds of evidence agree about the same value, so they do not decide",
     );
   }
   if (!input.documentTypeMatch) reasons.push("the document does not appear to be the type that was declared");
@@ -120,8 +144,8 @@ function typeParagraph(input: ReasoningInput): string {
   if (!input.documentTypeMatch) {
     return (
       `The document was declared as ${declared}, but its text reads like ${withArticle(c.plainWords)}${basis}. ` +
-      "A document that is not what it was declared to be is suspicious in itself (for example a different document " +
-      `submitted in place of the one requested); this added ${points(input.breakdown.mismatchPoints)} to the score.`
+      "A document that is not what it was declared to be deserves a look (for example a different document " +
+      `submitted in place of the one requested), though it is not evidence of an alteration; this added ${points(input.breakdown.mismatchPoints)} to the score.`
     );
   }
   if (!input.typeUnconfirmed) {

@@ -56,14 +56,19 @@ export interface RulesAnalysis {
 export function analyzeWithRules(input: AgentInput, constants: ScoringConstants = SCORING): RulesAnalysis {
   const classification = classifyDocument(input.text);
   const type = decideDocType(input.declaredDocType, classification, constants);
-  const breakdown = computeScore(input.checks, type, constants);
+  const breakdown = computeScore(input.checks, type, constants, {
+    ...(input.geometry ? { geometry: new Map(input.geometry.map((g) => [g.number, g])) } : {}),
+  });
 
   const perCheck: PerCheck[] = input.checks
-    .map((check, i) => ({ check, points: breakdown.contributions[i]?.points ?? 0 }))
-    .sort((a, b) => b.points - a.points)
-    .map(({ check, points }) => ({
+    .map((check, i) => {
+      const c = breakdown.contributions[i];
+      return { check, points: c?.points ?? 0, importance: c ? importanceOf(c) : 0 };
+    })
+    .sort((a, b) => b.importance - a.importance || b.points - a.points)
+    .map(({ check, importance }) => ({
       checkId: check.checkId,
-      importance: check.outcome === "skip" ? 0 : importanceOf(points),
+      importance,
       reasoning: checkReasoning(check),
     }));
 

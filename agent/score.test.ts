@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { CheckResult, Finding } from "../core/check-result.js";
+import type { EvidenceKind } from "../core/finding-levels.js";
 import {
   computeScore,
   findingProbability,
   importanceOf,
+  independent,
   SCORING,
   scoreBand,
   type TypeAssessment,
@@ -17,14 +19,39 @@ function flag(checkId: string, ...severities: number[]): CheckResult {
     message: `Finding ${i} of ${checkId}.`,
     severity,
   }));
+  return check(checkId, findings);
+}
+
+function check(checkId: string, findings: Finding[]): CheckResult {
+  const severities = findings.map((f) => f.severity ?? 0);
+  const top = Math.max(0, ...severities);
   return {
     checkId,
-    outcome: "flag",
-    severity: Math.max(...severities),
+    outcome: top >= 2 ? "flag" : "pass",
+    severity: top >= 2 ? top : 0,
     summary: `${checkId} flagged.`,
     findings,
   };
 }
+
+/** A finding of a kind at a place: page 1, a box around x (10 pt wide), or document-wide. */
+function at(
+  code: string,
+  kind: EvidenceKind,
+  severity: number,
+  x?: number,
+  extra: Partial<Finding> = {},
+): Finding {
+  return {
+    code,
+    message: `${code}.`,
+    severity,
+    kind,
+    ...(x !== undefined ? { page: 1, bbox: [x, 700, x + 10, 710] } : {}),
+    ...extra,
+  };
+}
+
 const pass = (checkId: string): CheckResult => ({
   checkId,
   outcome: "pass",
@@ -47,61 +74,175 @@ const skipped = (checkId: string): CheckResult => ({
   findings: [],
 });
 
+const score = (checks: CheckResult[], type = NO_TYPE_ISSUE) => computeScore(checks, type).score;
+
+describe("scope 1 rules: appearance never decides alone", () => {
+  it("a value in another face, alone, stays below 50 whatever severity its check gave it", () => {
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 7, 100)]);
+    expect(score([fonts])).toBeLessThan(50);
+    expect(computeScore([fonts], NO_TYPE_ISSUE).contributions[0]?.findings[0]?.severity).toBe(4);
+  });
+
+  it("a print-to-PDF producer chain, one odd date or a foreign QR domain, alone, stays below 50", () => {
+    expect(
+      score([check("metadata.producer", [at("producer_chain_rewritten", "provenance", 5)])]),
+    ).toBeLessThan(50);
+    expect(score([check("text.identifiers", [at("date_impossible", "plausibility", 7, 300)])])).toBeLessThan(
+      50,
+    );
+    expect(score([check("qr.codes", [at("qr_domain_foreign", "provenance", 6)])])).toBeLessThan(50);
+  });
+
+  it("several appearance findings about different values keep the document below 50", () => {
+    const fonts = check("fonts.consistency", [
+      at("value_font_differs", "appearance", 4, 100),
+      at("value_font_differs", "appearance", 4, 300),
+      at("cell_mixed_fonts", "appearance", 4, 500),
+    ]);
+    const producer = check("metadata.producer", [at("producer_chain_rewritten", "provenance", 4)]);
+    const dates = check("text.identifiers", [at("transactions_out_of_order", "plausibility", 4, 200)]);
+    const qr = check("qr.codes", [at("qr_domain_foreign", "provenance", 4)]);
+    expect(score([fonts, producer, dates, qr])).toBeLessThan(50);
+  });
+
+  it("two appearance kinds about the same value do not corroborate each other", () => {
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    const dates = check("text.identifiers", [at("date_impossible", "plausibility", 4, 102)]);
+    expect(score([fonts, dates])).toBeLessThan(50);
+  });
+
+  it("a declared-type mismatch alone stays below 50", () => {
+    expect(score([], { mismatch: true, unconfirmed: false, confidence: 1 })).toBeLessThan(50);
+    expect(score([], { mismatch: true, unconfirmed: false, confidence: 1 })).toBeGreaterThan(0);
+  });
+
+  it("a specific finding alone ranks high but below 50", () => {
+    const s = score([check("pdf.structure", [at("rewritten_by_other_tool", "structure", 6)])]);
+    expect(s).toBeLessThan(50);
+    expect(s).toBeGreaterThan(35);
+  });
+});
+
+describe("scope 1 rules: proof, or two independent kinds about the same value", () => {
+  it("one proof decides alone", () => {
+    expect(
+      score([check("text.arithmetic", [at("running_balance_mismatch", "arithmetic", 9, 100)])]),
+    ).toBeGreaterThanOrEqual(90);
+    expect(score([check("signature.pdf", [at("signature_invalid", "signature", 9)])])).toBeGreaterThanOrEqual(
+      90,
+    );
+  });
+
+  it("the value in another face AND that face added by a later revision, on the same value, decides", () => {
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    const revisions = check("pdf.revisions", [at("revision_added_fonts", "structure", 5, 101)]);
+    const b = computeScore([fonts, revisions], NO_TYPE_ISSUE);
+    expect(b.score).toBeGreaterThanOrEqual(50);
+    expect(b.decisions[0]).toMatchObject({ why: "corroborated" });
+    expect(b.decisions[0]?.findings.map((f) => f.code).sort()).toEqual([
+      "revision_added_fonts",
+      "value_font_differs",
+    ]);
+  });
+
+  it("the value in another face AND a non-embedded base-14 font among subsets (one check, two kinds) decides", () => {
+    const fonts = check("fonts.consistency", [
+      at("value_font_differs", "appearance", 4, 100),
+      at("font_origin_mixed", "structure", 3, 100),
+    ]);
+    expect(score([fonts])).toBeGreaterThanOrEqual(50);
+  });
+
+  it("the value in another face AND the row's arithmetic breaking at that value decides", () => {
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    // A mismatch on a low-confidence reading is a note (2): the pair must be at least anomalies…
+    const weak = check("text.arithmetic", [at("running_balance_mismatch", "arithmetic", 2, 100)]);
+    expect(score([fonts, weak])).toBeLessThan(50);
+    // …an anomaly-level mismatch (a reading neither confirmed nor weak) corroborates the face.
+    const mid = check("text.arithmetic", [at("running_balance_mismatch", "arithmetic", 4, 100)]);
+    expect(score([fonts, mid])).toBeGreaterThanOrEqual(50);
+  });
+
+  it("the same evidence about two different values does not corroborate", () => {
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    const revisions = check("pdf.revisions", [at("revision_added_fonts", "structure", 5, 400)]);
+    expect(score([fonts, revisions])).toBeLessThan(50);
+  });
+
+  it("findings that show the same changed value corroborate wherever their boxes are", () => {
+    const fonts = check("fonts.consistency", [
+      at("value_font_differs", "appearance", 4, 100, { evidence: { before: "10.00", after: "90.00" } }),
+    ]);
+    const overlay = check("layout.overlay", [
+      at("text_covered", "structure", 4, 300, { evidence: { before: "10.00", after: "90.00" } }),
+    ]);
+    expect(score([fonts, overlay])).toBeGreaterThanOrEqual(50);
+  });
+
+  it("two pixel methods on one value corroborate; one pixel method alone does not decide", () => {
+    const noise = check("pixels.noise", [at("noise_inconsistent", "pixels", 4, 100)]);
+    const glyphs = check("pixels.glyphs", [at("glyph_cloned", "pixels", 4, 102)]);
+    expect(score([noise])).toBeLessThan(50);
+    expect(score([noise, glyphs])).toBeGreaterThanOrEqual(50);
+    // The same method twice on one value is one piece of evidence.
+    const twice = check("pixels.noise", [
+      at("noise_inconsistent", "pixels", 4, 100),
+      at("noise_flat", "pixels", 4, 101),
+    ]);
+    expect(score([twice])).toBeLessThan(50);
+  });
+
+  it("a document-wide rewrite by another tool corroborates a placed anomaly of another kind, not alone", () => {
+    const rewrite = check("pdf.structure", [at("rewritten_by_other_tool", "structure", 6)]);
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    expect(score([rewrite])).toBeLessThan(50);
+    expect(score([rewrite, fonts])).toBeGreaterThanOrEqual(50);
+    // A document-wide appearance finding corroborates nothing.
+    const producer = check("metadata.producer", [at("producer_names_editor", "provenance", 4)]);
+    expect(score([producer, fonts])).toBeLessThan(50);
+  });
+
+  it("orders decided documents by their evidence: more evidence scores higher", () => {
+    const proof = score([check("text.arithmetic", [at("total_mismatch", "arithmetic", 8, 100)])]);
+    const more = score([
+      check("text.arithmetic", [at("total_mismatch", "arithmetic", 8, 100)]),
+      check("pdf.revisions", [at("revision_changed_text", "structure", 9, 100)]),
+    ]);
+    expect(more).toBeGreaterThanOrEqual(proof);
+  });
+});
+
 describe("computeScore", () => {
-  it("gives a low score when nothing is flagged", () => {
+  it("gives 0 when nothing is flagged", () => {
     const result = computeScore(
       [pass("file.type"), pass("metadata.dates"), skipped("signature.pdf")],
       NO_TYPE_ISSUE,
     );
-    expect(result.score).toBeLessThan(20);
     expect(result.score).toBe(0);
+    expect(result.decisions).toEqual([]);
     expect(result.contributions.every((c) => c.points === 0)).toBe(true);
   });
 
-  it("puts one strong finding (severity 8 or more) at 60 or above on its own", () => {
-    expect(computeScore([flag("metadata.dates", 8)], NO_TYPE_ISSUE).score).toBeGreaterThanOrEqual(60);
-    expect(computeScore([flag("metadata.dates", 9)], NO_TYPE_ISSUE).score).toBeGreaterThanOrEqual(60);
-    expect(
-      computeScore([flag("metadata.dates", 9), pass("file.type")], NO_TYPE_ISSUE).score,
-    ).toBeGreaterThanOrEqual(60);
-  });
-
-  it("adds mild findings up with diminishing returns", () => {
-    const one = computeScore([flag("a", 3)], NO_TYPE_ISSUE).score;
-    const two = computeScore([flag("a", 3), flag("b", 3)], NO_TYPE_ISSUE).score;
-    const three = computeScore([flag("a", 3), flag("b", 3), flag("c", 3)], NO_TYPE_ISSUE).score;
+  it("adds undecided findings up with diminishing returns, below 50", () => {
+    const one = score([flag("a", 4)]);
+    const two = score([flag("a", 4), flag("b", 4)]);
+    const three = score([flag("a", 4), flag("b", 4), flag("c", 4)]);
     expect(two).toBeGreaterThan(one);
     expect(three).toBeGreaterThan(two);
     expect(three - two).toBeLessThanOrEqual(two - one);
-    // Calibrated (docs/calibration.md): three faint findings (severity 1) stay below "likely tampered".
-    const faint = computeScore([flag("a", 1), flag("b", 1), flag("c", 1)], NO_TYPE_ISSUE).score;
-    expect(faint).toBeLessThan(50);
+    expect(score([flag("a", 6), flag("b", 6), flag("c", 6), flag("d", 6)])).toBeLessThan(50);
   });
 
   it("damps further findings of the same check", () => {
-    const sameCheck = computeScore([flag("a", 5, 5)], NO_TYPE_ISSUE).score;
-    const twoChecks = computeScore([flag("a", 5), flag("b", 5)], NO_TYPE_ISSUE).score;
-    const single = computeScore([flag("a", 5)], NO_TYPE_ISSUE).score;
+    const sameCheck = score([flag("a", 4, 4)]);
+    const twoChecks = score([flag("a", 4), flag("b", 4)]);
+    const single = score([flag("a", 4)]);
     expect(sameCheck).toBeGreaterThan(single);
     expect(sameCheck).toBeLessThan(twoChecks);
   });
 
-  it("adds a substantial amount for a confident type mismatch", () => {
-    const without = computeScore([flag("a", 3)], NO_TYPE_ISSUE);
-    const withMismatch = computeScore([flag("a", 3)], {
-      mismatch: true,
-      unconfirmed: false,
-      confidence: 0.9,
-    });
-    expect(withMismatch.score - without.score).toBeGreaterThanOrEqual(25);
-    expect(withMismatch.mismatchPoints).toBeGreaterThan(0);
-    const alone = computeScore([], { mismatch: true, unconfirmed: false, confidence: 0.9 });
-    expect(alone.score).toBeGreaterThanOrEqual(SCORING.bands.moderate);
-  });
-
   it("ignores a mismatch below the confidence threshold", () => {
-    const weak = computeScore([], { mismatch: true, unconfirmed: false, confidence: 0.3 });
-    expect(weak.score).toBe(0);
+    expect(score([], { mismatch: true, unconfirmed: false, confidence: 0.3 })).toBe(0);
   });
 
   it("adds only a few points per errored check, capped", () => {
@@ -110,35 +251,32 @@ describe("computeScore", () => {
     expect(one.contributions[0]?.points).toBe(SCORING.errorPoints);
     const many = computeScore([errored("a"), errored("b"), errored("c"), errored("d")], NO_TYPE_ISSUE);
     expect(many.score).toBe(SCORING.errorPointsMax);
-    expect(many.score).toBeLessThan(10);
   });
 
   it("adds a little when the declared type could not be confirmed", () => {
-    expect(computeScore([], { mismatch: false, unconfirmed: true, confidence: 0 }).score).toBe(
+    expect(score([], { mismatch: false, unconfirmed: true, confidence: 0 })).toBe(
       SCORING.unconfirmedTypePoints,
     );
   });
 
-  it("clamps the score to 0-100", () => {
-    const checks = Array.from({ length: 12 }, (_, i) => flag(`c${i}`, 10, 10));
-    const result = computeScore(
-      checks,
-      { mismatch: true, unconfirmed: false, confidence: 1 },
-      {
+  it("clamps: 100 at most when decided, 49 at most when not", () => {
+    const proofs = Array.from({ length: 12 }, (_, i) => flag(`c${i}`, 10, 10));
+    expect(
+      computeScore([...proofs, errored("x")], NO_TYPE_ISSUE, {
         ...SCORING,
-        errorPoints: 50,
+        errorPoints: 80,
         errorPointsMax: 200,
-      },
-    );
-    expect(result.score).toBeLessThanOrEqual(100);
-    const withErrors = computeScore([...checks, errored("x"), errored("y")], NO_TYPE_ISSUE, {
-      ...SCORING,
-      errorPoints: 80,
-      errorPointsMax: 200,
-    });
-    expect(withErrors.score).toBe(100);
-    const negative = computeScore([errored("x")], NO_TYPE_ISSUE, { ...SCORING, errorPoints: -50 });
-    expect(negative.score).toBe(0);
+      }).score,
+    ).toBe(100);
+    const anomalies = Array.from({ length: 12 }, (_, i) => flag(`c${i}`, 4));
+    expect(
+      computeScore([...anomalies, errored("x")], NO_TYPE_ISSUE, {
+        ...SCORING,
+        errorPoints: 80,
+        errorPointsMax: 200,
+      }).score,
+    ).toBe(49);
+    expect(computeScore([errored("x")], NO_TYPE_ISSUE, { ...SCORING, errorPoints: -50 }).score).toBe(0);
   });
 
   it("attributes the evidence points to the checks in proportion to their weight", () => {
@@ -147,8 +285,7 @@ describe("computeScore", () => {
     expect(strong?.points).toBeGreaterThan(mild?.points ?? Infinity);
     expect(mild?.points).toBeGreaterThan(0);
     expect(quiet?.points).toBe(0);
-    const total = result.contributions.reduce((s, c) => s + c.points, 0);
-    expect(Math.round(total)).toBe(result.score);
+    expect(Math.round(result.contributions.reduce((s, c) => s + c.points, 0))).toBe(result.score);
   });
 
   it("ignores findings of checks that passed and falls back to the check severity", () => {
@@ -156,7 +293,7 @@ describe("computeScore", () => {
       ...pass("file.type"),
       findings: [{ code: "note", message: "Name and content agree.", severity: 9 }],
     };
-    expect(computeScore([informational], NO_TYPE_ISSUE).score).toBe(0);
+    expect(score([informational])).toBe(0);
     const noFindingSeverity: CheckResult = {
       checkId: "metadata.dates",
       outcome: "flag",
@@ -164,32 +301,39 @@ describe("computeScore", () => {
       summary: "Dates disagree.",
       findings: [{ code: "x", message: "Dates disagree." }],
     };
-    expect(computeScore([noFindingSeverity], NO_TYPE_ISSUE).score).toBeGreaterThanOrEqual(60);
+    expect(score([noFindingSeverity])).toBeGreaterThanOrEqual(50);
   });
 });
 
-describe("the severity scale (docs/calibration.md)", () => {
-  const alone = (...s: number[]) => computeScore([flag("a", ...s)], NO_TYPE_ISSUE).score;
-  const apart = (...s: number[]) =>
-    computeScore(
-      s.map((x, i) => flag(`c${i}`, x)),
-      NO_TYPE_ISSUE,
-    ).score;
+describe("independence", () => {
+  it("is other kinds, or one non-appearance kind from two checks, never two appearance kinds", () => {
+    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "b", kind: "structure" })).toBe(true);
+    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "a", kind: "structure" })).toBe(true);
+    expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "b", kind: "pixels" })).toBe(true);
+    expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "a", kind: "pixels" })).toBe(false);
+    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "b", kind: "provenance" })).toBe(
+      false,
+    );
+    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "b", kind: "appearance" })).toBe(
+      false,
+    );
+  });
+});
 
-  it("lets one specific finding (5 and up) decide alone, never one anomaly (4 or less)", () => {
-    for (const s of [5, 6, 7, 8, 9, 10]) expect(alone(s), `severity ${s}`).toBeGreaterThanOrEqual(50);
-    for (const s of [1, 2, 3, 4]) expect(alone(s), `severity ${s}`).toBeLessThan(50);
+describe("importance (per_check)", () => {
+  const importances = (checks: CheckResult[]) =>
+    computeScore(checks, NO_TYPE_ISSUE).contributions.map((c) => importanceOf(c));
+
+  it("is 0 for passes and skips, at most 4 for findings that decided nothing", () => {
+    expect(importances([pass("a"), skipped("b")])).toEqual([0, 0]);
+    expect(importances([flag("a", 4), flag("b", 6)])).toEqual([4, 4]);
   });
 
-  it("keeps notes low: one finding of 3, or two of 2 from two checks, stay below 30", () => {
-    expect(alone(3)).toBeLessThan(30);
-    expect(apart(2, 2)).toBeLessThan(30);
-    expect(apart(3, 3)).toBeLessThan(30);
-  });
-
-  it("lets independent anomalies corroborate each other", () => {
-    expect(apart(4, 4)).toBeGreaterThan(alone(4));
-    expect(apart(4, 4, 4)).toBeGreaterThanOrEqual(50);
+  it("is the severity of a proof, and 7 for each side of a corroboration", () => {
+    expect(importances([flag("a", 9)])).toEqual([9]);
+    const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);
+    const revisions = check("pdf.revisions", [at("revision_added_fonts", "structure", 5, 101)]);
+    expect(importances([fonts, revisions])).toEqual([7, 7]);
   });
 });
 
@@ -199,13 +343,6 @@ describe("helpers", () => {
     for (let s = 1; s <= 10; s++) expect(ps[s]).toBeGreaterThan(ps[s - 1] ?? Infinity);
     expect(ps[0]).toBe(0);
     expect(ps[10]).toBeLessThan(1);
-  });
-
-  it("maps points to importance 0-10", () => {
-    expect(importanceOf(0)).toBe(0);
-    expect(importanceOf(2)).toBe(1);
-    expect(importanceOf(64)).toBe(7);
-    expect(importanceOf(150)).toBe(10);
   });
 
   it("names score bands", () => {

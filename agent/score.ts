@@ -1,33 +1,40 @@
 import type { CheckResult, Finding } from "../core/check-result.js";
+import { placesOf } from "../core/evidence.js";
+import { type EvidenceKind, isAppearanceKind, LEVEL_SEVERITY } from "../core/finding-levels.js";
+import type { PageGeometry } from "../core/page-geometry.js";
 import { SCORE_BANDS, scoreBandOf } from "../core/verdict.js";
 
 /**
- * How the rules engine turns check results into a fraud score: a small pure function with named constants.
+ * How suspicious a document is: the one place that turns every check's findings into the fraud score (issue
+ * 20, docs/calibration.md "Levels and corroboration"). Pure; the constants live in one object so a deployment
+ * can tune them.
  *
- * Model: every flagged finding is treated as independent evidence of tampering with a probability derived
- * from its severity, and the pieces are combined as a noisy-OR (1 - Π(1 - p)), so one strong finding
- * dominates and several mild ones add up with diminishing returns. Further findings of the same check are
- * damped (they usually describe the same problem). A declared-vs-found document-type mismatch is one more
- * piece of evidence. Checks that errored add a few fixed points of uncertainty; passes and skips add nothing.
- *
- * Severity is the checks' shared scale (docs/calibration.md, "Severity"): 1-2 a note, 3-4 an anomaly
- * genuine documents also show (never decisive alone), 5 and up specific evidence of an edit or of a
- * rewrite after issue (decisive alone), 8-10 proof-grade. The probability of one finding is a logistic
- * curve of its severity that rises steeply between "anomaly" and "specific".
- *
- * The constants live in one object so a deployment can tune them; docs/calibration.md says how they were
- * calibrated (bench/calibrate.ts, on synthetic, real-world and real-producer documents with whole producer
- * families held out) and how to re-tune them on a deployment's own documents.
+ * The rules, in order:
+ * 1. Every finding has a level (core/finding-levels.ts: note 1-2, anomaly 3-4, specific 5-7, proof 8-10) and a
+ *    kind of evidence. A finding about appearance only (a face, a producer name, one odd date, a QR domain,
+ *    how an image was captured) is an anomaly at most, whatever its check said.
+ * 2. The document reaches 50 only when something decides it:
+ *    - **proof**: one finding of level proof (figures that do not add up on a confident reading, a revision
+ *      that changed a printed value, text hidden and replaced, a failing signature or check digit, bytes
+ *      rewritten under the producer's seal); or
+ *    - **corroboration**: two independent kinds of evidence, each at least an anomaly, about the same value or
+ *      region (findings whose boxes on one page overlap, or that show the same changed value: the places of
+ *      core/evidence.ts). Independent means: different kinds, or the same kind found by two different checks
+ *      (two pixel methods), and never two appearance kinds together. A document-wide finding that is not
+ *      about appearance and is at least specific (a rewrite by another tool) corroborates any placed finding
+ *      of another kind.
+ * 3. Without a decision the score stays below 50 however many anomalies there are: they add up (noisy-OR) into
+ *    0-49, so several anomalies about different values rank above one, and a lone specific finding ranks near
+ *    the top of that band.
+ * 4. With a decision the score is 50 plus the same noisy-OR over all the evidence, into 50-100.
+ * A confident declared-vs-found type mismatch is an anomaly (it says the document is not what was declared,
+ * not that it was altered); checks that errored and an unconfirmed type add a few points of uncertainty.
  */
 export const SCORING = {
   /**
-   * p(severity) = probabilityMax / (1 + e^(-(severity - decisiveSeverity) / severitySpread)), 0 for severity 0.
-   * decisiveSeverity is where one finding counts as an even chance (× probabilityMax); severitySpread how
-   * sharply the curve rises around it. With 4.5 / 0.5 / 0.99: severity 2 → 0.01, 3 → 0.05, 4 → 0.27,
-   * 5 → 0.72, 6 → 0.94, 8 → 0.99. In words: one finding of severity 5 or more makes a document "likely
-   * tampered" (≥ 50), one or two anomalies of 4 do not, three from three checks do, and a note (≤ 3) barely
-   * moves the score. Calibrated on the combined set with whole producer families held out
-   * (docs/calibration.md).
+   * p(severity) = probabilityMax / (1 + e^(-(severity - decisiveSeverity) / severitySpread)), 0 for severity 0:
+   * the weight of one finding in the noisy-OR. With 4.5 / 0.5 / 0.99: severity 2 → 0.01, 3 → 0.05, 4 → 0.27,
+   * 5 → 0.72, 6 → 0.94, 8 → 0.99. It orders documents inside each band; it no longer decides the band.
    */
   decisiveSeverity: 4.5,
   severitySpread: 0.5,
@@ -35,8 +42,14 @@ export const SCORING = {
   /** The k-th finding (0-based, by severity) of one check counts with weight sameCheckDecay^k. */
   sameCheckDecay: 0.2,
   /** Severity assumed for a flag whose findings carry none and whose check severity is 0. */
-  defaultFlagSeverity: 5,
-  /** A type mismatch counts as evidence with p = mismatchProbability × classifier confidence. */
+  defaultFlagSeverity: 4,
+  /** Each side of a corroborating pair must be at least this severe (an anomaly). */
+  corroborationMinSeverity: LEVEL_SEVERITY.anomaly[0],
+  /** A document-wide, non-appearance finding corroborates placed findings from this severity (specific). */
+  documentWideMinSeverity: LEVEL_SEVERITY.specific[0],
+  /** Highest score without proof or corroboration. */
+  undecidedCeiling: 49,
+  /** A type mismatch counts as evidence with p = mismatchProbability × classifier confidence (below 50 alone). */
   mismatchProbability: 0.6,
   /**
    * Classifier confidence from which its type counts as recognised: below it a different type is no mismatch
@@ -68,13 +81,37 @@ export interface TypeAssessment {
   confidence: number;
 }
 
+/** One flagged finding as the score counts it. */
+export interface CountedFinding {
+  finding: Finding;
+  /** The severity it counts with (its own, capped at anomaly for an appearance kind). */
+  severity: number;
+  /** Its place (findings about the same value or region share one); see placesOf in core/evidence.ts. */
+  place: number;
+  /** True when it is part of a decision (proof, or one side of a corroboration). */
+  decisive: boolean;
+}
+
 /** What one check contributed to the score, in points (the shares add up to the score before clamping). */
 export interface CheckContribution {
   checkId: string;
   outcome: CheckResult["outcome"];
   points: number;
   /** The flagged findings that counted, strongest first, with the severity used. */
-  findings: { finding: Finding; severity: number }[];
+  findings: CountedFinding[];
+}
+
+/** Why a document reached 50: one proof, or two independent kinds about one value or region. */
+export interface Decision {
+  why: "proof" | "corroborated";
+  /** The findings that decided it (the proof, or the corroborating pair), strongest first. */
+  findings: {
+    checkId: string;
+    code: string;
+    kind: EvidenceKind | "unknown";
+    severity: number;
+    page?: number;
+  }[];
 }
 
 export interface ScoreBreakdown {
@@ -86,6 +123,14 @@ export interface ScoreBreakdown {
   unconfirmedPoints: number;
   /** Points all errored checks contributed together. */
   errorPoints: number;
+  /** What decided the score (empty when nothing did: the score is then below 50). */
+  decisions: Decision[];
+}
+
+/** Options of computeScore beyond the checks and the type. */
+export interface ScoreOptions {
+  /** Page geometry (for page-wide boxes, which merge only with the same box); optional. */
+  geometry?: ReadonlyMap<number, PageGeometry>;
 }
 
 /** Probability of tampering one finding of this severity stands for. */
@@ -96,50 +141,158 @@ export function findingProbability(severity: number, k: ScoringConstants = SCORI
   return Math.min(0.99, p);
 }
 
+/** The severity a finding counts with: its own, and never above anomaly for a kind about appearance. */
+export function countedSeverity(f: Finding, fallback: number): number {
+  const s = Math.max(0, Math.min(10, Math.round(f.severity ?? fallback)));
+  return isAppearanceKind(f.kind) ? Math.min(s, LEVEL_SEVERITY.anomaly[1]) : s;
+}
+
 /** The flagged findings of a check with the severity each counts with, strongest first. */
 export function flaggedFindings(
   check: CheckResult,
   k: ScoringConstants = SCORING,
-): CheckContribution["findings"] {
+): { finding: Finding; severity: number }[] {
   if (check.outcome !== "flag") return [];
   const fallback = check.severity > 0 ? check.severity : k.defaultFlagSeverity;
   if (check.findings.length === 0) {
     return [{ finding: { code: "flagged", message: check.summary }, severity: fallback }];
   }
   return check.findings
-    .map((finding) => ({ finding, severity: finding.severity ?? fallback }))
+    .map((finding) => ({ finding, severity: countedSeverity(finding, fallback) }))
     .sort((a, b) => b.severity - a.severity);
 }
 
-/** Evidence weight (−ln(1 − p)) of a check's flagged findings, damped within the check. */
-function checkWeight(findings: CheckContribution["findings"], k: ScoringConstants): number {
-  return findings.reduce((sum, { severity }, i) => {
-    const p = findingProbability(severity, k) * k.sameCheckDecay ** i;
-    return sum - Math.log(1 - p);
-  }, 0);
+interface Member {
+  check: number;
+  checkId: string;
+  finding: Finding;
+  severity: number;
+  place: number;
+  placed: boolean;
+}
+
+const placed = (f: Finding) => f.page !== undefined && f.bbox !== undefined && f.bbox.length === 4;
+
+/** Two findings are independent evidence: other kinds (or one kind from two checks), not both appearance. */
+export function independent(
+  a: { checkId: string; kind?: EvidenceKind },
+  b: { checkId: string; kind?: EvidenceKind },
+): boolean {
+  if (isAppearanceKind(a.kind) && isAppearanceKind(b.kind)) return false;
+  if (a.kind === b.kind) return a.checkId !== b.checkId;
+  return true;
+}
+
+const decisionEntry = (m: Member): Decision["findings"][number] => ({
+  checkId: m.checkId,
+  code: m.finding.code,
+  kind: m.finding.kind ?? "unknown",
+  severity: m.severity,
+  ...(m.finding.page !== undefined ? { page: m.finding.page } : {}),
+});
+
+/** The decisions the findings support, and the members that take part in one. */
+function decide(members: Member[], k: ScoringConstants): { decisions: Decision[]; decisive: Set<Member> } {
+  const decisions: Decision[] = [];
+  const decisive = new Set<Member>();
+  const proofFrom = LEVEL_SEVERITY.proof[0];
+  for (const m of members) {
+    if (m.severity >= proofFrom) {
+      decisions.push({ why: "proof", findings: [decisionEntry(m)] });
+      decisive.add(m);
+    }
+  }
+  const byPlace = new Map<number, Member[]>();
+  for (const m of members) {
+    if (m.severity < k.corroborationMinSeverity) continue;
+    byPlace.set(m.place, [...(byPlace.get(m.place) ?? []), m]);
+  }
+  const documentWide = members.filter(
+    (m) => !m.placed && !isAppearanceKind(m.finding.kind) && m.severity >= k.documentWideMinSeverity,
+  );
+  for (const list of byPlace.values()) {
+    const candidates = list.some((m) => m.placed) ? [...list, ...documentWide] : list;
+    let best: [Member, Member] | undefined;
+    for (let i = 0; i < candidates.length; i++) {
+      for (let j = i + 1; j < candidates.length; j++) {
+        const a = candidates[i] as Member;
+        const b = candidates[j] as Member;
+        if (!a.placed && !b.placed) continue;
+        if (
+          !independent(
+            { checkId: a.checkId, kind: a.finding.kind },
+            { checkId: b.checkId, kind: b.finding.kind },
+          )
+        )
+          continue;
+        if (!best || a.severity + b.severity > best[0].severity + best[1].severity) best = [a, b];
+      }
+    }
+    if (!best) continue;
+    const pair = [...best].sort((x, y) => y.severity - x.severity);
+    for (const m of pair) decisive.add(m);
+    decisions.push({ why: "corroborated", findings: pair.map(decisionEntry) });
+  }
+  decisions.sort(
+    (a, b) =>
+      (a.why === "proof" ? 0 : 1) - (b.why === "proof" ? 0 : 1) ||
+      Math.max(...b.findings.map((f) => f.severity)) - Math.max(...a.findings.map((f) => f.severity)),
+  );
+  return { decisions, decisive };
 }
 
 /**
- * Combines check results and the type assessment into a fraud score 0-100 and attributes it.
- * The noisy-OR part is split among its sources in proportion to their evidence weight, so each check's
- * `points` says how much it moved this score (the basis of per_check importance).
+ * Combines check results and the type assessment into a fraud score 0-100 and attributes it (rules in the
+ * comment of SCORING). Each check's `points` says how much it moved this score (the reasoning quotes them).
  */
 export function computeScore(
   checks: CheckResult[],
   type: TypeAssessment,
   k: ScoringConstants = SCORING,
+  opts: ScoreOptions = {},
 ): ScoreBreakdown {
-  const perCheck = checks.map((check) => {
-    const findings = flaggedFindings(check, k);
-    return { check, findings, weight: checkWeight(findings, k) };
+  const places = placesOf(checks, opts.geometry);
+  const members: Member[] = [];
+  const perCheck = checks.map((check, ci) => {
+    const fallback = check.severity > 0 ? check.severity : k.defaultFlagSeverity;
+    const list =
+      check.outcome !== "flag"
+        ? []
+        : check.findings.length === 0
+          ? [{ finding: { code: "flagged", message: check.summary } as Finding, index: -1 }]
+          : check.findings.map((finding, index) => ({ finding, index }));
+    const counted = list
+      .map(({ finding, index }) => {
+        const m: Member = {
+          check: ci,
+          checkId: check.checkId,
+          finding,
+          severity: countedSeverity(finding, fallback),
+          place: index >= 0 ? (places[ci]?.[index] ?? -1 - members.length) : -1 - ci,
+          placed: placed(finding),
+        };
+        return m;
+      })
+      .filter((m) => m.severity > 0)
+      .sort((a, b) => b.severity - a.severity);
+    members.push(...counted);
+    const weight = counted.reduce((sum, m, i) => {
+      const p = findingProbability(m.severity, k) * k.sameCheckDecay ** i;
+      return sum - Math.log(1 - p);
+    }, 0);
+    return { check, counted, weight };
   });
+  const { decisions, decisive } = decide(members, k);
+
   const mismatchP =
     type.mismatch && type.confidence >= k.mismatchMinConfidence
       ? Math.min(0.99, k.mismatchProbability * type.confidence)
       : 0;
   const mismatchWeight = -Math.log(1 - mismatchP);
   const totalWeight = perCheck.reduce((sum, c) => sum + c.weight, 0) + mismatchWeight;
-  const evidencePoints = 100 * (1 - Math.exp(-totalWeight));
+  const evidence = 1 - Math.exp(-totalWeight);
+  const decided = decisions.length > 0;
+  const evidencePoints = decided ? 50 + 50 * evidence : k.undecidedCeiling * evidence;
   const share = (weight: number) => (totalWeight > 0 ? (evidencePoints * weight) / totalWeight : 0);
 
   const errored = checks.filter((c) => c.outcome === "error").length;
@@ -147,26 +300,48 @@ export function computeScore(
   const perErrorPoints = errored > 0 ? errorPoints / errored : 0;
   const unconfirmedPoints = type.unconfirmed ? k.unconfirmedTypePoints : 0;
 
-  const contributions: CheckContribution[] = perCheck.map(({ check, findings, weight }) => ({
+  const contributions: CheckContribution[] = perCheck.map(({ check, counted, weight }) => ({
     checkId: check.checkId,
     outcome: check.outcome,
     points: check.outcome === "error" ? perErrorPoints : share(weight),
-    findings,
+    findings: counted.map((m) => ({
+      finding: m.finding,
+      severity: m.severity,
+      place: m.place,
+      decisive: decisive.has(m),
+    })),
   }));
   const raw = evidencePoints + errorPoints + unconfirmedPoints;
+  const ceiling = decided ? 100 : k.undecidedCeiling;
   return {
-    score: Math.round(Math.min(100, Math.max(0, raw))),
+    score: Math.round(Math.min(ceiling, Math.max(0, raw))),
     contributions,
     mismatchPoints: share(mismatchWeight),
     unconfirmedPoints,
     errorPoints,
+    decisions,
   };
 }
 
-/** Per-check importance 0-10 from the points a check contributed: one step per 10 points, at least 1 if any. */
-export function importanceOf(points: number): number {
-  if (points <= 0.05) return 0;
-  return Math.min(10, Math.max(1, Math.ceil(points / 10)));
+/**
+ * Per-check importance 0-10 (the contract's per_check.importance), from the level of the check's findings and
+ * whether they decided: a proof counts its severity (8-10); a finding that corroborated another counts 7 (or
+ * its severity when higher); findings that decided nothing count at most 4, so an importance of 5 or more
+ * always means "this check took part in a decision". An errored check gets 1 when it added points.
+ */
+export function importanceOf(contribution: CheckContribution): number {
+  if (contribution.outcome === "skip" || contribution.outcome === "pass") return 0;
+  if (contribution.outcome === "error") return contribution.points > 0.05 ? 1 : 0;
+  let best = 0;
+  for (const f of contribution.findings) {
+    const v = f.decisive
+      ? f.severity >= LEVEL_SEVERITY.proof[0]
+        ? f.severity
+        : Math.max(7, Math.min(f.severity, 7))
+      : Math.max(1, Math.min(f.severity, LEVEL_SEVERITY.anomaly[1]));
+    best = Math.max(best, v);
+  }
+  return Math.min(10, best);
 }
 
 export type ScoreBand = "low" | "moderate" | "high";

@@ -174,6 +174,7 @@ export async function runAgentStep(
     checks: checkResult.value.checks,
     discovered: checkResult.value.discovered,
     ...(checkResult.value.evidence ? { groups: checkResult.value.evidence.groups } : {}),
+    ...(checkResult.value.evidence?.geometry ? { geometry: checkResult.value.evidence.geometry } : {}),
   };
   const run = { runId, log };
   const outcome = await produceVerdict(selection.engine, agentInput, run);

@@ -30,6 +30,13 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, "..");
 /** `../shared` beside the clone, as CI has it. */
 export const SHARED_DIR = path.resolve(REPO_ROOT, "../shared");
 
+/**
+ * Synthetic tamper kinds that leave only provenance traces (metadata dates, an editor's name as producer):
+ * by the rules of the score (docs/calibration.md, "Levels and corroboration") such evidence is an anomaly and
+ * never decides alone, so these kinds are reported apart, like the real-producer source re-export.
+ */
+export const PROVENANCE_ONLY_KINDS: ReadonlySet<string> = new Set(["metadata_dates", "editor_metadata"]);
+
 export function syntheticSet(o: {
   seed: number;
   genuine: number;
@@ -47,7 +54,12 @@ export function syntheticSet(o: {
     const { original, ...rest } = item;
     if (item.label === "tampered" && original) {
       const originalId = `${item.id}~original`;
-      items.push({ ...rest, set: "synthetic", originalId });
+      items.push({
+        ...rest,
+        set: "synthetic",
+        originalId,
+        ...(PROVENANCE_ONLY_KINDS.has(item.tamper ?? "") ? { exempt: true } : {}),
+      });
       items.push({
         ...rest,
         id: originalId,

@@ -1,4 +1,5 @@
 import type { CheckOutcome, CheckResult, Finding, Trust } from "../core/check-result.js";
+import { type CodeTable, codeTableProblems, maxSeverityOf } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
 
 /**
@@ -6,10 +7,13 @@ import type { DocumentModel } from "../document/model.js";
  * into a DocumentModel (document/), then each applicable Check reads it. Checks are pure with respect to
  * the outside world (no network, no object store, no clock but ctx.now).
  *
- * A check is written with defineCheck(): `inspect` is a function from the document model to findings
- * (or a skip), `summary` says in one sentence what the judged findings mean. Turning that into a
- * CheckResult — the skip and error shapes, the outcome and severity from the findings (judge), which
- * optional parts appear — is written once, here.
+ * A check is written with defineCheck(): `codes` declares every finding code it reports (its highest level,
+ * its kind of evidence, one line of what it means: core/finding-levels.ts), `inspect` is a function from the
+ * document model to findings (or a skip), `summary` says in one sentence what the judged findings mean.
+ * Turning that into a CheckResult — the skip and error shapes, each finding capped at its code's level and
+ * stamped with its kind, the outcome and severity from the findings (judge), which optional parts appear —
+ * is written once, here. How suspicious the document is, is not decided here: the agent's score
+ * (agent/score.ts) weighs every check's findings together.
  */
 
 export interface CheckContext {
@@ -26,21 +30,24 @@ export interface CheckContext {
 export interface Check {
   /** Stable id, e.g. `metadata.dates`. */
   id: string;
+  /** Every finding code the check reports, with its level, kind and meaning. */
+  codes: CodeTable;
   appliesTo(doc: DocumentModel): boolean;
   run(doc: DocumentModel, ctx: CheckContext): Promise<CheckResult>;
 }
 
-/** Outcome and overall severity from findings: flag when any finding reaches `flagAt`. */
+/**
+ * Outcome and overall severity from findings: flag when any finding reaches `flagAt`; the check's severity
+ * is its strongest finding's. Findings are not added up here: whether several of them, or findings of
+ * several checks, make a document suspicious is the score's decision (agent/score.ts, corroboration).
+ */
 export function judge(
   findings: readonly Finding[],
   flagAt = 2,
 ): { outcome: "pass" | "flag"; severity: number } {
-  const sev = findings.map((f) => f.severity ?? 0).sort((a, b) => b - a);
-  const top = sev[0] ?? 0;
+  const top = findings.reduce((max, f) => Math.max(max, f.severity ?? 0), 0);
   if (top < flagAt) return { outcome: "pass", severity: 0 };
-  // Several independent strong findings reinforce each other a little.
-  const others = sev.slice(1).filter((s) => s >= 4).length;
-  return { outcome: "flag", severity: Math.min(10, top + Math.min(2, others)) };
+  return { outcome: "flag", severity: Math.min(10, top) };
 }
 
 /** What a check found in a document it could read. */
@@ -76,6 +83,12 @@ export type Judged<R extends Inspection> = R & { outcome: "pass" | "flag"; sever
 
 export interface CheckDefinition<R extends Inspection> {
   id: string;
+  /**
+   * Every finding code the check reports (like ESLint's `meta.messages`): the highest level, the kind of
+   * evidence, one line of meaning. A finding whose code is not declared is a bug: the check's outcome is then
+   * `error` and the summary names the code.
+   */
+  codes: CodeTable;
   appliesTo(doc: DocumentModel): boolean;
   /** Reads the document model (and nothing else) into findings, or says why it skips. */
   inspect(
@@ -88,14 +101,46 @@ export interface CheckDefinition<R extends Inspection> {
   summary(judged: Judged<R>, doc: DocumentModel): string;
 }
 
+/**
+ * A finding as the check step stores it: severity capped at its code's level, its kind stamped. Throws for a
+ * code the check did not declare.
+ */
+export function stamp(checkId: string, codes: CodeTable, f: Finding): Finding {
+  const meta = codes[f.code];
+  if (!meta) throw new UndeclaredCodeError(checkId, f.code);
+  const severity = f.severity === undefined ? undefined : Math.min(f.severity, maxSeverityOf(meta));
+  return { ...f, ...(severity === undefined ? {} : { severity }), kind: meta.kind };
+}
+
+export class UndeclaredCodeError extends Error {
+  constructor(
+    readonly checkId: string,
+    readonly code: string,
+  ) {
+    super(`${checkId} reported the finding code "${code}", which its code table does not declare`);
+    this.name = "UndeclaredCodeError";
+  }
+}
+
 export function defineCheck<R extends Inspection>(def: CheckDefinition<R>): Check {
+  const problems = codeTableProblems(def.id, def.codes);
+  if (problems.length > 0) throw new Error(`invalid code table: ${problems.join("; ")}`);
   return {
     id: def.id,
+    codes: def.codes,
     appliesTo: (doc) => def.appliesTo(doc),
     async run(doc, ctx): Promise<CheckResult> {
-      const inspection = await def.inspect(doc, ctx);
-      if ("skipped" in inspection) return result(def.id, "skip", 0, inspection.skipped, inspection.findings);
-      if ("unreadable" in inspection) return result(def.id, "error", 0, inspection.unreadable, []);
+      const raw = await def.inspect(doc, ctx);
+      if ("unreadable" in raw) return result(def.id, "error", 0, raw.unreadable, []);
+      let stamped: Finding[];
+      try {
+        stamped = raw.findings.map((f) => stamp(def.id, def.codes, f));
+      } catch (err) {
+        if (err instanceof UndeclaredCodeError) return result(def.id, "error", 0, `${err.message}.`, []);
+        throw err;
+      }
+      if ("skipped" in raw) return result(def.id, "skip", 0, raw.skipped, stamped);
+      const inspection = { ...raw, findings: stamped } as R;
       const { outcome, severity } = def.judge ? def.judge(inspection) : judge(inspection.findings);
       const summary = def.summary({ ...inspection, outcome, severity }, doc);
       return {

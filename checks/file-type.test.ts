@@ -26,7 +26,7 @@ describe("file.type", () => {
     const r = await run(makePng(2), { filename: "statement.pdf", docType: "bank_statement" });
     expect(r.outcome).toBe("flag");
     expect(codes(r)).toContain("extension_mismatch");
-    expect(r.severity).toBe(5);
+    expect(r.severity).toBe(4);
     expect(r.findings[0]?.evidence).toMatchObject({ extension: "pdf", contentType: "image/png" });
   });
 

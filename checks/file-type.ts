@@ -1,4 +1,5 @@
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import { DOC_TYPE_WORDS } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { defineCheck, flaggedCodes } from "./check.js";
@@ -220,8 +221,58 @@ function pdfStructureFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  filename_missing: {
+    level: "note",
+    kind: "container",
+    means: "The upload carries no file name to compare with its content.",
+  },
+  extension_missing: {
+    level: "note",
+    kind: "container",
+    means: "The file name has no extension.",
+  },
+  extension_unknown: {
+    level: "note",
+    kind: "container",
+    means: "The file name's extension is unusual for its content.",
+  },
+  extension_mismatch: {
+    level: "anomaly",
+    kind: "container",
+    means: "The file name says one format, the content is another: renamed or converted.",
+  },
+  declared_content_type_mismatch: {
+    level: "anomaly",
+    kind: "container",
+    means: "The submitter declared another content type than the file's real one.",
+  },
+  image_for_digital_document: {
+    level: "note",
+    kind: "container",
+    means: "A document normally issued as a PDF arrives as an image (a photo or scan).",
+  },
+  pdf_header_offset: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Bytes precede the %PDF- header, which generators do not write.",
+  },
+  pdf_version_features: {
+    level: "anomaly",
+    kind: "structure",
+    means: "The file uses features newer than the PDF version it declares: a later tool rewrote parts.",
+  },
+  data_after_eof: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Data follows the final %%EOF marker, where readers do not look.",
+  },
+} as const satisfies CodeTable;
+
 export const fileTypeCheck = defineCheck({
   id: FILE_TYPE_CHECK_ID,
+  codes: CODES,
   appliesTo: () => true,
   inspect: (doc) => ({
     findings: [

@@ -54,7 +54,7 @@ describe("fonts.consistency", () => {
       expect(f?.page).toBe(t.page);
       expect(f?.evidence).toMatchObject({ value: t.replacement, font: "Courier" });
       expect(f?.message).toMatch(/Courier.*Helvetica/);
-      expect(f?.severity).toBe(7);
+      expect(f?.severity).toBe(4);
       expect(result.outcome).toBe("flag");
     }
   });
@@ -86,7 +86,7 @@ describe("fonts.consistency", () => {
     const r = await runOn(check, await doc.save(), { docType: "payslip" });
     const f = r.findings.find((x) => x.code === "cell_mixed_fonts");
     expect(f?.evidence).toMatchObject({ odd: "999999", oddFont: "Times-Roman", mainFont: "Helvetica" });
-    expect(f?.severity).toBe(7);
+    expect(f?.severity).toBe(4);
   });
 
   it("judges a second face against the document's own typography, not against an ideal", async () => {

@@ -1,4 +1,5 @@
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
 import { type Box, type TextRun, unionAll } from "../document/page-layout.js";
 import { type Cell, documentLines, type Line } from "../document/text-lines.js";
@@ -447,8 +448,34 @@ export function fontFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  value_font_differs: {
+    level: "anomaly",
+    kind: "appearance",
+    means: "A value is set in another face, size or weight than its column or row.",
+  },
+  cell_mixed_fonts: {
+    level: "anomaly",
+    kind: "appearance",
+    means: "Part of one piece of text is set in a face the document uses almost nowhere else.",
+  },
+  font_embedded_twice: {
+    level: "specific",
+    kind: "structure",
+    means:
+      "One font is embedded twice on a page and the second copy draws a value: a second program wrote it.",
+  },
+  font_origin_mixed: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A value is drawn with a font of another origin (not embedded among embedded subsets).",
+  },
+} as const satisfies CodeTable;
+
 export const fontsConsistencyCheck = defineCheck({
   id: FONTS_CONSISTENCY_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined,
   inspect(doc) {
     const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout && p.layout.runs.length > 0);

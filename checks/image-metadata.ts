@@ -1,5 +1,6 @@
 import exifr from "exifr";
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
 import { scanPdfImages } from "../document/pdf-images.js";
 import { differenceHash, hammingDistance, thumbnailDifference } from "../document/raster.js";
@@ -250,8 +251,34 @@ async function subjects(doc: DocumentModel): Promise<{ list: Subject[]; skipped:
   };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  image_editor_software: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The image's metadata names an image editor.",
+  },
+  image_edit_history: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The image's XMP history records editing steps.",
+  },
+  camera_data_missing: {
+    level: "anomaly",
+    kind: "capture",
+    means: "An image presented as a photo carries none of the data cameras write.",
+  },
+  thumbnail_mismatch: {
+    level: "proof",
+    kind: "consistency",
+    means:
+      "The EXIF thumbnail shows a different picture than the image: the image was changed after capture.",
+  },
+} as const satisfies CodeTable;
+
 export const imageMetadataCheck = defineCheck({
   id: IMAGE_METADATA_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { list, skipped } = await subjects(doc);

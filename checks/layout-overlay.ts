@@ -1,4 +1,5 @@
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
 import {
   type Box,
@@ -340,8 +341,48 @@ export function overlayFindings(doc: DocumentModel): Finding[] {
   return findings;
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  text_covered_and_replaced: {
+    level: "proof",
+    kind: "structure",
+    means: "A box hides printed text and other text is printed on top of it.",
+  },
+  text_covered: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A box hides printed text.",
+  },
+  invisible_text: {
+    level: "proof",
+    kind: "structure",
+    means: "Text is drawn invisibly (render mode 3 or transparent); proof when other text is printed in its place.",
+  },
+  text_same_colour_as_background: {
+    level: "proof",
+    kind: "structure",
+    means: "Text is drawn in the colour of what is behind it; proof when other text is printed in its place.",
+  },
+  text_outside_page: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Text sits outside the visible page.",
+  },
+  text_tiny: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Text is drawn smaller than one point.",
+  },
+  text_over_text: {
+    level: "proof",
+    kind: "structure",
+    means: "Two different texts are printed on the same place.",
+  },
+} as const satisfies CodeTable;
+
 export const layoutOverlayCheck = defineCheck({
   id: LAYOUT_OVERLAY_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined,
   inspect(doc) {
     const laidOut = (doc.pdf?.pages ?? []).filter((p) => p.layout);

@@ -1,4 +1,5 @@
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import { aDocType, DOC_TYPE_WORDS, type DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
@@ -390,8 +391,164 @@ function regionFindings(raw: RawPdf, comparison: RevisionComparison, changes: Fi
   return out;
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  revision_added_attachment: {
+    level: "note",
+    kind: "structure",
+    means: "A later save only embedded a file (e-invoicing, archiving).",
+  },
+  revision_changed_text: {
+    level: "proof",
+    kind: "structure",
+    means: "A later save changed the text a page shows.",
+  },
+  revision_changed_content: {
+    level: "proof",
+    kind: "structure",
+    means: "A later save redrew a page's content without changing its text.",
+  },
+  revision_added_page: {
+    level: "proof",
+    kind: "structure",
+    means: "A later save added a page.",
+  },
+  revision_removed_page: {
+    level: "proof",
+    kind: "structure",
+    means: "A later save removed a page.",
+  },
+  revision_replaced_page: {
+    level: "proof",
+    kind: "structure",
+    means: "A later save replaced a page.",
+  },
+  revision_changed_page_properties: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A later save changed a page box or rotation.",
+  },
+  revision_added_annotation: {
+    level: "specific",
+    kind: "structure",
+    means: "A later save added an annotation (covering ones can hide a value).",
+  },
+  revision_changed_annotation: {
+    level: "specific",
+    kind: "structure",
+    means: "A later save changed an annotation.",
+  },
+  revision_removed_annotation: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A later save removed an annotation.",
+  },
+  revision_changed_form_field: {
+    level: "specific",
+    kind: "structure",
+    means: "A later save changed a form field's value.",
+  },
+  revision_changed_form: {
+    level: "note",
+    kind: "structure",
+    means: "A later save changed the form definition.",
+  },
+  revision_added_fonts: {
+    level: "specific",
+    kind: "structure",
+    means: "A later save added fonts: new text was typed in.",
+  },
+  revision_changed_images: {
+    level: "specific",
+    kind: "structure",
+    means: "A later save added or replaced images on a page.",
+  },
+  revision_changed_metadata: {
+    level: "note",
+    kind: "provenance",
+    means: "A later save changed only metadata.",
+  },
+  revision_added_validation_data: {
+    level: "note",
+    kind: "signature",
+    means: "A later save added signature validation data.",
+  },
+  revision_added_signature: {
+    level: "note",
+    kind: "signature",
+    means: "A later save added a digital signature.",
+  },
+  revision_changed_catalog: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A later save changed the document catalog.",
+  },
+  revision_changed_objects: {
+    level: "note",
+    kind: "structure",
+    means: "A later save rewrote other objects.",
+  },
+  revision_changed_region: {
+    level: "proof",
+    kind: "structure",
+    means:
+      "Where a page looks different from the document as first saved (the place of a revision's change).",
+  },
+  too_many_revisions: {
+    level: "anomaly",
+    kind: "structure",
+    means: "More incremental updates than the check diffs.",
+  },
+  encrypted_content: {
+    level: "note",
+    kind: "structure",
+    means: "Encrypted revisions that were not compared.",
+  },
+  xref_broken: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A cross-reference section cannot be read.",
+  },
+  xref_cycle: {
+    level: "anomaly",
+    kind: "structure",
+    means: "The chain of cross-reference sections loops.",
+  },
+  prev_mismatch: {
+    level: "anomaly",
+    kind: "structure",
+    means: "An update's /Prev does not point at the revision before it.",
+  },
+  duplicate_startxref: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Two startxref keywords in one revision.",
+  },
+  xref_offset_wrong: {
+    level: "anomaly",
+    kind: "structure",
+    means: "startxref points at the wrong offset.",
+  },
+  missing_eof: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A revision lacks its %%EOF marker.",
+  },
+  hidden_data_after_eof: {
+    level: "anomaly",
+    kind: "structure",
+    means: "Data hides after an %%EOF marker.",
+  },
+  limit_reached: {
+    level: "note",
+    kind: "structure",
+    means: "The raw parser stopped at one of its limits.",
+  },
+} as const satisfies CodeTable;
+
 export const pdfRevisionsCheck = defineCheck({
   id: PDF_REVISIONS_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.contentType === "application/pdf",
   async inspect(doc, ctx) {
     const raw = rawPdfOf(doc);

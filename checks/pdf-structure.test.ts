@@ -83,7 +83,7 @@ describe.skipIf(!tools.ok)(
       const r = await run(new Uint8Array(await readFile(out)), original.docType);
       const f = r.findings.find((x) => x.code === "redistilled_from_pdf");
       expect(f?.evidence).toMatchObject({ creator: original.creator });
-      expect(f?.severity).toBe(6);
+      expect(f?.severity).toBe(4);
       expect(f?.message).toMatch(/re-distilled from an existing PDF/);
     }, 60_000);
   },

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import { aDocType, type DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
 import { rawPdfOf } from "../document/pdf-raw/cache.js";
@@ -123,7 +124,8 @@ export function structureFindings(doc: DocumentModel): StructureReport {
   const producer = (info.Producer ?? doc.pdf?.xmp?.["pdf:Producer"] ?? "").trim();
   const named = [producer, info.Creator ?? ""].join(" ");
   const issued = ISSUED.has(doc.declaredDocType);
-  const severity = issued ? 6 : 2;
+  // Bytes rewritten under the issuer's producer name: proof on an issued document (docs/calibration.md).
+  const severity = issued ? 8 : 2;
   const findings: Finding[] = [];
   const headerOffset = doc.pdf?.raw.headerOffset ?? 0;
   const line2 = secondLine(raw.bytes, headerOffset);
@@ -152,7 +154,7 @@ export function structureFindings(doc: DocumentModel): StructureReport {
         code: "producer_checksum_broken",
         message: `LibreOffice, the named producer, seals every PDF it saves with a checksum of the bytes it wrote (/DocChecksum ${seal.value}); this file's bytes no longer match it, so they were changed after LibreOffice saved them.`,
         evidence: { producer, docChecksum: seal.value },
-        severity: issued ? 7 : 3,
+        severity: issued ? 8 : 3,
       });
     } else if (!seal && !writer && raw.revisions[0]?.sections.some((s) => s.kind === "table")) {
       findings.push({
@@ -188,15 +190,48 @@ export function structureFindings(doc: DocumentModel): StructureReport {
               )}) from another PDF's embedded subsets, not from font files: it was re-distilled from an existing PDF, which carries the issuer's name over, so this is not the file the issuer's system produced.`
           : `Ghostscript took all ${cff.length} fonts of this file from another PDF's embedded subsets, not from font files: it is a re-distilled or re-printed copy of an existing PDF.`,
         evidence: { producer, creator: creator || null, fonts: cff.slice(0, 10).map((f) => f.name) },
-        severity: claimsIssuer ? severity : issued ? 2 : 1,
+        // A print pipeline (an application's PDF printed again through Ghostscript) looks the same: an anomaly.
+        severity: claimsIssuer ? 4 : issued ? 2 : 1,
       });
     }
   }
   return { findings, producer: producer || undefined, writer: writer?.name };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  rewritten_by_other_tool: {
+    level: "proof",
+    kind: "structure",
+    means:
+      "A tool that rewrites PDFs without naming itself (qpdf, MuPDF) wrote the bytes under the named producer: bytes rewritten under its seal (proof on an issued document).",
+  },
+  producer_checksum_broken: {
+    level: "proof",
+    kind: "structure",
+    means:
+      "The named producer's own checksum of its bytes no longer matches: bytes rewritten under its seal.",
+  },
+  producer_checksum_missing: {
+    level: "anomaly",
+    kind: "structure",
+    means: "The named producer always seals its files, and this one carries no seal.",
+  },
+  id_pair_modified: {
+    level: "anomaly",
+    kind: "structure",
+    means: "A file saved once carries the /ID pair of a modified file.",
+  },
+  redistilled_from_pdf: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "Ghostscript distilled the file from another PDF (a print pipeline or a re-distilled copy).",
+  },
+} as const satisfies CodeTable;
+
 export const pdfStructureCheck = defineCheck({
   id: PDF_STRUCTURE_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.contentType === "application/pdf" && doc.pdf !== undefined,
   inspect(doc) {
     const raw = rawPdfOf(doc);

@@ -108,6 +108,7 @@ describe("runCheckStep", () => {
   it("turns a check that throws or overruns into outcome error without failing the step", async () => {
     const throwing: Check = {
       id: "test.throws",
+      codes: {},
       appliesTo: () => true,
       run: async () => {
         throw new Error("boom");
@@ -115,11 +116,13 @@ describe("runCheckStep", () => {
     };
     const hanging: Check = {
       id: "test.hangs",
+      codes: {},
       appliesTo: () => true,
       run: () => new Promise(() => undefined),
     };
     const notApplicable: Check = {
       id: "test.never",
+      codes: {},
       appliesTo: () => false,
       run: async () => {
         throw new Error("ran");
@@ -147,6 +150,7 @@ describe("runCheckStep", () => {
   it("takes authoritative and discovered facts from a check that sets them, deduplicated", async () => {
     const deciding: Check = {
       id: "test.signature",
+      codes: {},
       appliesTo: (doc) => doc.pdf !== undefined,
       run: async () => ({
         checkId: "test.signature",

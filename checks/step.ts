@@ -290,6 +290,7 @@ export async function runCheckStep(
       findingsTotal: manifest.findingsTotal,
       groupsTotal: manifest.groupsTotal,
       groups: manifest.groups,
+      geometry: manifest.pages.flatMap((p) => (p.geometry ? [p.geometry] : [])),
     };
   }
   return {

@@ -94,7 +94,7 @@ describe("text.identifiers", () => {
     const future = await tamperedResult(check, 4, "future_date", "GB");
     const f = future.result.findings.find((x) => x.code === "date_in_future");
     expect(f?.evidence?.dates).toEqual([future.t.replacement]);
-    expect(f?.severity).toBe(7);
+    expect(f?.severity).toBe(4);
   });
 
   it("cross-checks a GB IBAN against the printed sort code and account number", () => {

@@ -1,4 +1,5 @@
 import type { Finding } from "../core/check-result.js";
+import type { CodeTable } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
 import { documentLines, type Line } from "../document/text-lines.js";
 import { numberStyleFor, parseAmount } from "../document/values/amounts.js";
@@ -490,8 +491,78 @@ export function identifierFindings(doc: DocumentModel, now: Date): Finding[] {
   ];
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  iban_invalid: {
+    level: "proof",
+    kind: "identifier",
+    means: "An IBAN fails its check digits (proof on the holder's own account; an anomaly for a payee's).",
+  },
+  iban_mismatch: {
+    level: "proof",
+    kind: "consistency",
+    means: "The IBAN and the bank details printed beside it disagree.",
+  },
+  routing_number_invalid: {
+    level: "proof",
+    kind: "identifier",
+    means: "An ABA routing number fails its checksum or prefix.",
+  },
+  card_number_invalid: {
+    level: "specific",
+    kind: "identifier",
+    means: "A card number fails the Luhn check.",
+  },
+  sort_code_malformed: {
+    level: "specific",
+    kind: "identifier",
+    means: "A UK sort code is not six digits.",
+  },
+  date_impossible: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "A printed date does not exist (31 February, month 13).",
+  },
+  date_format_mixed: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "The document prints dates in more than one format.",
+  },
+  date_format_region: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "Dates are printed in a format unusual for the region.",
+  },
+  date_order_mixed: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "Dates are printed both day-first and month-first.",
+  },
+  date_order_foreign: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "Dates are printed in an order foreign to the region.",
+  },
+  transactions_out_of_order: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "Transaction dates are not in order.",
+  },
+  transaction_outside_period: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "A transaction lies outside the statement period.",
+  },
+  date_in_future: {
+    level: "anomaly",
+    kind: "plausibility",
+    means: "A printed date lies after the time of the check.",
+  },
+} as const satisfies CodeTable;
+
 export const textIdentifiersCheck = defineCheck({
   id: TEXT_IDENTIFIERS_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || (doc.imagePages?.length ?? 0) > 0,
   inspect(doc, ctx) {
     const lines = documentLines(doc);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EVIDENCE_KINDS } from "./finding-levels.js";
 
 /** Facts a check can report as discovered (DetectionDetail.discovered). */
 export const DISCOVERED_FACTS = [
@@ -30,8 +31,13 @@ export const Finding = z.object({
   bbox: z.array(z.number()).length(4).optional(),
   /** The evidence: the values that were compared (free-form, small). */
   evidence: z.record(z.string(), z.unknown()).optional(),
-  /** How strongly this finding alone suggests tampering, 0-10. */
+  /** How strongly this finding alone suggests tampering, 0-10 (levels: core/finding-levels.ts). */
   severity: z.number().int().min(0).max(10).optional(),
+  /**
+   * The kind of evidence (core/finding-levels.ts), stamped by the check step from the check's code table;
+   * absent on results stored before code tables existed.
+   */
+  kind: z.enum(EVIDENCE_KINDS).optional(),
 });
 export type Finding = z.infer<typeof Finding>;
 

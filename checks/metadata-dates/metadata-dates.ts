@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { DOC_TYPE_WORDS } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
@@ -223,8 +224,73 @@ function describeGap(ms: number): string {
   return `${Math.max(1, Math.round(ms / 60_000))} minutes`;
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  date_unparseable: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A metadata date cannot be read as a date.",
+  },
+  date_in_future: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A metadata date lies after the time of the check.",
+  },
+  date_implausible: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A metadata date lies outside any plausible range.",
+  },
+  modified_before_created: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The file says it was modified before it was created.",
+  },
+  long_modification_gap: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The file was modified long after an issuer's system created it.",
+  },
+  info_xmp_mismatch: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The Info dictionary and the XMP packet give different dates: one was rewritten.",
+  },
+  creation_date_missing: {
+    level: "note",
+    kind: "provenance",
+    means: "The file has no creation date.",
+  },
+  dates_absent: {
+    level: "note",
+    kind: "provenance",
+    means: "The file carries no metadata dates at all.",
+  },
+  history_date_in_future: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "An XMP history event lies in the future.",
+  },
+  history_after_modification: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "An XMP history event lies after the file's modification date.",
+  },
+  history_before_creation: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "An XMP history event lies before the file's creation date.",
+  },
+  created_before_printed_dates: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The file was created before dates its pages print.",
+  },
+} as const satisfies CodeTable;
+
 export const metadataDatesCheck = defineCheck({
   id: METADATA_DATES_CHECK_ID,
+  codes: CODES,
   appliesTo: () => true,
   inspect(doc, ctx) {
     if (!doc.pdf) return skip("metadata.dates reads PDF metadata; image EXIF is read by image.metadata.");

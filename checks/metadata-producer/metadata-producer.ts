@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { aDocType, DOC_TYPE_WORDS, type DocType } from "../../core/verdict.js";
 import type { DocumentModel } from "../../document/model.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
@@ -217,8 +218,48 @@ export function producerFindings(doc: DocumentModel): {
   return { findings, named, history };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  history_multiple_tools: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The XMP history names several tools.",
+  },
+  producer_mismatch: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The Info dictionary and the XMP name different producers.",
+  },
+  producer_chain_rewritten: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The creator and the producer are different programs: the file was converted or re-printed.",
+  },
+  producer_changed_in_update: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A later save names another producer.",
+  },
+  producer_absent: {
+    level: "note",
+    kind: "provenance",
+    means: "The file names no producer.",
+  },
+  producer_names_editor: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The producer or creator is a PDF or image editor.",
+  },
+  history_names_editor: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "The XMP history names a PDF or image editor.",
+  },
+} as const satisfies CodeTable;
+
 export const metadataProducerCheck = defineCheck({
   id: METADATA_PRODUCER_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined,
   inspect: (doc) => producerFindings(doc),
   summary({ outcome, findings, named, history }, doc) {

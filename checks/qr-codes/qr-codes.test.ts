@@ -70,7 +70,7 @@ describe("qr.codes", () => {
       /secure-invoice-payments\.com, which does not belong to the issuer/,
     );
     // A payment link (amount, reference) to another domain than the issuer's is a redirected payment.
-    expect(foreign.findings[0]?.severity).toBe(7);
+    expect(foreign.findings[0]?.severity).toBe(4);
     expect(foreign.findings[0]?.evidence).toMatchObject({ paymentLink: true });
     const short = await run(await invoiceWithQr("US", { host: "bit.ly" }));
     expect(codes(short)).toEqual(["qr_url_obscured"]);

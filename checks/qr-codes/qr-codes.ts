@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { fullText, textPages } from "../../document/document-text.js";
 import type { DocumentModel } from "../../document/model.js";
 import { ImageDecodeError } from "../../document/raster.js";
@@ -6,10 +7,10 @@ import { findAmounts } from "../../document/values/amounts.js";
 import { findIbans } from "../../document/values/bank-identifiers.js";
 import { findDates, isoDay, PLAUSIBLE_YEARS } from "../../document/values/dates.js";
 import { defineCheck, skip, unreadable } from "../check.js";
+import { registrableDomain } from "./domains.js";
 import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
 import { parseQrPayload, type QrClaims } from "./qr-payload.js";
 import { type FoundQr, scanQrCodes } from "./qr-scan.js";
-import { registrableDomain } from "./domains.js";
 
 /**
  * qr.codes: finds QR codes in the document (embedded images, rendered pages, image documents), reports
@@ -146,7 +147,7 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
       message: `${cap(where)} encodes the amount ${money(claims.amount)}, which is printed nowhere in the document; the printed amounts were changed after the QR code was made.`,
       page: code.page,
       evidence: { ...evidence, qrAmount: money(claims.amount), qrAmountText: claims.amountText },
-      severity: 7,
+      severity: 8,
     });
   }
   if (claims.iban) {
@@ -164,7 +165,7 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
         message: `${cap(where)} pays to the IBAN ${claims.iban}, which the document does not print anywhere; payments made by scanning it go to an account the document never shows.`,
         page: code.page,
         evidence: { ...evidence, qrIban: claims.iban },
-        severity: 6,
+        severity: 7,
       });
     }
   }
@@ -183,8 +184,43 @@ export function qrFindings(doc: DocumentModel, code: FoundQr, claims: QrClaims, 
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  qr_url_obscured: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A QR code links to a bare IP address or a link shortener.",
+  },
+  qr_domain_foreign: {
+    level: "anomaly",
+    kind: "provenance",
+    means: "A QR code links to a domain that does not belong to the named issuer.",
+  },
+  qr_amount_mismatch: {
+    level: "proof",
+    kind: "consistency",
+    means: "A QR code encodes an amount the document prints nowhere.",
+  },
+  qr_iban_mismatch: {
+    level: "proof",
+    kind: "consistency",
+    means: "A payment QR code pays another IBAN than the one printed.",
+  },
+  qr_iban_unprinted: {
+    level: "specific",
+    kind: "consistency",
+    means: "A payment QR code pays an IBAN the document never prints.",
+  },
+  qr_date_mismatch: {
+    level: "specific",
+    kind: "consistency",
+    means: "A QR code carries a date the document does not print.",
+  },
+} as const satisfies CodeTable;
+
 export const qrCodesCheck = defineCheck({
   id: QR_CODES_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     let scan: Awaited<ReturnType<typeof scanQrCodes>>;

@@ -1,4 +1,5 @@
 import type { Finding, Trust } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { rawPdfOf } from "../../document/pdf-raw/cache.js";
 import { describeChange } from "../../document/pdf-raw/describe-change.js";
 import type { RawPdf } from "../../document/pdf-raw/document.js";
@@ -504,8 +505,53 @@ function decide(list: Assessment[]): { trust: Trust; authoritative: boolean; dir
   };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  signature_invalid: {
+    level: "proof",
+    kind: "signature",
+    means: "A digital signature does not verify.",
+  },
+  signature_modified_after_signing: {
+    level: "proof",
+    kind: "signature",
+    means: "The document was changed after it was signed, beyond what the signature permits.",
+  },
+  signature_unverified: {
+    level: "note",
+    kind: "signature",
+    means: "A signature is intact but its signer could not be verified.",
+  },
+  signature_valid: {
+    level: "note",
+    kind: "signature",
+    means: "A signature is intact and chains to a trust anchor.",
+  },
+  signature_permitted_changes: {
+    level: "note",
+    kind: "signature",
+    means: "Later revisions made only the changes the signature permits.",
+  },
+  document_timestamp_valid: {
+    level: "note",
+    kind: "signature",
+    means: "A document timestamp is intact and trusted.",
+  },
+  document_timestamp_unverified: {
+    level: "note",
+    kind: "signature",
+    means: "A document timestamp is intact but its authority was not verified.",
+  },
+  trust_anchors_unreadable: {
+    level: "note",
+    kind: "signature",
+    means: "The configured trust anchors could not be read.",
+  },
+} as const satisfies CodeTable;
+
 export const signaturePdfCheck = defineCheck({
   id: SIGNATURE_PDF_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.contentType === "application/pdf",
   async inspect(doc, ctx) {
     const raw = rawPdfOf(doc);

@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import type { DocumentModel } from "../../document/model.js";
 import { documentLines } from "../../document/text-lines.js";
 import { formatCents, type NumberStyle, numberStyleFor, parseNumber } from "../../document/values/amounts.js";
@@ -593,8 +594,68 @@ export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
   };
 }
 
+/** Every finding code this check reports: its highest level, its kind of evidence, what it means. */
+export const CODES = {
+  balance_carried_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A balance carried to the next page differs from the one brought forward.",
+  },
+  closing_balance_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "The closing balance is not the opening balance plus the transactions.",
+  },
+  running_balance_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A running balance is not the previous balance plus the row's amount.",
+  },
+  statement_summary_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "The statement's summary does not agree with its transactions.",
+  },
+  statement_totals_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "The statement's totals of debits or credits do not add up.",
+  },
+  line_item_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A line's amount is not its quantity times its unit price.",
+  },
+  net_pay_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "Net pay is not gross pay minus the deductions.",
+  },
+  tax_amount_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "The tax printed is not the rate applied to its base.",
+  },
+  total_repeated_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A total printed twice reads differently.",
+  },
+  subtotal_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A subtotal is not the sum of its lines.",
+  },
+  total_mismatch: {
+    level: "proof",
+    kind: "arithmetic",
+    means: "A total is not the sum of its parts.",
+  },
+} as const satisfies CodeTable;
+
 export const textArithmeticCheck = defineCheck({
   id: TEXT_ARITHMETIC_CHECK_ID,
+  codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || (doc.imagePages?.length ?? 0) > 0,
   inspect(doc) {
     const report = arithmeticFindings(doc);
