@@ -277,7 +277,9 @@ describe("identity documents as OCR reads them (issue 22)", () => {
       "REINO DE ESPANA\nIDENTITY CARD / CARTE D'IDENTITE\nO'NEILL\nAMARA\nI<ESPL26P160265KG499862A<<<<<<\n6204095<2812287CAN<<<<<<<<<<<4",
     );
     expect([card.docType, card.plainWords]).toEqual(["id_document", "identity card"]);
-    const licence = classifyDocument("MINNESOTA DRIVER LICENSE\n4d DLN Z94266160\n1 O'NEILL\n3 DOB 04/09/1962\n4b EXP 04/09/2028");
+    const licence = classifyDocument(
+      "MINNESOTA DRIVER LICENSE\n4d DLN Z94266160\n1 O'NEILL\n3 DOB 04/09/1962\n4b EXP 04/09/2028",
+    );
     expect([licence.docType, licence.plainWords]).toEqual(["id_document", "driving licence"]);
   });
 });

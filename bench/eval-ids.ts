@@ -57,17 +57,28 @@ async function run(part: IdPart, small: boolean, verbose: boolean): Promise<Row[
       const page = reading.pages.find((p) => p.mrz) ?? reading.pages[0];
       const row: Row = { f, flagged: false, codes: [], ms };
       if (truth.mrz) row.mrzExact = page?.mrz?.reading.lines.join("\n") === truth.mrz.join("\n");
-      if (truth.barcode) row.barcodeExact = reading.pages.some((p) => p.barcodes.some((b) => b.text === truth.barcode));
+      if (truth.barcode)
+        row.barcodeExact = reading.pages.some((p) => p.barcodes.some((b) => b.text === truth.barcode));
       const results: CheckResult[] = [];
       for (const check of [idMrzCheck, idBarcodeCheck]) results.push(await check.run(doc, { now: NOW }));
-      const strong = results.flatMap((r) => r.findings.filter((x) => (x.severity ?? 0) >= 8).map((x) => x.code));
+      const strong = results.flatMap((r) =>
+        r.findings.filter((x) => (x.severity ?? 0) >= 8).map((x) => x.code),
+      );
       row.flagged = strong.length > 0;
-      row.codes = [...new Set(results.flatMap((r) => r.findings.filter((x) => (x.severity ?? 0) >= 2).map((x) => `${x.code}:${x.severity}`)))];
+      row.codes = [
+        ...new Set(
+          results.flatMap((r) =>
+            r.findings.filter((x) => (x.severity ?? 0) >= 2).map((x) => `${x.code}:${x.severity}`),
+          ),
+        ),
+      ];
       rows.push(row);
       if (verbose)
         process.stderr.write(
           `${f.id}: mrz ${row.mrzExact ?? "-"} barcode ${row.barcodeExact ?? "-"} flagged ${row.flagged} [${row.codes.join(" ")}] ${ms} ms${
-            row.mrzExact === false ? `\n   read  ${page?.mrz?.reading.lines.join(" / ") ?? "(no MRZ found)"}\n   truth ${truth.mrz?.join(" / ")}` : ""
+            row.mrzExact === false
+              ? `\n   read  ${page?.mrz?.reading.lines.join(" / ") ?? "(no MRZ found)"}\n   truth ${truth.mrz?.join(" / ")}`
+              : ""
           }\n`,
         );
     }
@@ -88,7 +99,9 @@ function report(part: IdPart, rows: Row[]): string {
   const b = rows.filter((x) => x.barcodeExact !== undefined);
   lines.push(`PDF417 decoded exactly: ${pct(b.filter((x) => x.barcodeExact).length, b.length)}`);
   const genuine = rows.filter((x) => x.f.label === "genuine");
-  lines.push(`genuine flagged at severity ≥ 8 (alone ≥ 50): ${pct(genuine.filter((x) => x.flagged).length, genuine.length)}`);
+  lines.push(
+    `genuine flagged at severity ≥ 8 (alone ≥ 50): ${pct(genuine.filter((x) => x.flagged).length, genuine.length)}`,
+  );
   const flaggedGenuine = new Set(genuine.filter((x) => x.flagged).map((x) => x.f.id));
   const kinds = [...new Set(rows.filter((x) => x.f.tamper).map((x) => x.f.tamper!))];
   for (const k of kinds) {
@@ -96,15 +109,20 @@ function report(part: IdPart, rows: Row[]): string {
     lines.push(`detected, ${k}: ${pct(t.filter((x) => x.flagged).length, t.length)}`);
   }
   const ms = rows.map((x) => x.ms).sort((a, c) => a - c);
-  lines.push(`reading time per document: median ${ms[Math.floor(ms.length / 2)]} ms, max ${ms[ms.length - 1]} ms`);
+  lines.push(
+    `reading time per document: median ${ms[Math.floor(ms.length / 2)]} ms, max ${ms[ms.length - 1]} ms`,
+  );
   return lines.join("\n");
 }
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const parts: IdPart[] = argv.includes("--part") ? [argv[argv.indexOf("--part") + 1] as IdPart] : ["dev", "held-out"];
+  const parts: IdPart[] = argv.includes("--part")
+    ? [argv[argv.indexOf("--part") + 1] as IdPart]
+    : ["dev", "held-out"];
   const out: string[] = [];
-  for (const part of parts) out.push(report(part, await run(part, argv.includes("--small"), argv.includes("--verbose"))));
+  for (const part of parts)
+    out.push(report(part, await run(part, argv.includes("--small"), argv.includes("--verbose"))));
   process.stdout.write(`${out.join("\n\n")}\n`);
 }
 

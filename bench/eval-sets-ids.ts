@@ -9,7 +9,10 @@ import type { LoadedSet } from "./eval-sets.js";
  * disagreeing). `held-out` (the default) has generation seeds, capture draws and a layout the checks were not
  * developed on; `dev` is the part they were. Each tampered copy names its genuine original, which is in the set.
  */
-export function idsEvalSet(part: IdPart = "held-out", sizes?: { genuinePerKind?: number; tamperedPerKind?: number }): LoadedSet {
+export function idsEvalSet(
+  part: IdPart = "held-out",
+  sizes?: { genuinePerKind?: number; tamperedPerKind?: number },
+): LoadedSet {
   const items: EvalItem[] = idPlan(part, sizes).map((f) => ({
     id: f.id,
     set: "ids",

@@ -11,7 +11,9 @@ import { genuineRendering, makeSpecimen } from "../fixtures/ids/specimen.js";
  * rectified and read, barcodes searched, the visual zone read and compared), on a fresh document model each
  * run, so the OCR engine's start is included. Median of `runs`.
  */
-export async function idPhotoCheckMs(runs = 3): Promise<{ ms: number; mrzRead: boolean; width: number; height: number }> {
+export async function idPhotoCheckMs(
+  runs = 3,
+): Promise<{ ms: number; mrzRead: boolean; width: number; height: number }> {
   const specimen = makeSpecimen(4242, "td3");
   const rendering = genuineRendering(specimen);
   const rendered = await renderId(rendering, 4242);
@@ -34,5 +36,10 @@ export async function idPhotoCheckMs(runs = 3): Promise<{ ms: number; mrzRead: b
     mrzRead = mrz.outcome === "pass" || mrz.outcome === "flag";
   }
   times.sort((a, b) => a - b);
-  return { ms: Math.round(times[Math.floor(times.length / 2)]!), mrzRead, width: photo.width, height: photo.height };
+  return {
+    ms: Math.round(times[Math.floor(times.length / 2)]!),
+    mrzRead,
+    width: photo.width,
+    height: photo.height,
+  };
 }

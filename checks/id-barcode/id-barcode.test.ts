@@ -64,7 +64,9 @@ describe("id.barcode", () => {
     expect(f?.severity, JSON.stringify(r.findings)).toBe(8);
     expect(f?.evidence?.field).toBe("birth");
     const b = t.specimen.person.birth;
-    expect(f?.evidence?.before).toBe(`${b.y}-${String(b.m).padStart(2, "0")}-${String(b.d).padStart(2, "0")}`);
+    expect(f?.evidence?.before).toBe(
+      `${b.y}-${String(b.m).padStart(2, "0")}-${String(b.d).padStart(2, "0")}`,
+    );
     expect(r.findings.find((x) => x.code === "barcode_viz_mismatch_barcode")?.severity).toBe(0);
   }, 180_000);
 });

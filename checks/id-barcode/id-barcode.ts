@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import { readIdentity } from "../../document/id/read.js";
 import { ImageDecodeError } from "../../document/raster.js";
@@ -22,13 +23,30 @@ export const ID_BARCODE_CODES = {
   barcode_viz_mismatch_barcode: {
     level: "note",
     kind: "consistency",
-    means: "the barcode side of a barcode_viz_mismatch, boxed on the barcode (severity 0: the mismatch counts once)",
+    means:
+      "the barcode side of a barcode_viz_mismatch, boxed on the barcode (severity 0: the mismatch counts once)",
   },
-  barcode_mrz_mismatch: { level: "proof", kind: "consistency", means: "the barcode and the MRZ disagree on a field" },
-  aamva_date_invalid: { level: "proof", kind: "identifier", means: "a date in the AAMVA data does not exist" },
-  aamva_expiry_before_birth: { level: "proof", kind: "identifier", means: "the licence expires before its holder was born" },
-  barcode_unparsed: { level: "note", kind: "identifier", means: "a PDF417 that claims to be AAMVA data cannot be parsed" },
-} as const;
+  barcode_mrz_mismatch: {
+    level: "proof",
+    kind: "consistency",
+    means: "the barcode and the MRZ disagree on a field",
+  },
+  aamva_date_invalid: {
+    level: "proof",
+    kind: "identifier",
+    means: "a date in the AAMVA data does not exist",
+  },
+  aamva_expiry_before_birth: {
+    level: "proof",
+    kind: "identifier",
+    means: "the licence expires before its holder was born",
+  },
+  barcode_unparsed: {
+    level: "note",
+    kind: "identifier",
+    means: "a PDF417 that claims to be AAMVA data cannot be parsed",
+  },
+} as const satisfies CodeTable;
 
 const FIELD_WORDS: Record<string, string> = {
   surname: "family name",
@@ -38,17 +56,20 @@ const FIELD_WORDS: Record<string, string> = {
   expiry: "date of expiry",
 };
 
-const iso = (d: { y: number; m: number; d: number }) => `${d.y}-${String(d.m).padStart(2, "0")}-${String(d.d).padStart(2, "0")}`;
+const iso = (d: { y: number; m: number; d: number }) =>
+  `${d.y}-${String(d.m).padStart(2, "0")}-${String(d.d).padStart(2, "0")}`;
 
 export const idBarcodeCheck = defineCheck({
   id: ID_BARCODE_CHECK_ID,
+  codes: ID_BARCODE_CODES,
   appliesTo: mayBeIdentityDocument,
   async inspect(doc, ctx) {
     let reading: Awaited<ReturnType<typeof readIdentity>>;
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
-      if (err instanceof ImageDecodeError) return unreadable(`The image could not be decoded to look for barcodes (${err.message}).`);
+      if (err instanceof ImageDecodeError)
+        return unreadable(`The image could not be decoded to look for barcodes (${err.message}).`);
       throw err;
     }
     const pages = reading.pages.filter((p) => p.barcodes.length > 0);
@@ -136,7 +157,13 @@ export const idBarcodeCheck = defineCheck({
         });
     }
     const formats = [...new Set(pages.flatMap((p) => p.barcodes.map((b) => b.format)))];
-    return { findings, discovered: ["barcode_present"], formats, aamvaCount, compared: pages.reduce((s, p) => s + Object.keys(p.viz).length, 0) };
+    return {
+      findings,
+      discovered: ["barcode_present"],
+      formats,
+      aamvaCount,
+      compared: pages.reduce((s, p) => s + Object.keys(p.viz).length, 0),
+    };
   },
   summary(j) {
     const what = `${j.formats.join(", ")} barcode${j.formats.length > 1 ? "s" : ""}`;

@@ -4,7 +4,12 @@ import type { DocumentModel } from "../../document/model.js";
 import { buildDocumentModel } from "../../document/pdf-model.js";
 import { capture, drawCapture } from "../../fixtures/ids/capture.js";
 import { renderId } from "../../fixtures/ids/render.js";
-import { genuineRendering, type IdRendering, makeSpecimen, tamperedRendering } from "../../fixtures/ids/specimen.js";
+import {
+  genuineRendering,
+  type IdRendering,
+  makeSpecimen,
+  tamperedRendering,
+} from "../../fixtures/ids/specimen.js";
 import { idMrzCheck } from "./id-mrz.js";
 
 /**
@@ -63,7 +68,9 @@ describe("id.mrz", () => {
     expect(printed?.severity).toBe(8);
     expect(printed?.evidence?.field).toBe("birth");
     const b = t.specimen.person.birth;
-    expect(printed?.evidence?.before).toBe(`${b.y}-${String(b.m).padStart(2, "0")}-${String(b.d).padStart(2, "0")}`);
+    expect(printed?.evidence?.before).toBe(
+      `${b.y}-${String(b.m).padStart(2, "0")}-${String(b.d).padStart(2, "0")}`,
+    );
     expect(String(printed?.evidence?.after)).toContain(String(t.viz.birth!.y % 100).padStart(2, "0"));
     // The MRZ side: same values, boxed below the printed field, at severity 0 (the mismatch counts once).
     expect(mrzSide?.severity).toBe(0);

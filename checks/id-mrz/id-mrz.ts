@@ -1,4 +1,5 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import { type IdPage, readIdentity } from "../../document/id/read.js";
 import { FIELD_SPANS, isoOf, type MrzProblem } from "../../document/id/mrz-validate.js";
@@ -22,17 +23,42 @@ export const ID_MRZ_CHECK_ID = "id.mrz";
 
 /** Finding codes of id.mrz, their levels and evidence kinds (docs/api.md lists them). */
 export const ID_MRZ_CODES = {
-  mrz_check_digit_failed: { level: "proof", kind: "identifier", means: "a field's check digit does not match the field" },
+  mrz_check_digit_failed: {
+    level: "proof",
+    kind: "identifier",
+    means: "a field's check digit does not match the field",
+  },
   mrz_composite_failed: {
     level: "proof",
     kind: "identifier",
-    means: "every field's check digit passes but the composite does not: a field was changed and its own check digit recomputed",
+    means:
+      "every field's check digit passes but the composite does not: a field was changed and its own check digit recomputed",
   },
-  mrz_date_invalid: { level: "proof", kind: "identifier", means: "a date in the MRZ does not exist (31 February, month 13)" },
-  mrz_expiry_before_birth: { level: "proof", kind: "identifier", means: "the document expires before its holder was born" },
-  mrz_state_unknown: { level: "specific", kind: "identifier", means: "the issuing state or nationality is no ICAO 9303 code" },
-  mrz_sex_invalid: { level: "anomaly", kind: "identifier", means: "the sex field holds a character ICAO 9303 does not allow" },
-  mrz_name_malformed: { level: "anomaly", kind: "identifier", means: "the name field breaks ICAO 9303's name structure" },
+  mrz_date_invalid: {
+    level: "proof",
+    kind: "identifier",
+    means: "a date in the MRZ does not exist (31 February, month 13)",
+  },
+  mrz_expiry_before_birth: {
+    level: "proof",
+    kind: "identifier",
+    means: "the document expires before its holder was born",
+  },
+  mrz_state_unknown: {
+    level: "specific",
+    kind: "identifier",
+    means: "the issuing state or nationality is no ICAO 9303 code",
+  },
+  mrz_sex_invalid: {
+    level: "anomaly",
+    kind: "identifier",
+    means: "the sex field holds a character ICAO 9303 does not allow",
+  },
+  mrz_name_malformed: {
+    level: "anomaly",
+    kind: "identifier",
+    means: "the name field breaks ICAO 9303's name structure",
+  },
   mrz_viz_mismatch: {
     level: "proof",
     kind: "consistency",
@@ -41,12 +67,25 @@ export const ID_MRZ_CODES = {
   mrz_viz_mismatch_mrz: {
     level: "note",
     kind: "consistency",
-    means: "the MRZ side of an mrz_viz_mismatch, boxed on the MRZ field (severity 0: the mismatch counts once)",
+    means:
+      "the MRZ side of an mrz_viz_mismatch, boxed on the MRZ field (severity 0: the mismatch counts once)",
   },
-  mrz_uncertain_reading: { level: "note", kind: "identifier", means: "characters of the MRZ could not be read with confidence" },
-  document_expired: { level: "note", kind: "plausibility", means: "the document's date of expiry has passed (a fact, not fraud)" },
-  specimen_document: { level: "note", kind: "provenance", means: "the MRZ names the specimen state UTO (ICAO's examples)" },
-} as const;
+  mrz_uncertain_reading: {
+    level: "note",
+    kind: "identifier",
+    means: "characters of the MRZ could not be read with confidence",
+  },
+  document_expired: {
+    level: "note",
+    kind: "plausibility",
+    means: "the document's date of expiry has passed (a fact, not fraud)",
+  },
+  specimen_document: {
+    level: "note",
+    kind: "provenance",
+    means: "the MRZ names the specimen state UTO (ICAO's examples)",
+  },
+} as const satisfies CodeTable;
 
 type Code = keyof typeof ID_MRZ_CODES;
 
@@ -85,7 +124,13 @@ const FIELD_WORDS: Record<string, string> = {
  * Characters of a problem that are not settled: read differently by the two readings (a failing check digit
  * always gets a second reading at another scale) or not read at all.
  */
-function unsureIn(page: IdPage, line: number, from: number, to: number, extra: [number, number, number][] = []): number {
+function unsureIn(
+  page: IdPage,
+  line: number,
+  from: number,
+  to: number,
+  extra: [number, number, number][] = [],
+): number {
   const r = page.mrz!.reading;
   let n = 0;
   for (const [l, a, b] of [[line, from, to] as [number, number, number], ...extra]) {
@@ -113,7 +158,12 @@ function problemFindings(page: IdPage): Finding[] {
       message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? `; ${unsure} of the characters involved were read with doubt, so this is not conclusive` : ""}.`,
       page: page.page,
       bbox: mrz.spanBox(p.line, p.from, p.to),
-      evidence: { ...p.evidence, mrzLine: mrz.reading.lines[p.line], format: v.format, ...(unsure > 0 ? { unsureCharacters: unsure } : {}) },
+      evidence: {
+        ...p.evidence,
+        mrzLine: mrz.reading.lines[p.line],
+        format: v.format,
+        ...(unsure > 0 ? { unsureCharacters: unsure } : {}),
+      },
       severity,
     });
   }
@@ -123,7 +173,9 @@ function problemFindings(page: IdPage): Finding[] {
 function mismatchFindings(page: IdPage): Finding[] {
   const mrz = page.mrz!;
   const out: Finding[] = [];
-  const fieldFails = new Set(mrz.validation.problems.filter((p) => p.code === "check_digit").map((p) => p.field));
+  const fieldFails = new Set(
+    mrz.validation.problems.filter((p) => p.code === "check_digit").map((p) => p.field),
+  );
   for (const d of page.mrzVsViz) {
     const words = FIELD_WORDS[d.field] ?? d.field;
     const mrzField = d.field === "birth" ? "birthDate" : d.field === "expiry" ? "expirationDate" : d.field;
@@ -168,13 +220,15 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 export const idMrzCheck = defineCheck({
   id: ID_MRZ_CHECK_ID,
+  codes: ID_MRZ_CODES,
   appliesTo: mayBeIdentityDocument,
   async inspect(doc, ctx) {
     let reading: Awaited<ReturnType<typeof readIdentity>>;
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
-      if (err instanceof ImageDecodeError) return unreadable(`The image could not be decoded to look for an MRZ (${err.message}).`);
+      if (err instanceof ImageDecodeError)
+        return unreadable(`The image could not be decoded to look for an MRZ (${err.message}).`);
       throw err;
     }
     const pages = reading.pages.filter((p) => p.mrz);
@@ -209,7 +263,8 @@ export const idMrzCheck = defineCheck({
       if (v.specimen)
         findings.push({
           code: "specimen_document",
-          message: "The MRZ names the state UTO (Utopia), which ICAO reserves for specimens: this is a specimen, not an issued document.",
+          message:
+            "The MRZ names the state UTO (Utopia), which ICAO reserves for specimens: this is a specimen, not an issued document.",
           page: page.page,
           bbox: mrz.lineBoxes[0],
           evidence: { issuingState: v.fields.issuingState, nationality: v.fields.nationality },

@@ -46,7 +46,8 @@ export function aamvaDate(raw: string, country: string | undefined, version: num
   const m = Number(ymdFirst ? raw.slice(4, 6) : raw.slice(0, 2));
   const d = Number(ymdFirst ? raw.slice(6, 8) : raw.slice(2, 4));
   if (m < 1 || m > 12) return { raw, invalid: `month ${String(m).padStart(2, "0")} does not exist` };
-  if (d < 1 || d > DAYS(y, m)) return { raw, invalid: `day ${String(d).padStart(2, "0")} does not exist in month ${m} of ${y}` };
+  if (d < 1 || d > DAYS(y, m))
+    return { raw, invalid: `day ${String(d).padStart(2, "0")} does not exist in month ${m} of ${y}` };
   return { raw, date: { y, m, d } };
 }
 

@@ -43,7 +43,9 @@ const FORMATS = ["PDF417", "QRCode", "DataMatrix", "Aztec"] as const;
 export async function findBarcodes(img: RgbaImage): Promise<FoundBarcode[]> {
   prepare();
   const results: ReadResult[] = await readBarcodes(
-    { data: img.data, width: img.width, height: img.height, colorSpace: "srgb" } as unknown as Parameters<typeof readBarcodes>[0],
+    { data: img.data, width: img.width, height: img.height, colorSpace: "srgb" } as unknown as Parameters<
+      typeof readBarcodes
+    >[0],
     { formats: [...FORMATS], tryHarder: true, tryRotate: true, maxNumberOfSymbols: 4 },
   );
   return results
@@ -56,7 +58,8 @@ export async function findBarcodes(img: RgbaImage): Promise<FoundBarcode[]> {
         [p.bottomRight.x, p.bottomRight.y],
         [p.bottomLeft.x, p.bottomLeft.y],
       ];
-      const angleDeg = (Math.atan2(corners[1][1] - corners[0][1], corners[1][0] - corners[0][0]) * 180) / Math.PI;
+      const angleDeg =
+        (Math.atan2(corners[1][1] - corners[0][1], corners[1][0] - corners[0][0]) * 180) / Math.PI;
       // The raw bytes: zxing's text spells control characters out (<LF>), and AAMVA payloads are made of them.
       const text = r.bytes.length > 0 ? Buffer.from(r.bytes).toString("latin1") : r.text;
       return { format: r.format, text, corners, angleDeg };

@@ -1,4 +1,12 @@
-import { parsePrintedDate, type PrintedDate, sameDay, type VizField, type VizFieldName, type VizLine, type VizWord } from "./viz.js";
+import {
+  parsePrintedDate,
+  type PrintedDate,
+  sameDay,
+  type VizField,
+  type VizFieldName,
+  type VizLine,
+  type VizWord,
+} from "./viz.js";
 
 /**
  * Holds what a machine-readable encoding says (the MRZ, a licence's PDF417) against what the visual zone
@@ -26,7 +34,18 @@ export interface Disagreement {
   viz: VizField;
 }
 
-const LOOKALIKE: Record<string, string> = { O: "0", Q: "0", D: "0", I: "1", L: "1", S: "5", B: "8", Z: "2", G: "6", T: "7" };
+const LOOKALIKE: Record<string, string> = {
+  O: "0",
+  Q: "0",
+  D: "0",
+  I: "1",
+  L: "1",
+  S: "5",
+  B: "8",
+  Z: "2",
+  G: "6",
+  T: "7",
+};
 export const foldLookalikes = (s: string) =>
   s
     .toUpperCase()
@@ -102,7 +121,8 @@ export function sameNumber(encoded: string, printed: string): boolean {
 
 const two = (n: number) => String(n).padStart(2, "0");
 export const showDate = (d: { y: number; m: number; d: number }) => `${d.y}-${two(d.m)}-${two(d.d)}`;
-const showPrinted = (p: PrintedDate) => (p.twoDigitYear ? `${two(p.y)}-${two(p.m)}-${two(p.d)} (yy-mm-dd)` : showDate(p));
+const showPrinted = (p: PrintedDate) =>
+  p.twoDigitYear ? `${two(p.y)}-${two(p.m)}-${two(p.d)} (yy-mm-dd)` : showDate(p);
 
 /**
  * The fields on which the encoding and the printed zone disagree. A field the visual zone does not show (or
@@ -128,13 +148,18 @@ export function disagreements(
     const e = encoded[name];
     if (!f || !e) continue;
     const p = parsePrintedDate(f.text, dateOrder);
-    if (p && !sameDay(p, e)) out.push({ field: name, encoded: showDate(e), printed: `${f.text} (${showPrinted(p)})`, viz: f });
+    if (p && !sameDay(p, e))
+      out.push({ field: name, encoded: showDate(e), printed: `${f.text} (${showPrinted(p)})`, viz: f });
   }
   const nat = printed.nationality;
   if (nat && encoded.nationality) {
     const code = nat.text.toUpperCase().replace(/[^A-Z]/g, "");
     // Only a printed three-letter code (or D) is comparable; a printed demonym ("UTOPIAN") is not.
-    if (/^[A-Z]{3}$|^D$/.test(code) && code !== encoded.nationality && foldLookalikes(code) !== foldLookalikes(encoded.nationality))
+    if (
+      /^[A-Z]{3}$|^D$/.test(code) &&
+      code !== encoded.nationality &&
+      foldLookalikes(code) !== foldLookalikes(encoded.nationality)
+    )
       out.push({ field: "nationality", encoded: encoded.nationality, printed: nat.text, viz: nat });
   }
   return out;
@@ -167,7 +192,14 @@ export function fieldsByValue(
     label: "(found by its value)",
   });
   const nameLine = (value: string | undefined) =>
-    value ? lines.find((l) => sameName(value, l.text) && /[A-Za-z]/.test(l.text) && l.text.replace(/[^A-Za-z]/g, "").length <= value.replace(/[^A-Z]/g, "").length + 3) : undefined;
+    value
+      ? lines.find(
+          (l) =>
+            sameName(value, l.text) &&
+            /[A-Za-z]/.test(l.text) &&
+            l.text.replace(/[^A-Za-z]/g, "").length <= value.replace(/[^A-Z]/g, "").length + 3,
+        )
+      : undefined;
   if (!out.givenNames && encoded.givenNames) {
     const l = nameLine(encoded.givenNames);
     if (l) out.givenNames = asField("givenNames", l);
@@ -180,7 +212,10 @@ export function fieldsByValue(
       const g = out.givenNames.box;
       const h = g[3] - g[1];
       const above = lines
-        .filter((x) => x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5)
+        .filter(
+          (x) =>
+            x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5,
+        )
         .sort((a, b) => b.box[3] - a.box[3])[0];
       if (above && /^[A-ZÀ-Ý' -]{2,}$/.test(above.text.trim())) out.surname = asField("surname", above);
     }
@@ -191,7 +226,8 @@ export function fieldsByValue(
     for (const line of lines)
       for (const word of line.words) {
         const t = foldLookalikes(word.text);
-        if (t.length < Math.max(5, want.length - 1) || t.length > want.length + 1 || !/\d/.test(word.text)) continue;
+        if (t.length < Math.max(5, want.length - 1) || t.length > want.length + 1 || !/\d/.test(word.text))
+          continue;
         const d = distance(t, want);
         if (d <= 3 && (!best || d < best.d)) best = { word, line, d };
       }

@@ -88,7 +88,16 @@ export function warpQuad(src: GreyImage, quad: readonly Point[], width: number, 
     ],
     quad,
   );
-  const [h0, h1, h2, h3, h4, h5, h6, h7] = H as [number, number, number, number, number, number, number, number];
+  const [h0, h1, h2, h3, h4, h5, h6, h7] = H as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const out = new Uint8Array(width * height);
   const sw = src.width;
   const sh = src.height;

@@ -44,7 +44,12 @@ export interface IdOcr {
 
 export const MRZ_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<";
 
-const box = (b: { x0: number; y0: number; x1: number; y1: number }): [number, number, number, number] => [b.x0, b.y0, b.x1, b.y1];
+const box = (b: { x0: number; y0: number; x1: number; y1: number }): [number, number, number, number] => [
+  b.x0,
+  b.y0,
+  b.x1,
+  b.y1,
+];
 
 function linesOf(blocks: Tesseract.Block[] | null): OcrLine[] {
   const out: OcrLine[] = [];
@@ -81,7 +86,8 @@ export async function createIdOcr(): Promise<IdOcr> {
     if (mode === m) return;
     await worker.setParameters({
       tessedit_pageseg_mode: m === "sparse" ? PSM.SPARSE_TEXT : PSM.SINGLE_LINE,
-      tessedit_char_whitelist: m === "mrz" ? MRZ_ALPHABET : m === "mrz-chars" ? MRZ_ALPHABET.slice(0, -1) : "",
+      tessedit_char_whitelist:
+        m === "mrz" ? MRZ_ALPHABET : m === "mrz-chars" ? MRZ_ALPHABET.slice(0, -1) : "",
       preserve_interword_spaces: "1",
       user_defined_dpi: "300",
     });
@@ -107,7 +113,10 @@ export async function createIdOcr(): Promise<IdOcr> {
       if (stopped) throw new Error("the ID OCR engine was stopped");
       const key = `char:${whitelist}`;
       if (mode !== key) {
-        await worker.setParameters({ tessedit_pageseg_mode: PSM.SINGLE_CHAR, tessedit_char_whitelist: whitelist });
+        await worker.setParameters({
+          tessedit_pageseg_mode: PSM.SINGLE_CHAR,
+          tessedit_char_whitelist: whitelist,
+        });
         mode = key;
       }
       const { data } = await worker.recognize(await toPng(greyToRgba(img)), {}, { blocks: true, text: true });

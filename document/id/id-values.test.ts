@@ -32,27 +32,54 @@ describe("names and numbers across zones", () => {
 
   it("reports the fields that differ, and only those the visual zone shows", () => {
     const box = [0, 0, 10, 10] as [number, number, number, number];
-    const f = (name: "surname" | "birth" | "documentNumber", text: string) => ({ name, text, box, confidence: 90, label: "" });
+    const f = (name: "surname" | "birth" | "documentNumber", text: string) => ({
+      name,
+      text,
+      box,
+      confidence: 90,
+      label: "",
+    });
     const out = disagreements(
       { surname: "ERIKSSON", birth: { y: 1974, m: 8, d: 12 }, documentNumber: "L898902C3" },
-      { surname: f("surname", "ERIKSSON"), birth: f("birth", "12 AUG/AOÛT 71"), documentNumber: f("documentNumber", "L898902C3") },
+      {
+        surname: f("surname", "ERIKSSON"),
+        birth: f("birth", "12 AUG/AOÛT 71"),
+        documentNumber: f("documentNumber", "L898902C3"),
+      },
     );
     expect(out.map((d) => [d.field, d.encoded])).toEqual([["birth", "1974-08-12"]]);
   });
 });
 
 describe("captions", () => {
-  const w = (text: string, x: number, y: number, h = 20) => ({ text, confidence: 90, box: [x, y, x + text.length * 10, y + h] as [number, number, number, number] });
+  const w = (text: string, x: number, y: number, h = 20) => ({
+    text,
+    confidence: 90,
+    box: [x, y, x + text.length * 10, y + h] as [number, number, number, number],
+  });
   const line = (...words: ReturnType<typeof w>[]): VizLine => ({
     text: words.map((x) => x.text).join(" "),
     words,
-    box: [Math.min(...words.map((x) => x.box[0])), words[0]!.box[1], Math.max(...words.map((x) => x.box[2])), words[0]!.box[3]],
+    box: [
+      Math.min(...words.map((x) => x.box[0])),
+      words[0]!.box[1],
+      Math.max(...words.map((x) => x.box[2])),
+      words[0]!.box[3],
+    ],
   });
   it("finds values under their captions, misread captions included, and not under 'place of birth'", () => {
     const fields = findFields([
       line(w("Sumame", 100, 100, 12), w("/", 170, 100, 12), w("Nom", 185, 100, 12)),
       line(w("ERIKSSON", 100, 118)),
-      line(w("Date", 100, 150, 12), w("of", 150, 150, 12), w("bith", 175, 150, 12), w("/", 220, 150, 12), w("Date", 235, 150, 12), w("de", 280, 150, 12), w("naissance", 305, 150, 12)),
+      line(
+        w("Date", 100, 150, 12),
+        w("of", 150, 150, 12),
+        w("bith", 175, 150, 12),
+        w("/", 220, 150, 12),
+        w("Date", 235, 150, 12),
+        w("de", 280, 150, 12),
+        w("naissance", 305, 150, 12),
+      ),
       line(w("12", 100, 168), w("AUG/AOUT", 130, 168), w("74", 220, 168)),
       line(w("Place", 100, 200, 12), w("of", 150, 200, 12), w("birth", 175, 200, 12)),
       line(w("ZENITH", 100, 218)),

@@ -148,9 +148,7 @@ export function lineCells(strip: GreyImage, columns: number, left: number, pitch
   const all = glyphsOf(strip, ink, Math.max(4, strip.height * 0.18));
   const heights = all.map((g) => g.y1 - g.y0 + 1).sort((a, b) => a - b);
   const capH = heights[Math.floor(heights.length * 0.7)] ?? strip.height / 2;
-  const glyphs = all
-    .filter((g) => g.y1 - g.y0 + 1 >= capH * 0.45)
-    .sort((a, b) => a.cx - b.cx);
+  const glyphs = all.filter((g) => g.y1 - g.y0 + 1 >= capH * 0.45).sort((a, b) => a.cx - b.cx);
   // Glyphs blurred together count for as many cells as they are wide.
   const spans = glyphs.map((g) => Math.max(1, Math.round((g.x1 - g.x0 + 1) / (pitch * 0.95))));
   const cellOf = new Map<Glyph, number[]>();
@@ -162,7 +160,10 @@ export function lineCells(strip: GreyImage, columns: number, left: number, pitch
     const pairs: [number, number][] = [];
     glyphs.forEach((g, i) => {
       const n = spans[i]!;
-      cellOf.set(g, Array.from({ length: n }, (_, j) => k + j));
+      cellOf.set(
+        g,
+        Array.from({ length: n }, (_, j) => k + j),
+      );
       if (n === 1) pairs.push([k, g.cx]);
       k += n;
     });
@@ -182,10 +183,24 @@ export function lineCells(strip: GreyImage, columns: number, left: number, pitch
     glyphs.forEach((g, i) => {
       const n = spans[i]!;
       const first = Math.round((g.x0 - l) / p);
-      cellOf.set(g, Array.from({ length: n }, (_, j) => first + j).filter((k) => k >= 0 && k < columns));
+      cellOf.set(
+        g,
+        Array.from({ length: n }, (_, j) => first + j).filter((k) => k >= 0 && k < columns),
+      );
     });
   }
-  if (process.env.MRZ_DEBUG) console.error("cells", columns, glyphs.length, spans.join(""), spans.reduce((a, b) => a + b, 0), l.toFixed(1), p.toFixed(2), pitch.toFixed(2), capH);
+  if (process.env.MRZ_DEBUG)
+    console.error(
+      "cells",
+      columns,
+      glyphs.length,
+      spans.join(""),
+      spans.reduce((a, b) => a + b, 0),
+      l.toFixed(1),
+      p.toFixed(2),
+      pitch.toFixed(2),
+      capH,
+    );
   const kinds: LineCells["kinds"] = Array.from({ length: columns }, () => "");
   const chevrons: Glyph[] = [];
   for (const g of glyphs) {
@@ -200,7 +215,8 @@ export function lineCells(strip: GreyImage, columns: number, left: number, pitch
     const k = cellOf.get(g)?.[0] ?? -1;
     if (kinds[k] !== "<") continue;
     for (let y = Math.max(0, g.y0 - 1); y <= Math.min(strip.height - 1, g.y1 + 1); y++)
-      for (let x = Math.max(0, g.x0 - 1); x <= Math.min(strip.width - 1, g.x1 + 1); x++) cleaned[y * strip.width + x] = 255;
+      for (let x = Math.max(0, g.x0 - 1); x <= Math.min(strip.width - 1, g.x1 + 1); x++)
+        cleaned[y * strip.width + x] = 255;
   }
   return { left: l, pitch: p, kinds, cleaned: { width: strip.width, height: strip.height, data: cleaned } };
 }

@@ -173,16 +173,53 @@ export function fieldChecks(format: MrzFormat, lines: readonly string[]): FieldC
     }
     const empty = /^<*$/.test(value);
     const ok =
-      (f.emptyAllowed && empty && (printed === "<" || printed === "0")) || (expected >= 0 && printed === String(expected));
+      (f.emptyAllowed && empty && (printed === "<" || printed === "0")) ||
+      (expected >= 0 && printed === String(expected));
     out.push({ name: f.name, value, printed, expected, ok, line, at });
   }
   return out;
 }
 
-const TO_DIGIT: Record<string, string> = { O: "0", Q: "0", D: "0", U: "0", I: "1", L: "1", T: "7", Z: "2", S: "5", B: "8", G: "6", A: "4", E: "8" };
-const TO_LETTER: Record<string, string> = { "0": "O", "1": "I", "2": "Z", "5": "S", "8": "B", "6": "G", "4": "A", "7": "T" };
+const TO_DIGIT: Record<string, string> = {
+  O: "0",
+  Q: "0",
+  D: "0",
+  U: "0",
+  I: "1",
+  L: "1",
+  T: "7",
+  Z: "2",
+  S: "5",
+  B: "8",
+  G: "6",
+  A: "4",
+  E: "8",
+};
+const TO_LETTER: Record<string, string> = {
+  "0": "O",
+  "1": "I",
+  "2": "Z",
+  "5": "S",
+  "8": "B",
+  "6": "G",
+  "4": "A",
+  "7": "T",
+};
 /** Look-alike pairs an OCR confuses in alphanumeric fields. */
-const SWAPS: Record<string, string> = { "0": "O", O: "0", "1": "I", I: "1", "5": "S", S: "5", "8": "B", B: "8", "2": "Z", Z: "2", "6": "G", G: "6" };
+const SWAPS: Record<string, string> = {
+  "0": "O",
+  O: "0",
+  "1": "I",
+  I: "1",
+  "5": "S",
+  S: "5",
+  "8": "B",
+  B: "8",
+  "2": "Z",
+  Z: "2",
+  "6": "G",
+  G: "6",
+};
 
 export interface Correction {
   line: number;
@@ -193,7 +230,10 @@ export interface Correction {
 }
 
 /** Forces each character into its position's class (letters in digit fields and the reverse). */
-export function forceClasses(format: MrzFormat, lines: string[]): { lines: string[]; corrections: Correction[] } {
+export function forceClasses(
+  format: MrzFormat,
+  lines: string[],
+): { lines: string[]; corrections: Correction[] } {
   const corrections: Correction[] = [];
   const out = lines.map((line, li) => {
     const tpl = MRZ_TEMPLATES[format][li] ?? "";
@@ -202,10 +242,12 @@ export function forceClasses(format: MrzFormat, lines: string[]): { lines: strin
       const c = line[i]!;
       const k = tpl[i];
       let to = c;
-      if ((k === "N" || k === "D") && !/[0-9]/.test(c)) to = TO_DIGIT[c] ?? (c === "<" && k === "N" ? "<" : c);
+      if ((k === "N" || k === "D") && !/[0-9]/.test(c))
+        to = TO_DIGIT[c] ?? (c === "<" && k === "N" ? "<" : c);
       else if (k === "d" && !/[0-9<]/.test(c)) to = TO_DIGIT[c] ?? c;
       else if ((k === "A" || k === "P") && /[0-9]/.test(c)) to = TO_LETTER[c] ?? c;
-      else if (k === "S" && !/[MFX<]/.test(c)) to = c === "N" || c === "H" ? "M" : c === "E" || c === "P" ? "F" : "<";
+      else if (k === "S" && !/[MFX<]/.test(c))
+        to = c === "N" || c === "H" ? "M" : c === "E" || c === "P" ? "F" : "<";
       if (to !== c) corrections.push({ line: li, at: i, from: c, to, why: "class" });
       s += to;
     }
@@ -234,7 +276,8 @@ export function correctByCheckDigits(
     if (!spec) continue;
     const positions: [number, number][] = [];
     for (const [l, a, b] of spec.covers)
-      for (let i = a; i < b; i++) if (unsure.has(`${l}:${i}`) && SWAPS[(lines[l] ?? "")[i] ?? ""]) positions.push([l, i]);
+      for (let i = a; i < b; i++)
+        if (unsure.has(`${l}:${i}`) && SWAPS[(lines[l] ?? "")[i] ?? ""]) positions.push([l, i]);
     if (!/^[0-9]$/.test(f.printed) || positions.length === 0) continue;
     const fits: [number, number][][] = [];
     const test = (swaps: [number, number][]) => {

@@ -61,7 +61,10 @@ function binarise(img: GreyImage): Uint8Array {
       const xa = Math.max(0, x - r);
       const xb = Math.min(w, x + r + 1);
       const sum =
-        integral[yb * (w + 1) + xb]! - integral[ya * (w + 1) + xb]! - integral[yb * (w + 1) + xa]! + integral[ya * (w + 1) + xa]!;
+        integral[yb * (w + 1) + xb]! -
+        integral[ya * (w + 1) + xb]! -
+        integral[yb * (w + 1) + xa]! +
+        integral[ya * (w + 1) + xa]!;
       const mean = sum / ((yb - ya) * (xb - xa));
       out[y * w + x] = data[y * w + x]! < mean - INK_CONTRAST ? 1 : 0;
     }
@@ -236,7 +239,13 @@ export function analyseText(grey: GreyImage): { mrz?: MrzLocation; textAngleDeg?
   const comps = components(bin, work.width, work.height, Math.max(12, work.height / 12));
   const all = chains(comps, 10);
   const textAngleDeg = all.length >= 3 ? median(all.map((c) => c.angle)) : undefined;
-  return { mrz: mrzOf(all.filter((c) => c.comps.length >= 18), factor), textAngleDeg };
+  return {
+    mrz: mrzOf(
+      all.filter((c) => c.comps.length >= 18),
+      factor,
+    ),
+    textAngleDeg,
+  };
 }
 
 function mrzOf(chainsFound: Chain[], factor: number): MrzLocation | undefined {

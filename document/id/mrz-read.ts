@@ -46,7 +46,15 @@ export interface MrzReading {
   /** The homography from the rectified band (pixels) to the source. */
   bandToSource: number[];
   /** Rectified band geometry: pixels per character cell and per line. */
-  band: { width: number; height: number; pitch: number; lineStep: number; left: number; top: number; glyphPx: number };
+  band: {
+    width: number;
+    height: number;
+    pitch: number;
+    lineStep: number;
+    left: number;
+    top: number;
+    glyphPx: number;
+  };
 }
 
 interface Band {
@@ -86,7 +94,8 @@ function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: num
   const scale = glyphPx / glyph;
   const padX = glyph * 1.2;
   const padY = glyph * 1.3;
-  const lineSpanSrc = (last.start[0] - first.start[0]) * normal[0] + (last.start[1] - first.start[1]) * normal[1];
+  const lineSpanSrc =
+    (last.start[0] - first.start[0]) * normal[0] + (last.start[1] - first.start[1]) * normal[1];
   // Corners along each line's own fit (perspective: the first and last lines may differ in angle and length).
   const tl = add(add(first.start, unit, t0 - along(first.start) - padX), normal, -padY);
   const tr = add(add(first.end, unit, t1 - along(first.end) + padX), normal, -padY);
@@ -133,13 +142,27 @@ function strip(img: GreyImage, centre: number, half: number): GreyImage {
 }
 
 const DIGITS = "0123456789";
-const LOOKALIKE_OF: Record<string, string> = { "0": "O", O: "0", "1": "I", I: "1", "5": "S", S: "5", "8": "B", B: "8", "2": "Z", Z: "2", "6": "G", G: "6" };
+const LOOKALIKE_OF: Record<string, string> = {
+  "0": "O",
+  O: "0",
+  "1": "I",
+  I: "1",
+  "5": "S",
+  S: "5",
+  "8": "B",
+  B: "8",
+  "2": "Z",
+  Z: "2",
+  "6": "G",
+  G: "6",
+};
 const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 function crop(img: GreyImage, x0: number, x1: number): GreyImage {
   const w = Math.max(1, x1 - x0);
   const data = new Uint8Array(w * img.height);
-  for (let y = 0; y < img.height; y++) data.set(img.data.subarray(y * img.width + x0, y * img.width + x0 + w), y * w);
+  for (let y = 0; y < img.height; y++)
+    data.set(img.data.subarray(y * img.width + x0, y * img.width + x0 + w), y * w);
   return { width: w, height: img.height, data };
 }
 
@@ -147,7 +170,8 @@ function padWhite(img: GreyImage, pad: number): GreyImage {
   const w = img.width + 2 * pad;
   const h = img.height + 2 * pad;
   const data = new Uint8Array(w * h).fill(255);
-  for (let y = 0; y < img.height; y++) data.set(img.data.subarray(y * img.width, (y + 1) * img.width), (y + pad) * w + pad);
+  for (let y = 0; y < img.height; y++)
+    data.set(img.data.subarray(y * img.width, (y + 1) * img.width), (y + pad) * w + pad);
   return { width: w, height: h, data };
 }
 
@@ -216,7 +240,12 @@ async function readOnce(src: GreyImage, loc: MrzLocation, ocr: IdOcr, glyphPx: n
     if (unread.length <= 8) {
       for (const k of unread) {
         const cls = MRZ_TEMPLATES[format][li]?.[k] ?? "X";
-        const whitelist = cls === "N" || cls === "D" || cls === "d" ? DIGITS : cls === "A" || cls === "P" ? LETTERS : DIGITS + LETTERS;
+        const whitelist =
+          cls === "N" || cls === "D" || cls === "d"
+            ? DIGITS
+            : cls === "A" || cls === "P"
+              ? LETTERS
+              : DIGITS + LETTERS;
         const x0 = Math.max(0, Math.round(cells.left + (k - 0.2) * cells.pitch));
         const x1 = Math.min(s.width, Math.round(cells.left + (k + 1.2) * cells.pitch));
         const cell = padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch));
@@ -257,7 +286,8 @@ function lowConfidence(conf: number[][]): Set<string> {
   return out;
 }
 
-const failing = (format: MrzFormat, lines: string[]) => fieldChecks(format, lines).filter((c) => !c.ok).length;
+const failing = (format: MrzFormat, lines: string[]) =>
+  fieldChecks(format, lines).filter((c) => !c.ok).length;
 
 /**
  * Reads the MRZ at `loc` in `src` (grey, source pixels). When the first reading leaves a check digit failing
@@ -271,7 +301,9 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
   const a = settle(format, first.read);
   // A second reading at another scale when the first leaves a check digit failing or a cell unread: it
   // confirms a failure, or shows which characters the OCR was unsure of.
-  const needsSecond = failing(format, correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines) > 0 || a.lines.some((l) => l.includes("?"));
+  const needsSecond =
+    failing(format, correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines) > 0 ||
+    a.lines.some((l) => l.includes("?"));
   const second = needsSecond ? await readOnce(src, loc, ocr, GLYPH_PX + 10, format) : first;
   const b = needsSecond ? settle(format, second.read) : a;
   const fa = failing(format, a.lines);
@@ -307,7 +339,9 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
   // Look-alikes the line reading was sure of but a failing alphanumeric field puts in doubt: each such
   // character is read once more alone, between itself and its look-alike (Z or 2, I or 1 …); a cell the
   // single reading sees otherwise becomes unsure, and the check digit may settle it.
-  const failingAlnum = fieldChecks(format, byDigits.lines).filter((c) => !c.ok && (c.name === "documentNumber" || c.name === "optional"));
+  const failingAlnum = fieldChecks(format, byDigits.lines).filter(
+    (c) => !c.ok && (c.name === "documentNumber" || c.name === "optional"),
+  );
   if (failingAlnum.length > 0) {
     const chosenCells = chosen === a ? first.cells : second.cells;
     for (const f of failingAlnum) {
@@ -322,7 +356,10 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
           const x1 = Math.min(cells.cleaned.width, Math.round(cells.left + (i + 1.2) * cells.pitch));
           // The English model leans to digits on OCR-B's Z, I, B and S: a look-alike in a field whose check
           // digit fails is unsure whatever its confidence; the swap still has to be the only one that passes.
-          const one = await ocr.readChar(padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch)), c + alt);
+          const one = await ocr.readChar(
+            padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch)),
+            c + alt,
+          );
           void one;
           unsure.add(`${li}:${i}`);
         }
@@ -340,7 +377,8 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
       for (let mask = 1; mask < 1 << positions.length; mask++) {
         const trial = [...lines];
         positions.forEach(([li, i], k) => {
-          if (mask & (1 << k)) trial[li] = trial[li]!.slice(0, i) + other.lines[li]![i] + trial[li]!.slice(i + 1);
+          if (mask & (1 << k))
+            trial[li] = trial[li]!.slice(0, i) + other.lines[li]![i] + trial[li]!.slice(i + 1);
         });
         const f = failing(format, trial);
         if (f < bestFails) {
@@ -356,9 +394,17 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
   for (const c of fieldChecks(format, lines)) {
     if (c.ok || c.expected < 0 || !uncertain[c.line]?.includes(c.at)) continue;
     const spec = CHECKED_FIELDS[format].find((f) => f.name === c.name);
-    const coveredSettled = (spec?.covers ?? []).every(([l, from, to]) => !uncertain[l]!.some((i) => i >= from && i < to));
+    const coveredSettled = (spec?.covers ?? []).every(
+      ([l, from, to]) => !uncertain[l]!.some((i) => i >= from && i < to),
+    );
     if (!coveredSettled) continue;
-    corrections.push({ line: c.line, at: c.at, from: lines[c.line]![c.at]!, to: String(c.expected), why: "check_digit" });
+    corrections.push({
+      line: c.line,
+      at: c.at,
+      from: lines[c.line]![c.at]!,
+      to: String(c.expected),
+      why: "check_digit",
+    });
     lines[c.line] = lines[c.line]!.slice(0, c.at) + String(c.expected) + lines[c.line]!.slice(c.at + 1);
   }
   chosen = { ...chosen, lines, corrections };
@@ -415,7 +461,12 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
 }
 
 /** The source-pixel box of characters [from, to) of MRZ line `line`. */
-export function mrzSpanBox(r: MrzReading, line: number, from: number, to: number): [number, number, number, number] {
+export function mrzSpanBox(
+  r: MrzReading,
+  line: number,
+  from: number,
+  to: number,
+): [number, number, number, number] {
   const toSrc = (x: number, y: number): Point => {
     const H = r.bandToSource;
     const w = H[6]! * x + H[7]! * y + 1;

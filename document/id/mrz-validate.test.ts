@@ -10,9 +10,17 @@ import { mrzDate, nameStructure, validateMrz } from "./mrz-validate.js";
 const NOW = new Date("2026-06-01T00:00:00Z");
 
 const TD3 = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"];
-const TD1 = ["I<UTOD231458907<<<<<<<<<<<<<<<", "7408122F1204159UTO<<<<<<<<<<<6", "ERIKSSON<<ANNA<MARIA<<<<<<<<<<"];
+const TD1 = [
+  "I<UTOD231458907<<<<<<<<<<<<<<<",
+  "7408122F1204159UTO<<<<<<<<<<<6",
+  "ERIKSSON<<ANNA<MARIA<<<<<<<<<<",
+];
 const TD2 = ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "D231458907UTO7408122F1204159<<<<<<<6"];
-const TD1_LONG = ["I<UTOD23145890<7349<<<<<<<<<<<", "3407127M9507122UTO<<<<<<<<<<<2", "STEVENSON<<PETER<JOHN<<<<<<<<<"];
+const TD1_LONG = [
+  "I<UTOD23145890<7349<<<<<<<<<<<",
+  "3407127M9507122UTO<<<<<<<<<<<2",
+  "STEVENSON<<PETER<JOHN<<<<<<<<<",
+];
 const TD2_LONG = ["I<UTOSTEVENSON<<PETER<JOHN<<<<<<<<<<", "D23145890<UTO3407127M95071227349<<<8"];
 
 describe("ICAO 9303 worked examples", () => {
@@ -110,7 +118,10 @@ describe("validation beyond the check digits", () => {
 
 describe("reading corrections", () => {
   it("letters in digit fields and digits in letter fields are settled by the field's class", () => {
-    const read = ["P<UT0ERIKSS0N<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO74O8I22F12O4159ZE184226B<<<<<1O"];
+    const read = [
+      "P<UT0ERIKSS0N<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<",
+      "L898902C36UTO74O8I22F12O4159ZE184226B<<<<<1O",
+    ];
     const { lines } = forceClasses("TD3", read);
     expect(lines).toEqual(TD3);
   });

@@ -70,7 +70,8 @@ export interface MrzValidation {
 
 /** Codes ICAO reserves or the `mrz` package lacks: the specimen state and the EU laissez-passer. */
 const EXTRA_STATES = new Set(["UTO", "EUE"]);
-export const isKnownState = (code: string) => EXTRA_STATES.has(code) || code in (MRZ_STATES as Record<string, string>);
+export const isKnownState = (code: string) =>
+  EXTRA_STATES.has(code) || code in (MRZ_STATES as Record<string, string>);
 
 const DAYS = (y: number, m: number) => new Date(Date.UTC(y, m, 0)).getUTCDate();
 
@@ -311,16 +312,18 @@ export function nameStructure(field: string): string | undefined {
 
 function words(field: string): string {
   return (
-    {
-      documentNumber: "document number",
-      birthDate: "date of birth",
-      expirationDate: "date of expiry",
-      optional: "optional data",
-      issuingState: "issuing state",
-      nationality: "nationality",
-      composite: "composite",
-    } as Record<string, string>
-  )[field] ?? field;
+    (
+      {
+        documentNumber: "document number",
+        birthDate: "date of birth",
+        expirationDate: "date of expiry",
+        optional: "optional data",
+        issuingState: "issuing state",
+        nationality: "nationality",
+        composite: "composite",
+      } as Record<string, string>
+    )[field] ?? field
+  );
 }
 
 export { checkDigit };

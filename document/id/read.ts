@@ -220,7 +220,10 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
 async function reread(ocr: IdOcr, upright: GreyImage, box: Box): Promise<string> {
   const h = box[3] - box[1];
   const lines: OcrLine[] = await ocr.readText(crop(upright, box, Math.max(4, h * 0.4), 2), "line");
-  return lines.map((l) => l.text).join(" ").trim();
+  return lines
+    .map((l) => l.text)
+    .join(" ")
+    .trim();
 }
 
 /** Disagreements confirmed by a second reading of the printed field. */
@@ -248,7 +251,8 @@ function fieldsToSource(
   toFinding: (b: Box) => Box,
 ): Partial<Record<VizFieldName, VizField>> {
   const out: Partial<Record<VizFieldName, VizField>> = {};
-  for (const [k, f] of Object.entries(fields) as [VizFieldName, VizField][]) out[k] = { ...f, box: toFinding(mapBox(H, f.box)) };
+  for (const [k, f] of Object.entries(fields) as [VizFieldName, VizField][])
+    out[k] = { ...f, box: toFinding(mapBox(H, f.box)) };
   return out;
 }
 
@@ -277,7 +281,11 @@ function aamvaEncoded(a: AamvaRecord): EncodedValues {
  * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found on a page whose
  * text runs at a slant, searched again on the page turned upright (zxing's PDF417 reader wants it level).
  */
-async function pageBarcodes(grey: GreyImage, image: RgbaImage, textAngleDeg: number | undefined): Promise<FoundBarcode[]> {
+async function pageBarcodes(
+  grey: GreyImage,
+  image: RgbaImage,
+  textAngleDeg: number | undefined,
+): Promise<FoundBarcode[]> {
   const k = Math.min(1, BARCODE_SIDE / Math.max(image.width, image.height));
   const small = k < 1 ? await downscale(image, BARCODE_SIDE) : image;
   const scale = image.width / small.width;
@@ -301,13 +309,26 @@ async function pageBarcodes(grey: GreyImage, image: RgbaImage, textAngleDeg: num
 
 const BARCODE_SIDE = 1600;
 
-async function readPage(px: PagePixels, ocr: () => Promise<IdOcr>, now: Date, signal?: AbortSignal): Promise<IdPage> {
+async function readPage(
+  px: PagePixels,
+  ocr: () => Promise<IdOcr>,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<IdPage> {
   const t0 = performance.now();
   const lap = (what: string) => {
     if (process.env.ID_DEBUG) console.error("timing", what, Math.round(performance.now() - t0));
   };
   const grey = toGrey(px.image);
-  const page: IdPage = { page: px.page, barcodes: [], viz: {}, mrzVsViz: [], barcodeVsViz: [], barcodeVsMrz: [], unconfirmed: [] };
+  const page: IdPage = {
+    page: px.page,
+    barcodes: [],
+    viz: {},
+    mrzVsViz: [],
+    barcodeVsViz: [],
+    barcodeVsMrz: [],
+    unconfirmed: [],
+  };
   const text = analyseText(grey);
   lap("analyse");
   const found = await pageBarcodes(grey, px.image, text.textAngleDeg);
@@ -336,10 +357,20 @@ async function readPage(px: PagePixels, ocr: () => Promise<IdOcr>, now: Date, si
       const spanBox = (line: number, from: number, to: number) => {
         const { band } = reading;
         const yc = band.top + line * band.lineStep;
-        const b: Box = [band.left + from * band.pitch, yc - band.glyphPx * 0.7, band.left + to * band.pitch, yc + band.glyphPx * 0.7];
+        const b: Box = [
+          band.left + from * band.pitch,
+          yc - band.glyphPx * 0.7,
+          band.left + to * band.pitch,
+          yc + band.glyphPx * 0.7,
+        ];
         return px.toFindingBox(mapBox(reading.bandToSource, b));
       };
-      page.mrz = { reading, validation, spanBox, lineBoxes: reading.lineBoxes.map((b) => px.toFindingBox(b)) };
+      page.mrz = {
+        reading,
+        validation,
+        spanBox,
+        lineBoxes: reading.lineBoxes.map((b) => px.toFindingBox(b)),
+      };
       upright = uprightByMrz(grey, reading);
     }
   }
@@ -353,15 +384,39 @@ async function readPage(px: PagePixels, ocr: () => Promise<IdOcr>, now: Date, si
   lap("upright");
   const lines = await engine.readText(upright.image, "sparse");
   lap("viz ocr");
-  if (process.env.ID_DEBUG) for (const l of lines) console.error("viz", l.box.map(Math.round).join(","), JSON.stringify(l.words.map((w) => w.text).join(" ")));
-  const vlines = lines.map((l) => ({ text: l.text, box: l.box, words: l.words.map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })) }));
+  if (process.env.ID_DEBUG)
+    for (const l of lines)
+      console.error(
+        "viz",
+        l.box.map(Math.round).join(","),
+        JSON.stringify(l.words.map((w) => w.text).join(" ")),
+      );
+  const vlines = lines.map((l) => ({
+    text: l.text,
+    box: l.box,
+    words: l.words.map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
+  }));
   const byCaption = findFields(vlines);
   const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
-  const fields = fieldsByValue(vlines, encodedForSearch, byCaption, page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy");
+  const fields = fieldsByValue(
+    vlines,
+    encodedForSearch,
+    byCaption,
+    page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy",
+  );
   page.viz = fieldsToSource(fields, upright.toSource, px.toFindingBox);
-  const fieldSpans: Record<string, [number, number, number]> = page.mrz ? mrzFieldSpans(page.mrz.validation) : {};
+  const fieldSpans: Record<string, [number, number, number]> = page.mrz
+    ? mrzFieldSpans(page.mrz.validation)
+    : {};
   if (page.mrz && !signal?.aborted) {
-    const confirmed = await confirm(engine, upright, mrzEncoded(page.mrz.validation), fields, "dmy", page.unconfirmed);
+    const confirmed = await confirm(
+      engine,
+      upright,
+      mrzEncoded(page.mrz.validation),
+      fields,
+      "dmy",
+      page.unconfirmed,
+    );
     page.mrzVsViz = confirmed.map((d) => {
       const span = fieldSpans[d.field];
       return {
@@ -373,17 +428,36 @@ async function readPage(px: PagePixels, ocr: () => Promise<IdOcr>, now: Date, si
   }
   if (aamva && !signal?.aborted) {
     const bc = page.barcodes.find((x) => x.aamva)!;
-    const confirmed = await confirm(engine, upright, aamvaEncoded(aamva), fields, aamva.country === "CAN" ? "dmy" : "mdy", page.unconfirmed);
-    page.barcodeVsViz = confirmed.map((d) => ({ ...d, printedBox: px.toFindingBox(mapBox(upright!.toSource, d.viz.box)), encodedBox: bc.box }));
+    const confirmed = await confirm(
+      engine,
+      upright,
+      aamvaEncoded(aamva),
+      fields,
+      aamva.country === "CAN" ? "dmy" : "mdy",
+      page.unconfirmed,
+    );
+    page.barcodeVsViz = confirmed.map((d) => ({
+      ...d,
+      printedBox: px.toFindingBox(mapBox(upright!.toSource, d.viz.box)),
+      encodedBox: bc.box,
+    }));
     if (page.mrz) {
       const m = page.mrz.validation.fields;
       const checks: [string, string | undefined, string | undefined][] = [
         ["surname", aamva.surname, m.surname],
         ["documentNumber", aamva.documentNumber, m.documentNumber],
-        ["birth", aamva.birth?.date ? iso(aamva.birth.date) : undefined, m.birth.date ? iso(m.birth.date) : undefined],
+        [
+          "birth",
+          aamva.birth?.date ? iso(aamva.birth.date) : undefined,
+          m.birth.date ? iso(m.birth.date) : undefined,
+        ],
       ];
       for (const [field, a, b] of checks) {
-        if (a && b && a.replace(/[^A-Z0-9-]/gi, "").toUpperCase() !== b.replace(/[^A-Z0-9-]/gi, "").toUpperCase())
+        if (
+          a &&
+          b &&
+          a.replace(/[^A-Z0-9-]/gi, "").toUpperCase() !== b.replace(/[^A-Z0-9-]/gi, "").toUpperCase()
+        )
           page.barcodeVsMrz.push({ field, barcode: a, mrz: b, box: bc.box });
       }
     }
@@ -392,7 +466,8 @@ async function readPage(px: PagePixels, ocr: () => Promise<IdOcr>, now: Date, si
   return page;
 }
 
-const iso = (d: { y: number; m: number; d: number }) => `${d.y}-${String(d.m).padStart(2, "0")}-${String(d.d).padStart(2, "0")}`;
+const iso = (d: { y: number; m: number; d: number }) =>
+  `${d.y}-${String(d.m).padStart(2, "0")}-${String(d.d).padStart(2, "0")}`;
 
 /** The MRZ position of each comparable field: [line, from, to). */
 function mrzFieldSpans(v: MrzValidation): Record<string, [number, number, number]> {
@@ -428,7 +503,10 @@ export function readIdentity(doc: DocumentModel, opts: ReadIdentityOptions): Pro
   return p;
 }
 
-export async function readIdentityUncached(doc: DocumentModel, opts: ReadIdentityOptions): Promise<IdReading> {
+export async function readIdentityUncached(
+  doc: DocumentModel,
+  opts: ReadIdentityOptions,
+): Promise<IdReading> {
   const started = performance.now();
   const problems: string[] = [];
   let engine: Promise<IdOcr> | undefined;

@@ -9,7 +9,14 @@ import type { GreyImage, Point } from "./geometry.js";
  * "1974-08-12", "08/12/1974").
  */
 
-export type VizFieldName = "surname" | "givenNames" | "documentNumber" | "birth" | "expiry" | "nationality" | "issue";
+export type VizFieldName =
+  | "surname"
+  | "givenNames"
+  | "documentNumber"
+  | "birth"
+  | "expiry"
+  | "nationality"
+  | "issue";
 /** Captions recognised so that their words are not taken for another field's (never compared). */
 type OtherCaption = "placeOfBirth" | "authority" | "type" | "code" | "sex";
 
@@ -43,18 +50,100 @@ export interface VizField {
  * one letter in three ("Sumame" for "Surname").
  */
 const CAPTIONS: Record<VizFieldName | OtherCaption, string[]> = {
-  placeOfBirth: ["place of birth", "lieu de naissance", "geburtsort", "lugar de nacimiento", "luogo di nascita"],
+  placeOfBirth: [
+    "place of birth",
+    "lieu de naissance",
+    "geburtsort",
+    "lugar de nacimiento",
+    "luogo di nascita",
+  ],
   authority: ["authority", "autorite", "autorité", "behorde", "behörde"],
   type: ["type"],
   code: ["code"],
   sex: ["sex", "sexe", "geschlecht", "sexo", "sesso", "15"],
-  surname: ["surname", "nom", "apellidos", "apellido", "cognome", "achternaam", "efternamn", "familienname", "nachname", "name", "LN", "1"],
-  givenNames: ["given names", "given name", "prenoms", "prénoms", "vornamen", "nombres", "nome", "voornamen", "fornamn", "förnamn", "FN", "2"],
-  documentNumber: ["passport no", "document no", "card no", "passeport", "dokumentnummer", "DLN", "LIC", "license no", "4d"],
-  birth: ["date of birth", "birth", "naissance", "geburtsdatum", "nacimiento", "nascita", "geboortedatum", "fodelsedatum", "DOB", "3"],
-  expiry: ["date of expiry", "expiry", "expiration", "valid until", "gultig bis", "caducidad", "scadenza", "vervaldatum", "EXP", "4b"],
-  nationality: ["nationality", "nationalite", "nationalité", "staatsangehorigkeit", "nacionalidad", "cittadinanza", "nationaliteit"],
-  issue: ["date of issue", "issue", "delivrance", "délivrance", "ausstellung", "expedicion", "rilascio", "ISS", "4a"],
+  surname: [
+    "surname",
+    "nom",
+    "apellidos",
+    "apellido",
+    "cognome",
+    "achternaam",
+    "efternamn",
+    "familienname",
+    "nachname",
+    "name",
+    "LN",
+    "1",
+  ],
+  givenNames: [
+    "given names",
+    "given name",
+    "prenoms",
+    "prénoms",
+    "vornamen",
+    "nombres",
+    "nome",
+    "voornamen",
+    "fornamn",
+    "förnamn",
+    "FN",
+    "2",
+  ],
+  documentNumber: [
+    "passport no",
+    "document no",
+    "card no",
+    "passeport",
+    "dokumentnummer",
+    "DLN",
+    "LIC",
+    "license no",
+    "4d",
+  ],
+  birth: [
+    "date of birth",
+    "birth",
+    "naissance",
+    "geburtsdatum",
+    "nacimiento",
+    "nascita",
+    "geboortedatum",
+    "fodelsedatum",
+    "DOB",
+    "3",
+  ],
+  expiry: [
+    "date of expiry",
+    "expiry",
+    "expiration",
+    "valid until",
+    "gultig bis",
+    "caducidad",
+    "scadenza",
+    "vervaldatum",
+    "EXP",
+    "4b",
+  ],
+  nationality: [
+    "nationality",
+    "nationalite",
+    "nationalité",
+    "staatsangehorigkeit",
+    "nacionalidad",
+    "cittadinanza",
+    "nationaliteit",
+  ],
+  issue: [
+    "date of issue",
+    "issue",
+    "delivrance",
+    "délivrance",
+    "ausstellung",
+    "expedicion",
+    "rilascio",
+    "ISS",
+    "4a",
+  ],
 };
 
 const fold = (s: string) =>
@@ -85,7 +174,10 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The field whose caption starts at word `i` of `words`, and how many words the caption takes. */
-function captionAt(words: readonly string[], i: number): { name: VizFieldName | OtherCaption; length: number } | undefined {
+function captionAt(
+  words: readonly string[],
+  i: number,
+): { name: VizFieldName | OtherCaption; length: number } | undefined {
   let best: { name: VizFieldName | OtherCaption; length: number } | undefined;
   for (const [name, captions] of Object.entries(CAPTIONS) as [VizFieldName | OtherCaption, string[]][]) {
     for (const caption of captions) {
@@ -113,18 +205,8 @@ const COMPARED: Record<VizFieldName, true> = {
 };
 
 /** Words that continue a caption rather than start a value (the other language, separators). */
-const CAPTION_WORD = /^(\/|type|code|sex|sexe|place|lieu|authority|autorit[ée]|of|de|du|la|le|des|date|d|no\.?|n[°º]|[a-z]{1,2})$/i;
-
-function joinWords(line: OcrLine | VizLine): { text: string; offsets: number[] } {
-  const offsets: number[] = [];
-  let text = "";
-  for (const w of line.words) {
-    if (text) text += " ";
-    offsets.push(text.length);
-    text += w.text;
-  }
-  return { text, offsets };
-}
+const CAPTION_WORD =
+  /^(\/|type|code|sex|sexe|place|lieu|authority|autorit[ée]|of|de|du|la|le|des|date|d|no\.?|n[°º]|[a-z]{1,2})$/i;
 
 const height = (b: readonly number[]) => b[3]! - b[1]!;
 
@@ -152,11 +234,15 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       while (
         k < line.words.length &&
         line.words[k]!.box[0] - line.words[k - 1]!.box[2] <= h * 1.2 &&
-        (CAPTION_WORD.test(line.words[k]!.text) || captionAt(texts, k) || /^[a-zà-ÿ]/.test(line.words[k]!.text))
+        (CAPTION_WORD.test(line.words[k]!.text) ||
+          captionAt(texts, k) ||
+          /^[a-zà-ÿ]/.test(line.words[k]!.text))
       )
         k++;
       const after = valueWords(line.words.slice(k), h);
-      const gapOk = after.length > 0 && (after[0]!.box[0] - line.words[k - 1]!.box[2] > h * 0.6 || /:$/.test(line.words[k - 1]!.text));
+      const gapOk =
+        after.length > 0 &&
+        (after[0]!.box[0] - line.words[k - 1]!.box[2] > h * 0.6 || /:$/.test(line.words[k - 1]!.text));
       if (gapOk && !captionAt(texts, k)) {
         out[cap.name] = field(cap.name, after, texts.slice(first, last + 1).join(" "));
         continue;
@@ -243,7 +329,8 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
     .replace(/(?<=\d)[IL]|[IL](?=\d)/g, "1")
     .trim();
   // 12 AUG/AOÛT 74, 12 AUG 1974
-  let m = /(\d{1,2})\s*[ .-]?\s*([A-ZÀ-Ý]{3,9})\.?(?:\s*\/\s*[A-ZÀ-Ý]{3,9}\.?)?\s*[ .-]?\s*(\d{4}|\d{2})\b/.exec(t);
+  let m =
+    /(\d{1,2})\s*[ .-]?\s*([A-ZÀ-Ý]{3,9})\.?(?:\s*\/\s*[A-ZÀ-Ý]{3,9}\.?)?\s*[ .-]?\s*(\d{4}|\d{2})\b/.exec(t);
   if (m) {
     const month = monthOf(m[2]!);
     if (month) return make(Number(m[3]), month, Number(m[1]), m[3]!.length === 2);
@@ -287,7 +374,12 @@ export function sameDay(p: PrintedDate, full: { y: number; m: number; d: number 
 /** OCR lines as VIZ lines, their boxes mapped by `toSource` (e.g. from a rectified page to the image). */
 export function vizLines(lines: OcrLine[], toSource: (p: Point) => Point = (p) => p): VizLine[] {
   const mapBox = (b: [number, number, number, number]): [number, number, number, number] => {
-    const pts = [toSource([b[0], b[1]]), toSource([b[2], b[1]]), toSource([b[2], b[3]]), toSource([b[0], b[3]])];
+    const pts = [
+      toSource([b[0], b[1]]),
+      toSource([b[2], b[1]]),
+      toSource([b[2], b[3]]),
+      toSource([b[0], b[3]]),
+    ];
     return [
       Math.min(...pts.map((p) => p[0])),
       Math.min(...pts.map((p) => p[1])),
@@ -299,7 +391,9 @@ export function vizLines(lines: OcrLine[], toSource: (p: Point) => Point = (p) =
     .map((l) => ({
       text: l.text,
       box: l.box,
-      words: l.words.filter((w) => w.text.trim() !== "").map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
+      words: l.words
+        .filter((w) => w.text.trim() !== "")
+        .map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
     }))
     .filter((l) => l.words.length > 0)
     .map((l) => ({ ...l, mapped: l }))
