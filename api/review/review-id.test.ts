@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { idMrzCheck } from "../../checks/id-mrz/id-mrz.js";
+import { passportWithChangedBirthDate } from "../../checks/testdata/id-kit.js";
 import type { CheckResult } from "../../core/check-result.js";
 import { buildEvidence } from "../../core/evidence.js";
 import type { PageGeometry } from "../../core/page-geometry.js";
-import { buildDocumentModel } from "../../document/pdf-model.js";
-import { capture, drawCapture } from "../../fixtures/ids/capture.js";
-import { renderId } from "../../fixtures/ids/render.js";
-import { makeSpecimen, tamperedRendering } from "../../fixtures/ids/specimen.js";
 import { call, createHarness, type Harness } from "../testdata/app-kit.js";
 import { completeWithEvidence, createDetection } from "../testdata/evidence-kit.js";
 import { esc } from "./page.js";
@@ -24,25 +20,7 @@ let height = 0;
 beforeAll(async () => {
   h = await createHarness();
   alice = await h.token("alice");
-  let seed = 40;
-  let t = tamperedRendering({ ...makeSpecimen(seed, "td3"), layout: 0 }, "viz_changed", seed);
-  while (!t.viz?.birth) {
-    seed++;
-    t = tamperedRendering({ ...makeSpecimen(seed, "td3"), layout: 0 }, "viz_changed", seed);
-  }
-  const rendered = await renderId(t, seed);
-  const shot = await capture(rendered.image, drawCapture("scan", seed), seed);
-  width = shot.width;
-  height = shot.height;
-  const doc = await buildDocumentModel({
-    bytes: new Uint8Array(shot.jpeg),
-    contentType: "image/jpeg",
-    filename: "passport.jpg",
-    declaredContentType: null,
-    declaredDocType: "id_document",
-    region: "EU",
-  });
-  result = await idMrzCheck.run(doc, { now: new Date("2026-06-01T00:00:00Z") });
+  ({ result, width, height } = await passportWithChangedBirthDate());
 }, 240_000);
 afterAll(() => h.close());
 
