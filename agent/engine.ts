@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { CheckResult } from "../core/check-result.js";
 import type { EvidenceGroup } from "../core/evidence.js";
 import type { PageGeometry } from "../core/page-geometry.js";
+import type { DetectionPolicySpec } from "../core/policy.js";
 import type { DocType, Verdict } from "../core/verdict.js";
 
 /**
@@ -22,6 +23,10 @@ export interface AgentInput {
   groups?: EvidenceGroup[];
   /** Geometry of the pages with findings, when the check step stored it (agent/score.ts reads it). */
   geometry?: PageGeometry[];
+  /** The document's named producer and creator (a policy's producer lists read them). */
+  facts?: { producer?: string; creator?: string };
+  /** The tenant's policy (core/policy.ts); the default rules when absent. */
+  policy?: DetectionPolicySpec;
 }
 
 /** The run an analysis belongs to: its id and a logger that already carries it. */

@@ -2,13 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CheckResult } from "../core/check-result.js";
 import type { AgentInput } from "./engine.js";
 import type { LlmAnswer } from "./llm-prompt.js";
-import {
-  combineVerdict,
-  HYBRID,
-  hybridScore,
-  mergePerCheck,
-  normaliseDocType,
-} from "./llm-verdict.js";
+import { combineVerdict, HYBRID, hybridScore, mergePerCheck, normaliseDocType } from "./llm-verdict.js";
 import { analyzeWithRules } from "./rules-engine.js";
 
 const BANK_STATEMENT = `--- page 1 ---

@@ -18,6 +18,8 @@ export interface ReasoningInput {
   discovered: string[];
   /** True when the document had extractable text. */
   hasText: boolean;
+  /** The tenant policy the score was computed under and its departures from the default rules. */
+  policy?: { ref: { name: string; version: number }; departures: string[]; isDefault: boolean };
   /**
    * The evidence's headline groups (core/evidence.ts), numbered as on the page images; built from the
    * checks when the check step stored none.
@@ -85,7 +87,12 @@ function decisionClause(input: ReasoningInput): string | undefined {
   const also = more.length > 0 ? ` (and ${plural(more.length, "further decision")})` : "";
   if (first.why === "proof") {
     const [f] = first.findings;
-    return f ? `decided by proof: ${decidingFinding(f)}${also}` : undefined;
+    if (!f) return undefined;
+    const by =
+      first.byPolicy && input.policy
+        ? ` (deciding alone by policy ${input.policy.ref.name} v${input.policy.ref.version})`
+        : "";
+    return `decided by proof: ${decidingFinding(f)}${by}${also}`;
   }
   const [a, b] = first.findings;
   if (!a || !b) return undefined;
@@ -252,6 +259,15 @@ function limitsParagraph(input: ReasoningInput): string | undefined {
   return parts.length > 0 ? `Limits of this assessment: ${parts.join(" ")}` : undefined;
 }
 
+/** The policy paragraph: which policy, and every way it departs from the default rules. */
+function policyParagraph(input: ReasoningInput): string | undefined {
+  const p = input.policy;
+  if (!p || (p.isDefault && p.departures.length === 0)) return undefined;
+  const head = `Scored under policy ${p.ref.name} v${p.ref.version}`;
+  if (p.departures.length === 0) return `${head}, which changes nothing for this document.`;
+  return `${head}, which departs from the default rules: ${p.departures.join(" ")}`;
+}
+
 function passesAndFacts(input: ReasoningInput): string | undefined {
   const passed = input.checks.filter((c) => c.outcome === "pass").map((c) => c.checkId);
   const parts: string[] = [];
@@ -271,6 +287,7 @@ const CLOSING =
 export function writeReasoning(input: ReasoningInput): string {
   return capReasoning([
     opening(input),
+    policyParagraph(input),
     typeParagraph(input),
     ...findingsParagraphs(input),
     passesAndFacts(input),

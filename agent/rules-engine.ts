@@ -1,6 +1,8 @@
+import { DEFAULT_POLICY } from "../core/policy.js";
 import type { DocType, PerCheck, Verdict } from "../core/verdict.js";
 import { type Classification, classifyDocument, documentWords } from "./classify.js";
 import type { AgentEngine, AgentInput } from "./engine.js";
+import { applyPolicy, POLICY_CHECK_ID, type PolicyApplication } from "./policy.js";
 import { checkReasoning, writeReasoning } from "./reasoning.js";
 import {
   computeScore,
@@ -50,21 +52,32 @@ export interface RulesAnalysis {
   classification: Classification;
   type: DocTypeDecision;
   breakdown: ScoreBreakdown;
+  /** The tenant policy applied before the score, and what it changed. */
+  policy: PolicyApplication;
 }
 
 /** Deterministic analysis: classify the text, decide the type, score the checks and write the reasoning. */
 export function analyzeWithRules(input: AgentInput, constants: ScoringConstants = SCORING): RulesAnalysis {
   const classification = classifyDocument(input.text);
-  const type = decideDocType(input.declaredDocType, classification, constants);
-  const breakdown = computeScore(input.checks, type, constants, {
+  const policy = applyPolicy(input.policy ?? DEFAULT_POLICY, input.checks, {
+    declaredDocType: input.declaredDocType,
+    region: input.region,
+    discovered: input.discovered,
+    ...input.facts,
+  });
+  const scoring = policy.bands ? { ...constants, bands: policy.bands } : constants;
+  const type = decideDocType(input.declaredDocType, classification, scoring);
+  const breakdown = computeScore(policy.checks, type, scoring, {
     ...(input.geometry ? { geometry: new Map(input.geometry.map((g) => [g.number, g])) } : {}),
+    overrides: policy.overrides,
   });
 
-  const perCheck: PerCheck[] = input.checks
+  const perCheck: PerCheck[] = policy.checks
     .map((check, i) => {
       const c = breakdown.contributions[i];
       return { check, points: c?.points ?? 0, importance: c ? importanceOf(c) : 0 };
     })
+    .filter(({ check }) => check.checkId !== POLICY_CHECK_ID)
     .sort((a, b) => b.importance - a.importance || b.points - a.points)
     .map(({ check, importance }) => ({
       checkId: check.checkId,
@@ -79,8 +92,9 @@ export function analyzeWithRules(input: AgentInput, constants: ScoringConstants 
     typeUnconfirmed: type.unconfirmed,
     typeRecognised: type.recognised,
     breakdown,
-    checks: input.checks,
+    checks: policy.checks,
     discovered: input.discovered,
+    policy: { ref: policy.policy, departures: policy.departures, isDefault: input.policy === undefined },
     hasText: documentWords(input.text) !== "",
     ...(input.groups ? { groups: input.groups } : {}),
   });
@@ -91,8 +105,9 @@ export function analyzeWithRules(input: AgentInput, constants: ScoringConstants 
     actualDocType: type.actualDocType,
     reasoning,
     perCheck,
+    policy: policy.policy,
   };
-  return { verdict, classification, type, breakdown };
+  return { verdict, classification, type, breakdown, policy };
 }
 
 /** The default engine: deterministic rules over the check results and the text's document type. */

@@ -104,6 +104,8 @@ export interface CheckContribution {
 /** Why a document reached 50: one proof, or two independent kinds about one value or region. */
 export interface Decision {
   why: "proof" | "corroborated";
+  /** Set when a tenant's policy made the finding decide alone (the reasoning says so). */
+  byPolicy?: boolean;
   /** The findings that decided it (the proof, or the corroborating pair), strongest first. */
   findings: {
     checkId: string;
@@ -131,6 +133,11 @@ export interface ScoreBreakdown {
 export interface ScoreOptions {
   /** Page geometry (for page-wide boxes, which merge only with the same box); optional. */
   geometry?: ReadonlyMap<number, PageGeometry>;
+  /**
+   * Findings whose severity a tenant's policy set (agent/policy.ts): they count with it, past the appearance
+   * cap; at 8 or more only where the policy says the finding decides alone.
+   */
+  overrides?: ReadonlyMap<Finding, { severity: number; decidesAlone: boolean }>;
 }
 
 /** Probability of tampering one finding of this severity stands for. */
@@ -163,6 +170,7 @@ export function flaggedFindings(
 }
 
 interface Member {
+  byPolicy: boolean;
   check: number;
   checkId: string;
   finding: Finding;
@@ -198,7 +206,11 @@ function decide(members: Member[], k: ScoringConstants): { decisions: Decision[]
   const proofFrom = LEVEL_SEVERITY.proof[0];
   for (const m of members) {
     if (m.severity >= proofFrom) {
-      decisions.push({ why: "proof", findings: [decisionEntry(m)] });
+      decisions.push({
+        why: "proof",
+        ...(m.byPolicy ? { byPolicy: true } : {}),
+        findings: [decisionEntry(m)],
+      });
       decisive.add(m);
     }
   }
@@ -263,11 +275,15 @@ export function computeScore(
           : check.findings.map((finding, index) => ({ finding, index }));
     const counted = list
       .map(({ finding, index }) => {
+        const o = opts.overrides?.get(finding);
         const m: Member = {
+          byPolicy: o?.decidesAlone === true,
           check: ci,
           checkId: check.checkId,
           finding,
-          severity: countedSeverity(finding, fallback),
+          severity: o
+            ? Math.min(o.decidesAlone ? 10 : LEVEL_SEVERITY.specific[1], o.severity)
+            : countedSeverity(finding, fallback),
           place: index >= 0 ? (places[ci]?.[index] ?? -1 - members.length) : -1 - ci,
           placed: placed(finding),
         };

@@ -175,6 +175,7 @@ export async function runAgentStep(
     discovered: checkResult.value.discovered,
     ...(checkResult.value.evidence ? { groups: checkResult.value.evidence.groups } : {}),
     ...(checkResult.value.evidence?.geometry ? { geometry: checkResult.value.evidence.geometry } : {}),
+    ...(checkResult.value.facts ? { facts: checkResult.value.facts } : {}),
   };
   const run = { runId, log };
   const outcome = await produceVerdict(selection.engine, agentInput, run);

@@ -356,7 +356,8 @@ export const CODES = {
   invisible_text: {
     level: "proof",
     kind: "structure",
-    means: "Text is drawn invisibly (render mode 3 or transparent); proof when other text is printed in its place.",
+    means:
+      "Text is drawn invisibly (render mode 3 or transparent); proof when other text is printed in its place.",
   },
   text_same_colour_as_background: {
     level: "proof",

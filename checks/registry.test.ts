@@ -30,7 +30,8 @@ function emittedCodes(src: string): string[] {
   const codes = new Set<string>();
   for (const m of src.matchAll(/\bcode:\s*([^,\n]+)/g)) {
     // Literals compared against (`c.kind === "dss" ? …`) are conditions, not codes.
-    for (const lit of (m[1] as string).matchAll(/(?<![=!]==\s*)"([a-z][a-z0-9_]*)"/g)) codes.add(lit[1] as string);
+    for (const lit of (m[1] as string).matchAll(/(?<![=!]==\s*)"([a-z][a-z0-9_]*)"/g))
+      codes.add(lit[1] as string);
   }
   if (src.includes("`revision_${verb}_page`"))
     for (const v of ["added", "removed", "replaced"]) codes.add(`revision_${v}_page`);
@@ -60,7 +61,8 @@ describe("code tables", () => {
   it("appearance kinds are anomalies at most, whatever the table says", () => {
     for (const check of CHECKS) {
       for (const [code, meta] of Object.entries(check.codes)) {
-        if (isAppearanceKind(meta.kind)) expect(maxSeverityOf(meta), `${check.id}.${code}`).toBeLessThanOrEqual(4);
+        if (isAppearanceKind(meta.kind))
+          expect(maxSeverityOf(meta), `${check.id}.${code}`).toBeLessThanOrEqual(4);
       }
     }
   });

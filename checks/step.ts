@@ -300,5 +300,17 @@ export async function runCheckStep(
     ...(authoritative ? { authoritative } : {}),
     textKey,
     ...(evidence ? { evidence } : {}),
+    facts: producerFacts(doc),
   };
+}
+
+/** The producer and creator the file names (Info first, then XMP), clipped, for a tenant's policy. */
+function producerFacts(doc: DocumentModel): { producer?: string; creator?: string } {
+  const clip = (s: string | undefined) => {
+    const t = s?.replace(/\s+/g, " ").trim();
+    return t ? t.slice(0, 200) : undefined;
+  };
+  const producer = clip(doc.pdf?.info.Producer ?? doc.pdf?.xmp?.["pdf:Producer"]);
+  const creator = clip(doc.pdf?.info.Creator ?? doc.pdf?.xmp?.["xmp:CreatorTool"]);
+  return { ...(producer ? { producer } : {}), ...(creator ? { creator } : {}) };
 }

@@ -175,6 +175,8 @@ export const CheckStepResult = z.object({
   authoritative: AuthoritativeInfo.optional(),
   /** Object key of the extracted text (page markers `--- page N ---`). */
   textKey: z.string().optional(),
+  /** What the file names as its producer and creator (a tenant policy's producer lists read them). */
+  facts: z.object({ producer: z.string().optional(), creator: z.string().optional() }).optional(),
   /** The reviewer's evidence (docs/evidence.md): its manifest's key and the headline groups. */
   evidence: z
     .object({

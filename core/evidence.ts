@@ -490,10 +490,7 @@ function groupItems(items: Item[], geometry: EvidenceInput["geometry"]): Draft[]
  * show the same changed value on it. Findings without a place are each on their own. Unbounded (every
  * finding), unlike the listed groups of buildEvidence.
  */
-export function placesOf(
-  checks: readonly CheckResult[],
-  geometry?: EvidenceInput["geometry"],
-): number[][] {
+export function placesOf(checks: readonly CheckResult[], geometry?: EvidenceInput["geometry"]): number[][] {
   const items = itemsOf("", checks);
   const sets = mergeByPlace(items, geometry);
   const placeOf = new Map<number, number>();

@@ -64,6 +64,8 @@ export const EVIDENCE_KINDS = [
   "history",
   /** The file's type, name and container. */
   "container",
+  /** A tenant's policy rule that held (core/policy.ts): counts at the level the policy gives it. */
+  "policy",
 ] as const;
 export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 
@@ -104,7 +106,8 @@ export function codeTableProblems(checkId: string, table: CodeTable): string[] {
   const problems: string[] = [];
   for (const [code, meta] of Object.entries(table)) {
     if (!/^[a-z][a-z0-9_]*$/.test(code)) problems.push(`${checkId}: code "${code}" is not snake_case`);
-    if (!FINDING_LEVELS.includes(meta.level)) problems.push(`${checkId}.${code}: unknown level ${meta.level}`);
+    if (!FINDING_LEVELS.includes(meta.level))
+      problems.push(`${checkId}.${code}: unknown level ${meta.level}`);
     if (!EVIDENCE_KINDS.includes(meta.kind)) problems.push(`${checkId}.${code}: unknown kind ${meta.kind}`);
     if (isAppearanceKind(meta.kind) && (meta.level === "specific" || meta.level === "proof"))
       problems.push(

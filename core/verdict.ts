@@ -97,6 +97,8 @@ export const Verdict = z.object({
   actualDocType: z.string().nullable(),
   reasoning: z.string().nullable(),
   perCheck: z.array(PerCheck),
+  /** The tenant policy the score was computed under (core/policy.ts); absent on verdicts from before policies. */
+  policy: z.object({ name: z.string(), version: z.number().int().min(1) }).optional(),
 });
 export type Verdict = z.infer<typeof Verdict>;
 
