@@ -2,6 +2,7 @@ import type { Finding } from "../../core/check-result.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import { readIdentity } from "../../document/id/read.js";
+import { OcrbFontMissingError } from "../../document/id/ocrb.js";
 import { ImageDecodeError } from "../../document/raster.js";
 import { defineCheck, flaggedCodes, skip, unreadable } from "../check.js";
 
@@ -68,6 +69,7 @@ export const idBarcodeCheck = defineCheck({
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
+      if (err instanceof OcrbFontMissingError) return unreadable(`The identity reading cannot run: ${err.message}.`);
       if (err instanceof ImageDecodeError)
         return unreadable(`The image could not be decoded to look for barcodes (${err.message}).`);
       throw err;

@@ -3,6 +3,7 @@ import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import { type IdPage, readIdentity } from "../../document/id/read.js";
 import { FIELD_SPANS, isoOf, type MrzProblem } from "../../document/id/mrz-validate.js";
+import { OcrbFontMissingError } from "../../document/id/ocrb.js";
 import { ImageDecodeError } from "../../document/raster.js";
 import { defineCheck, flaggedCodes, skip, unreadable } from "../check.js";
 
@@ -227,6 +228,7 @@ export const idMrzCheck = defineCheck({
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
+      if (err instanceof OcrbFontMissingError) return unreadable(`The identity reading cannot run: ${err.message}.`);
       if (err instanceof ImageDecodeError)
         return unreadable(`The image could not be decoded to look for an MRZ (${err.message}).`);
       throw err;

@@ -2,6 +2,7 @@ import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { englishModelDir } from "../ocr.js";
 import { type GreyImage, greyToRgba } from "./geometry.js";
 import { toPng } from "../raster.js";
+import { MRZ_ALPHABET } from "./mrz-format.js";
 
 /**
  * The identity checks' own tesseract worker (document/ocr.ts runs the page OCR; this one reads an MRZ band
@@ -42,7 +43,7 @@ export interface IdOcr {
   terminate(): Promise<void>;
 }
 
-export const MRZ_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<";
+export { MRZ_ALPHABET };
 
 const box = (b: { x0: number; y0: number; x1: number; y1: number }): [number, number, number, number] => [
   b.x0,

@@ -16,6 +16,46 @@ export interface LineCells {
   kinds: ("<" | "?" | "")[];
   /** The strip with the fillers painted white. */
   cleaned: GreyImage;
+  /** Top of the capitals and the baseline (strip rows), from the full-height glyphs. */
+  capTop: number;
+  baseline: number;
+  /** Per cell: its centre, cap top and baseline (strip pixels), fitted along the line (a residual perspective bends the grid). */
+  centres: number[];
+  capTops: number[];
+  baselines: number[];
+}
+
+/** Least-squares polynomial (degree 1 or 2) through (x, y) points; undefined when underdetermined. */
+function polyFit(points: [number, number][], degree: 1 | 2): ((x: number) => number) | undefined {
+  const n = degree + 1;
+  if (points.length < n + 2) return undefined;
+  const mx = points.reduce((s, [x]) => s + x, 0) / points.length;
+  const sx = Math.max(1e-9, Math.sqrt(points.reduce((s, [x]) => s + (x - mx) ** 2, 0) / points.length));
+  const A = Array.from({ length: n }, () => new Array<number>(n + 1).fill(0));
+  for (const [x0, y] of points) {
+    const x = (x0 - mx) / sx;
+    const p = Array.from({ length: n }, (_, i) => x ** i);
+    for (let r = 0; r < n; r++) {
+      for (let c = 0; c < n; c++) A[r]![c]! += p[r]! * p[c]!;
+      A[r]![n]! += p[r]! * y;
+    }
+  }
+  for (let c = 0; c < n; c++) {
+    let piv = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(A[r]![c]!) > Math.abs(A[piv]![c]!)) piv = r;
+    [A[c], A[piv]] = [A[piv]!, A[c]!];
+    if (Math.abs(A[c]![c]!) < 1e-12) return undefined;
+    for (let r = 0; r < n; r++) {
+      if (r === c) continue;
+      const k = A[r]![c]! / A[c]![c]!;
+      for (let j = c; j <= n; j++) A[r]![j]! -= k * A[c]![j]!;
+    }
+  }
+  const coef = A.map((row, i) => row[n]! / row[i]!);
+  return (x0: number) => {
+    const x = (x0 - mx) / sx;
+    return coef.reduce((s, c, i) => s + c * x ** i, 0);
+  };
 }
 
 interface Glyph {
@@ -141,7 +181,14 @@ function leastSquares(pairs: [number, number][]): { left: number; pitch: number 
  * The cells of a strip holding one MRZ line of `columns` characters, starting near `left` with about `pitch`
  * pixels per character (from the rectification).
  */
-export function lineCells(strip: GreyImage, columns: number, left: number, pitch: number): LineCells {
+export function lineCells(
+  strip: GreyImage,
+  columns: number,
+  left: number,
+  pitch: number,
+  /** Where the filler's ink centre sits from its cell's centre, in pitches (the font's; 0 when unknown). */
+  fillerOffset = 0,
+): LineCells {
   const t = otsu(strip.data);
   const ink = new Uint8Array(strip.data.length);
   for (let i = 0; i < ink.length; i++) ink[i] = strip.data[i]! <= t ? 1 : 0;
@@ -218,5 +265,51 @@ export function lineCells(strip: GreyImage, columns: number, left: number, pitch
       for (let x = Math.max(0, g.x0 - 1); x <= Math.min(strip.width - 1, g.x1 + 1); x++)
         cleaned[y * strip.width + x] = 255;
   }
-  return { left: l, pitch: p, kinds, cleaned: { width: strip.width, height: strip.height, data: cleaned } };
+  // Capitals and digits are the tallest glyphs of a line (fillers stand lower); a line may hold few of them.
+  const inside = glyphs.filter((g) => g.y0 > 0 && g.y1 < strip.height - 1);
+  const hs = inside.map((g) => g.y1 - g.y0 + 1).sort((a, b) => a - b);
+  const tallH = hs[Math.min(hs.length - 1, Math.floor(hs.length * 0.97))] ?? capH;
+  const tall = inside.filter((g) => g.y1 - g.y0 + 1 >= tallH * 0.85);
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const capTop = med(tall.map((g) => g.y0)) ?? strip.height * 0.2;
+  const baseline = (med(tall.map((g) => g.y1)) ?? strip.height * 0.8) + 1;
+  // The grid bent by what the rectification left: cell centres as a quadratic of the cell index, fitted to
+  // the glyphs that sit alone in one cell; cap tops and baselines as lines along x.
+  // OCR-B draws `<` off the centre of its cell: fillers count at their cell's centre.
+  const placed: [number, number][] = [];
+  for (const g of glyphs) {
+    const c = cellOf.get(g) ?? [];
+    if (c.length === 1) placed.push([c[0]!, chevrons.includes(g) ? g.cx - fillerOffset * p : g.cx]);
+  }
+  const lin0 = polyFit(placed, 1);
+  const lin = (k: number) => {
+    const v = lin0?.(k);
+    return v !== undefined && Math.abs(v - (l + (k + 0.5) * p)) < p * 0.5 ? v : l + (k + 0.5) * p;
+  };
+  const spread = placed.length ? Math.max(...placed.map(([k]) => k)) - Math.min(...placed.map(([k]) => k)) : 0;
+  const quad = placed.length >= 12 && spread >= columns * 0.7 ? polyFit(placed, 2) : undefined;
+  // The quadratic when it follows the glyphs closely (a residual foreshortening along the line), else the line.
+  const rms = (fit: ((k: number) => number) | undefined) =>
+    fit && placed.length
+      ? Math.sqrt(placed.reduce((s, [k, x]) => s + (x - fit(k)) ** 2, 0) / placed.length)
+      : Number.POSITIVE_INFINITY;
+  const useQuad = quad !== undefined && rms(quad) < p * 0.12 && rms(quad) < rms(lin0) * 0.8;
+  const centres = Array.from({ length: columns }, (_, k) => (useQuad ? quad!(k) : lin(k)));
+  const topFit = polyFit(tall.map((g) => [g.cx, g.y0]), 1);
+  const baseFit = polyFit(tall.map((g) => [g.cx, g.y1 + 1]), 1);
+  const near = (v: number | undefined, fallback: number) =>
+    v !== undefined && Math.abs(v - fallback) < (baseline - capTop) * 0.25 ? v : fallback;
+  const capTops = centres.map((x) => near(topFit?.(x), capTop));
+  const baselines = centres.map((x) => near(baseFit?.(x), baseline));
+  return {
+    centres,
+    capTops,
+    baselines,
+    left: l,
+    pitch: p,
+    kinds,
+    cleaned: { width: strip.width, height: strip.height, data: cleaned },
+    capTop,
+    baseline,
+  };
 }

@@ -313,3 +313,6 @@ export function formatOf(lines: readonly string[]): MrzFormat | undefined {
   }
   return undefined;
 }
+
+/** The 37 characters of an MRZ (ICAO 9303 Part 3): capitals, digits and the filler. */
+export const MRZ_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<";

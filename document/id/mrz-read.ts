@@ -12,6 +12,8 @@ import {
 } from "./mrz-format.js";
 import { type LineCells, lineCells } from "./mrz-cells.js";
 import type { MrzLocation } from "./mrz-locate.js";
+import { correctByRunnerUps, readByTemplates } from "./mrz-template.js";
+import { templateBank } from "./ocrb.js";
 
 /**
  * Reads a located MRZ: the band is rectified (a homography from the fitted lines to an upright grid, so a
@@ -35,8 +37,17 @@ export interface MrzReading {
   uncertain: number[][];
   /** Positions (`line:column`) read with low confidence or differently by the two readings. */
   unsure: Set<string>;
-  /** Positions the two readings (when a second was made) read differently: the reading is not settled there. */
+  /** Positions the confirming readings (when made) read differently: the reading is not settled there. */
   disagreed: Set<string>;
+  /**
+   * Positions read with a clear template margin on which both confirming readings agree (filled only when the
+   * reading needed confirming: a failing check digit or an impossible date).
+   */
+  confirmed: Set<string>;
+  /** The confirming readers (empty when none was needed). */
+  confirmedBy: string[];
+  /** Per line and cell, the template margin of the first reading. */
+  margins: number[][];
   /** Mean OCR confidence of the lines, 0-100. */
   confidence: number;
   /** Each line's box in source pixels, as [x0, y0, x1, y1] (axis-aligned hull of the rotated line). */
@@ -77,7 +88,7 @@ function add(a: Point, b: Point, k = 1): Point {
 const norm = (p: Point) => Math.hypot(p[0], p[1]);
 
 /** Rectifies the band so glyphs are `glyphPx` high and the lines run along the x axis. */
-function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: number): Band {
+export function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: number): Band {
   const first = loc.lines[0]!;
   const last = loc.lines[loc.lines.length - 1]!;
   const glyph = loc.lines.reduce((s, l) => s + l.glyphHeight, 0) / loc.lines.length;
@@ -110,8 +121,8 @@ function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: num
   const bl = add(add(last.start, lastUnit, lastT0 - padX), normal, padY);
   const width = Math.round((widthSrc + 2 * padX) * scale);
   const height = Math.round((lineSpanSrc + 2 * padY) * scale);
-  const image = warpQuad(src, [tl, tr, br, bl], width, height);
-  const H = homography(
+  const first0 = warpQuad(src, [tl, tr, br, bl], width, height);
+  const H0 = homography(
     [
       [0, 0],
       [width, 0],
@@ -120,6 +131,19 @@ function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: num
     ],
     [tl, tr, br, bl],
   );
+  // The lines fix the band's horizontal; its vertical (the glyphs' upright strokes) comes from the glyphs:
+  // under perspective the document's vertical is not the lines' normal, and a sheared band reads badly.
+  const shear = bestShear(first0);
+  const yc = height / 2;
+  const H = shear === 0 ? H0 : multiply3(H0, [1, shear, -shear * yc, 0, 1, 0, 0, 0, 1]);
+  const corner = (x: number, y: number): Point => {
+    const w = H[6]! * x + H[7]! * y + H[8]!;
+    return [(H[0]! * x + H[1]! * y + H[2]!) / w, (H[3]! * x + H[4]! * y + H[5]!) / w];
+  };
+  const image =
+    shear === 0
+      ? first0
+      : warpQuad(src, [corner(0, 0), corner(width, 0), corner(width, height), corner(0, height)], width, height);
   const n = loc.lines.length;
   const lineStep = n > 1 ? (lineSpanSrc * scale) / (n - 1) : glyphPx * 1.8;
   const top = padY * scale;
@@ -133,6 +157,45 @@ function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, columns: num
     top,
     lineCentres: Array.from({ length: n }, (_, i) => top + i * lineStep),
   };
+}
+
+function multiply3(A: readonly number[], B: readonly number[]): number[] {
+  const out = new Array<number>(9).fill(0);
+  for (let r = 0; r < 3; r++)
+    for (let c = 0; c < 3; c++) for (let k = 0; k < 3; k++) out[r * 3 + c]! += A[r * 3 + k]! * B[k * 3 + c]!;
+  return out.map((v) => v / out[8]!);
+}
+
+/**
+ * The horizontal shear (x shift per row) that makes the band's glyphs upright: the one whose column profile of
+ * ink is sharpest (upright strokes and the gaps between monospaced cells line up).
+ */
+export function bestShear(img: GreyImage): number {
+  const { width: w, height: h, data } = img;
+  let mean = 0;
+  for (const v of data) mean += v;
+  mean /= data.length;
+  const ink: [number, number][] = [];
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) if (data[y * w + x]! < mean - 40) ink.push([x, y - h / 2]);
+  if (ink.length < 50) return 0;
+  let best = 0;
+  let bestScore = -1;
+  const profile = new Float64Array(w + 2 * h);
+  for (let s = -0.36; s <= 0.3601; s += 0.02) {
+    profile.fill(0);
+    for (const [x, y] of ink) {
+      const xx = Math.round(x - s * y) + h;
+      if (xx >= 0 && xx < profile.length) profile[xx]! += 1;
+    }
+    let score = 0;
+    for (const v of profile) score += v * v;
+    if (score > bestScore) {
+      bestScore = score;
+      best = s;
+    }
+  }
+  return Math.abs(best) < 0.01 ? 0 : best;
 }
 
 function strip(img: GreyImage, centre: number, half: number): GreyImage {
@@ -175,7 +238,7 @@ function padWhite(img: GreyImage, pad: number): GreyImage {
   return { width: w, height: h, data };
 }
 
-function guessFormat(loc: MrzLocation): MrzFormat {
+export function guessFormat(loc: MrzLocation): MrzFormat {
   if (loc.lines.length === 3) return "TD1";
   const glyphs = Math.max(...loc.lines.map((l) => l.glyphs));
   return Math.abs(glyphs - 44) <= Math.abs(glyphs - 36) ? "TD3" : "TD2";
@@ -289,145 +352,117 @@ function lowConfidence(conf: number[][]): Set<string> {
 const failing = (format: MrzFormat, lines: string[]) =>
   fieldChecks(format, lines).filter((c) => !c.ok).length;
 
+/** Template reader settings: the sampled window sizes of the first and the confirming reading. */
+const TEMPLATE_SIZE = { w: 20, h: 32 } as const;
+const HIRES_SIZE = { w: 26, h: 42 } as const;
+const HIRES_GLYPH_PX = 58;
+/** A character whose best template beats the runner-up by less than this is unsure (calibrated on dev). */
+export const SURE_MARGIN = 0.045;
+/** …or whose best correlation is below this. */
+export const SURE_SCORE = 0.55;
+/** Runner-ups tried by the check-digit correction: characters below this margin. */
+const CORRECTABLE_MARGIN = 0.06;
+
+/** Does a reading need confirming: a check digit failing, or a date that is no calendar date? */
+function needsConfirming(format: MrzFormat, lines: readonly string[]): boolean {
+  if (fieldChecks(format, lines).some((c) => !c.ok)) return true;
+  const spans = format === "TD1" ? [[1, 0], [1, 8]] : [[1, 13], [1, 21]];
+  for (const [l, at] of spans) {
+    const raw = (lines[l!] ?? "").slice(at!, at! + 6);
+    if (!/^\d{6}$/.test(raw)) continue;
+    const m = Number(raw.slice(2, 4));
+    const d = Number(raw.slice(4, 6));
+    if (m < 1 || m > 12 || d < 1 || d > new Date(Date.UTC(2000 + Number(raw.slice(0, 2)), m, 0)).getUTCDate())
+      return true;
+  }
+  return false;
+}
+
+/** One reading by the tesseract engine (the independent second reader), classes forced, look-alikes settled. */
+async function readByOcr(src: GreyImage, loc: MrzLocation, ocr: IdOcr, format: MrzFormat): Promise<string[]> {
+  const once = await readOnce(src, loc, ocr, GLYPH_PX, format);
+  const a = settle(format, once.read);
+  return correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines;
+}
+
 /**
- * Reads the MRZ at `loc` in `src` (grey, source pixels). When the first reading leaves a check digit failing
- * or a cell unread, a second at another glyph height; when they disagree, a third, and each character goes
- * by majority (positions without one are uncertain, and the other readings' characters are tried there when
- * they make a failing check digit pass).
+ * Reads the MRZ at `loc` in `src` (grey, source pixels). The band is rectified and read by OCR-B templates
+ * (mrz-template.ts), cell by cell at the fixed pitch, each character with its margin over the runner-up;
+ * failing check digits are settled by the runner-ups of unsure characters only. When a check digit still fails
+ * or a date is no calendar date, the reading is confirmed twice, independently: by the tesseract engine on the
+ * same band (`ocr`, started only then) and by the templates again on a band rectified at a higher resolution
+ * with finer templates. A character is `confirmed` when the templates read it with a clear margin and both
+ * other readings agree; where the templates were unsure and both others agree on another character, theirs
+ * is taken.
  */
-export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Promise<MrzReading | undefined> {
+export async function readMrz(
+  src: GreyImage,
+  loc: MrzLocation,
+  ocr: () => Promise<IdOcr>,
+): Promise<MrzReading | undefined> {
   const format = guessFormat(loc);
-  const first = await readOnce(src, loc, ocr, GLYPH_PX, format);
-  const a = settle(format, first.read);
-  // A second reading at another scale when the first leaves a check digit failing or a cell unread: it
-  // confirms a failure, or shows which characters the OCR was unsure of.
-  const needsSecond =
-    failing(format, correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines) > 0 ||
-    a.lines.some((l) => l.includes("?"));
-  const second = needsSecond ? await readOnce(src, loc, ocr, GLYPH_PX + 10, format) : first;
-  const b = needsSecond ? settle(format, second.read) : a;
-  const fa = failing(format, a.lines);
-  const fb = failing(format, b.lines);
-  let chosen = fb < fa || (fb === fa && b.confidence > a.confidence) ? b : a;
-  const other = chosen === a ? b : a;
-  const chosenBand = chosen === a ? first.band : second.band;
-  // When the two readings differ, a third at another scale settles each character by majority; a character
-  // no two readings agree on stays uncertain.
-  const uncertain: number[][] = chosen.lines.map(() => []);
-  let lines = [...chosen.lines];
-  const differs = needsSecond && a.lines.some((l, li) => l !== b.lines[li]);
-  if (differs) {
-    const c = settle(format, (await readOnce(src, loc, ocr, GLYPH_PX - 6, format)).read);
-    lines = chosen.lines.map((l, li) =>
-      [...l]
+  const columns = MRZ_SHAPES[format].width;
+  const band = rectify(src, loc, GLYPH_PX, columns);
+  const first = readByTemplates(band, format, templateBank(TEMPLATE_SIZE));
+  const settled = correctByRunnerUps(format, first, CORRECTABLE_MARGIN);
+  let lines = settled.lines;
+  const corrections: Correction[] = settled.corrections.map((c) => ({ ...c, why: "check_digit" as const }));
+  const unsure = new Set<string>();
+  first.cells.forEach((row, li) =>
+    row.forEach((c, i) => {
+      if (c.margin < SURE_MARGIN || c.score < SURE_SCORE) unsure.add(`${li}:${i}`);
+    }),
+  );
+  for (const c of settled.corrections) unsure.add(`${c.line}:${c.at}`);
+  const disagreed = new Set<string>();
+  const confirmed = new Set<string>();
+  let confirmedBy: string[] = [];
+  if (needsConfirming(format, lines)) {
+    const engine = await ocr();
+    const second = await readByOcr(src, loc, engine, format);
+    const hiBand = rectify(src, loc, HIRES_GLYPH_PX, columns);
+    const hi = readByTemplates(hiBand, format, templateBank(HIRES_SIZE));
+    const third = correctByRunnerUps(format, hi, CORRECTABLE_MARGIN).lines;
+    confirmedBy = ["tesseract", "templates at a higher resolution"];
+    lines = lines.map((line, li) =>
+      [...line]
         .map((ch, i) => {
-          const votes = [a, b, c].map((r) => r.lines[li]?.[i] ?? "");
-          const count = (x: string) => votes.filter((v) => v === x).length;
-          const best = votes.reduce((p, x) => (count(x) > count(p) ? x : p), ch);
-          if (count(best) < 2) uncertain[li]!.push(i);
-          return best;
+          const key = `${li}:${i}`;
+          const b = second[li]?.[i];
+          const c = third[li]?.[i];
+          if (unsure.has(key) && b !== undefined && b === c && b !== ch && b !== "?") {
+            corrections.push({ line: li, at: i, from: ch, to: b, why: "check_digit" });
+            return b;
+          }
+          return ch;
         })
         .join(""),
     );
-  }
-  const unsure = new Set<string>();
-  uncertain.forEach((cols, li) => {
-    for (const i of cols) unsure.add(`${li}:${i}`);
-  });
-  for (const k of lowConfidence(chosen.conf)) unsure.add(k);
-  let byDigits = correctByCheckDigits(format, lines, unsure);
-  // Look-alikes the line reading was sure of but a failing alphanumeric field puts in doubt: each such
-  // character is read once more alone, between itself and its look-alike (Z or 2, I or 1 …); a cell the
-  // single reading sees otherwise becomes unsure, and the check digit may settle it.
-  const failingAlnum = fieldChecks(format, byDigits.lines).filter(
-    (c) => !c.ok && (c.name === "documentNumber" || c.name === "optional"),
-  );
-  if (failingAlnum.length > 0) {
-    const chosenCells = chosen === a ? first.cells : second.cells;
-    for (const f of failingAlnum) {
-      const spec = CHECKED_FIELDS[format].find((c) => c.name === f.name);
-      for (const [li, from, to] of spec?.covers ?? []) {
-        for (let i = from; i < to; i++) {
-          const c = lines[li]![i]!;
-          const alt = LOOKALIKE_OF[c];
-          if (!alt || unsure.has(`${li}:${i}`)) continue;
-          const cells = chosenCells[li]!;
-          const x0 = Math.max(0, Math.round(cells.left + (i - 0.2) * cells.pitch));
-          const x1 = Math.min(cells.cleaned.width, Math.round(cells.left + (i + 1.2) * cells.pitch));
-          // The English model leans to digits on OCR-B's Z, I, B and S: a look-alike in a field whose check
-          // digit fails is unsure whatever its confidence; the swap still has to be the only one that passes.
-          const one = await ocr.readChar(
-            padWhite(crop(cells.cleaned, x0, x1), Math.round(cells.pitch)),
-            c + alt,
-          );
-          void one;
-          unsure.add(`${li}:${i}`);
-        }
-      }
-    }
-    byDigits = correctByCheckDigits(format, lines, unsure);
-  }
-  lines = byDigits.lines;
-  const corrections = [...chosen.corrections, ...byDigits.corrections];
-  if (failing(format, lines) > 0) {
-    const positions = uncertain.flatMap((cols, li) => cols.map((i) => [li, i] as [number, number]));
-    if (positions.length > 0 && positions.length <= 10) {
-      let best = lines;
-      let bestFails = failing(format, lines);
-      for (let mask = 1; mask < 1 << positions.length; mask++) {
-        const trial = [...lines];
-        positions.forEach(([li, i], k) => {
-          if (mask & (1 << k))
-            trial[li] = trial[li]!.slice(0, i) + other.lines[li]![i] + trial[li]!.slice(i + 1);
-        });
-        const f = failing(format, trial);
-        if (f < bestFails) {
-          best = trial;
-          bestFails = f;
-        }
-      }
-      lines = best;
-    }
-  }
-  // A check digit the readings could not settle, over characters they all agree on, is the one its field
-  // gives (the field itself is read; only its check digit was not).
-  for (const c of fieldChecks(format, lines)) {
-    if (c.ok || c.expected < 0 || !uncertain[c.line]?.includes(c.at)) continue;
-    const spec = CHECKED_FIELDS[format].find((f) => f.name === c.name);
-    const coveredSettled = (spec?.covers ?? []).every(
-      ([l, from, to]) => !uncertain[l]!.some((i) => i >= from && i < to),
+    lines.forEach((line, li) =>
+      [...line].forEach((ch, i) => {
+        const key = `${li}:${i}`;
+        const agree = second[li]?.[i] === ch && third[li]?.[i] === ch;
+        if (!agree) disagreed.add(key);
+        else if (!unsure.has(key)) confirmed.add(key);
+      }),
     );
-    if (!coveredSettled) continue;
-    corrections.push({
-      line: c.line,
-      at: c.at,
-      from: lines[c.line]![c.at]!,
-      to: String(c.expected),
-      why: "check_digit",
-    });
-    lines[c.line] = lines[c.line]!.slice(0, c.at) + String(c.expected) + lines[c.line]!.slice(c.at + 1);
   }
-  chosen = { ...chosen, lines, corrections };
-  const bandToSource = chosenBand.H;
+  const H = band.H;
   const toSrc = (x: number, y: number): Point => {
-    const w = bandToSource[6]! * x + bandToSource[7]! * y + 1;
-    return [
-      (bandToSource[0]! * x + bandToSource[1]! * y + bandToSource[2]!) / w,
-      (bandToSource[3]! * x + bandToSource[4]! * y + bandToSource[5]!) / w,
-    ];
+    const w = H[6]! * x + H[7]! * y + H[8]!;
+    return [(H[0]! * x + H[1]! * y + H[2]!) / w, (H[3]! * x + H[4]! * y + H[5]!) / w];
   };
-  const width = MRZ_SHAPES[format].width;
-  const pitch = (chosenBand.image.width - 2 * chosenBand.left) / width;
+  const pitch = (band.image.width - 2 * band.left) / columns;
   const cellToSource = (column: number, line: number): Point =>
-    toSrc(chosenBand.left + column * pitch, chosenBand.top + (line - 0.5) * chosenBand.lineStep);
+    toSrc(band.left + column * pitch, band.top + (line - 0.5) * band.lineStep);
   const lineBoxes = lines.map((_, li) => {
-    const y0 = chosenBand.lineCentres[li]! - chosenBand.glyphPx * 0.7;
-    const y1 = chosenBand.lineCentres[li]! + chosenBand.glyphPx * 0.7;
+    const y0 = band.lineCentres[li]! - band.glyphPx * 0.7;
+    const y1 = band.lineCentres[li]! + band.glyphPx * 0.7;
     const pts = [
-      toSrc(chosenBand.left, y0),
-      toSrc(chosenBand.left + width * pitch, y0),
-      toSrc(chosenBand.left + width * pitch, y1),
-      toSrc(chosenBand.left, y1),
+      toSrc(band.left, y0),
+      toSrc(band.left + columns * pitch, y0),
+      toSrc(band.left + columns * pitch, y1),
+      toSrc(band.left, y1),
     ];
     return [
       Math.min(...pts.map((p) => p[0])),
@@ -436,26 +471,30 @@ export async function readMrz(src: GreyImage, loc: MrzLocation, ocr: IdOcr): Pro
       Math.max(...pts.map((p) => p[1])),
     ] as [number, number, number, number];
   });
+  const margins = first.cells.map((row) => row.map((c) => c.margin));
   return {
     format,
-    lines: chosen.lines,
-    raw: chosen.raw,
-    corrections: chosen.corrections,
-    uncertain,
+    lines,
+    raw: first.lines,
+    corrections,
+    uncertain: lines.map((_, li) => [...unsure].filter((k) => k.startsWith(`${li}:`)).map((k) => Number(k.split(":")[1]))),
     unsure,
-    disagreed: new Set(uncertain.flatMap((cols, li) => cols.map((i) => `${li}:${i}`))),
-    confidence: chosen.confidence,
+    disagreed,
+    confirmed,
+    confirmedBy,
+    margins,
+    confidence: Math.round(100 * Math.min(1, first.cells.flat().reduce((s, c) => s + c.score, 0) / Math.max(1, first.cells.flat().length))),
     lineBoxes,
     cellToSource,
-    bandToSource,
+    bandToSource: H,
     band: {
-      width: chosenBand.image.width,
-      height: chosenBand.image.height,
+      width: band.image.width,
+      height: band.image.height,
       pitch,
-      lineStep: chosenBand.lineStep,
-      left: chosenBand.left,
-      top: chosenBand.top,
-      glyphPx: chosenBand.glyphPx,
+      lineStep: band.lineStep,
+      left: band.left,
+      top: band.top,
+      glyphPx: band.glyphPx,
     },
   };
 }

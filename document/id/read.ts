@@ -316,8 +316,16 @@ async function readPage(
   signal?: AbortSignal,
 ): Promise<IdPage> {
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const lap = (what: string) => {
-    if (process.env.ID_DEBUG) console.error("timing", what, Math.round(performance.now() - t0));
+    if (process.env.ID_DEBUG)
+      console.error(
+        "timing",
+        what,
+        Math.round(performance.now() - t0),
+        "cpu",
+        Math.round(process.cpuUsage(c0).user / 1000),
+      );
   };
   const grey = toGrey(px.image);
   const page: IdPage = {
@@ -348,9 +356,7 @@ async function readPage(
   const loc = text.mrz;
   let upright: Upright | undefined;
   if (loc) {
-    const engine = await ocr();
-    lap("ocr engine");
-    const reading = await readMrz(grey, loc, engine);
+    const reading = await readMrz(grey, loc, ocr);
     lap("mrz read");
     if (reading) {
       const validation = validateMrz(reading.format, reading.lines, now);
