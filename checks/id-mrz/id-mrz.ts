@@ -2,6 +2,7 @@ import type { Finding } from "../../core/check-result.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import { type IdPage, readIdentity } from "../../document/id/read.js";
+import { CHECKED_FIELDS } from "../../document/id/mrz-format.js";
 import { FIELD_SPANS, isoOf, type MrzProblem } from "../../document/id/mrz-validate.js";
 import { OcrbFontMissingError } from "../../document/id/ocrb.js";
 import { ImageDecodeError } from "../../document/raster.js";
@@ -121,24 +122,39 @@ const FIELD_WORDS: Record<string, string> = {
   nationality: "nationality",
 };
 
+/** The MRZ characters a problem rests on: the field and its check digit, or all the composite covers. */
+function involved(v: IdPage["mrz"] & object, p: MrzProblem): [number, number, number][] {
+  if (p.code === "composite") {
+    const spec = CHECKED_FIELDS[v.validation.format].find((c) => c.name === "composite");
+    return spec ? [...spec.covers, [spec.line, spec.at, spec.at + 1]] : [[p.line, p.from, p.to]];
+  }
+  if (p.code === "check_digit") {
+    const check = v.validation.checks.find((c) => c.name === p.field);
+    const spec = CHECKED_FIELDS[v.validation.format].find((c) => c.name === p.field);
+    if (check && spec) return [...spec.covers, [check.line, check.at, check.at + 1]];
+  }
+  if (p.code === "expiry_before_birth") {
+    const spans = FIELD_SPANS[v.validation.format];
+    return [spans.birthDate!, spans.expirationDate!];
+  }
+  return [[p.line, p.from, p.to]];
+}
+
 /**
- * Characters of a problem that are not settled: read differently by the two readings (a failing check digit
- * always gets a second reading at another scale) or not read at all.
+ * How many characters a problem rests on that were not read with confidence and independently: a proof needs
+ * every one of them read with a clear template margin and agreed by both confirming readers (tesseract and a
+ * re-read at a higher resolution; mrz-read.ts). A digit-for-digit confusion on one reader's word stays a note.
  */
-function unsureIn(
-  page: IdPage,
-  line: number,
-  from: number,
-  to: number,
-  extra: [number, number, number][] = [],
-): number {
+function unconfirmedIn(page: IdPage, ranges: [number, number, number][]): number {
   const r = page.mrz!.reading;
   let n = 0;
-  for (const [l, a, b] of [[line, from, to] as [number, number, number], ...extra]) {
-    for (let i = a; i < b; i++) if (r.disagreed.has(`${l}:${i}`) || r.lines[l]?.[i] === "?") n++;
-  }
+  for (const [l, a, b] of ranges)
+    for (let i = a; i < b; i++) if (!r.confirmed.has(`${l}:${i}`)) n++;
   return n;
 }
+
+/** Severity of a problem read with confidence, and when it could not be confirmed (a note for the reviewer). */
+const UNCONFIRMED_SEVERITY = 2;
 
 function problemFindings(page: IdPage): Finding[] {
   const mrz = page.mrz!;
@@ -148,28 +164,36 @@ function problemFindings(page: IdPage): Finding[] {
   for (const p of v.problems) {
     // With a field's check digit failing, the composite fails with it: one finding says it.
     if (p.code === "composite" && fieldFailed) continue;
-    const covers =
-      p.code === "composite"
-        ? (Object.values(FIELD_SPANS[v.format]).filter(([l]) => l === p.line) as [number, number, number][])
-        : [];
-    const unsure = unsureIn(page, p.line, p.from, p.to, covers);
-    const severity = unsure > 0 ? Math.min(4, SURE_SEVERITY[p.code]) : SURE_SEVERITY[p.code];
+    // Codes and structure are judged on confident characters only; check digits and dates need confirming.
+    const ranges = involved(mrz, p);
+    const needsConfirming = PROOF_CODES.has(p.code);
+    const unsure = needsConfirming
+      ? unconfirmedIn(page, ranges)
+      : ranges.reduce((n, [l, a, b]) => {
+          for (let i = a; i < b; i++) if (mrz.reading.unsure.has(`${l}:${i}`)) n++;
+          return n;
+        }, 0);
+    const severity = unsure > 0 ? Math.min(UNCONFIRMED_SEVERITY, SURE_SEVERITY[p.code]) : SURE_SEVERITY[p.code];
     out.push({
       code: PROBLEM_CODE[p.code],
-      message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? `; ${unsure} of the characters involved were read with doubt, so this is not conclusive` : ""}.`,
+      message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? `; ${unsure} of the characters involved could not be read with confidence and confirmed by a second reader, so this is a note, not a finding` : mrz.reading.confirmedBy.length ? `; every character involved was read with confidence and confirmed by ${mrz.reading.confirmedBy.join(" and ")}` : ""}.`,
       page: page.page,
       bbox: mrz.spanBox(p.line, p.from, p.to),
       evidence: {
         ...p.evidence,
         mrzLine: mrz.reading.lines[p.line],
         format: v.format,
-        ...(unsure > 0 ? { unsureCharacters: unsure } : {}),
+        confirmed: unsure === 0,
+        ...(unsure > 0 ? { unconfirmedCharacters: unsure } : {}),
       },
       severity,
     });
   }
   return out;
 }
+
+/** Problems that are proof only on a confirmed reading. */
+const PROOF_CODES = new Set<MrzProblem["code"]>(["check_digit", "composite", "date_invalid", "expiry_before_birth"]);
 
 function mismatchFindings(page: IdPage): Finding[] {
   const mrz = page.mrz!;
