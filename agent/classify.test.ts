@@ -266,3 +266,20 @@ describe("classifyDocument in six languages", () => {
     );
   });
 });
+
+describe("identity documents as OCR reads them (issue 22)", () => {
+  it("names a passport data page, an ID card and a US licence in plain words", () => {
+    const passport = classifyDocument(
+      "REINO DE ESPANA\nPASSPORT / PASSEPORT\nSurname / Nom\nO'NEILL\nP<ESPONEILL<<KAMARA<LLLLLLLLLLLLLLLLLLLLLLLLL\nH6616026K0CAN6204095<2812287MZ29862091<<<<<96",
+    );
+    expect([passport.docType, passport.plainWords]).toEqual(["id_document", "passport"]);
+    const card = classifyDocument(
+      "REINO DE ESPANA\nIDENTITY CARD / CARTE D'IDENTITE\nO'NEILL\nAMARA\nI<ESPL26P160265KG499862A<<<<<<\n6204095<2812287CAN<<<<<<<<<<<4",
+    );
+    expect([card.docType, card.plainWords]).toEqual(["id_document", "identity card"]);
+    const licence = classifyDocument(
+      "MINNESOTA DRIVER LICENSE\n4d DLN Z94266160\n1 O'NEILL\n3 DOB 04/09/1962\n4b EXP 04/09/2028",
+    );
+    expect([licence.docType, licence.plainWords]).toEqual(["id_document", "driving licence"]);
+  });
+});

@@ -458,6 +458,20 @@ export const DOC_TYPE_FEATURES: Record<KnownType, Feature[]> = {
     { match: "führerschein", weight: 5, subtype: "driving licence" },
     { match: "identity card", weight: 5, subtype: "identity card" },
     { match: "personalausweis", weight: 5, subtype: "identity card" },
+    // What OCR makes of identity documents (issue 22): accents dropped, US licence captions, the TD1 and
+    // TD3 MRZ lines with their fillers misread as letters.
+    { match: "carte d'identite", weight: 5, subtype: "identity card" },
+    { match: "driver licence", weight: 5, subtype: "driving licence" },
+    { match: "drivers license", weight: 5, subtype: "driving licence" },
+    { match: "dln", weight: 3, subtype: "driving licence" },
+    { match: "commercial driver", weight: 3, subtype: "driving licence" },
+    { match: /^P[A-Z<][A-Z]{3}[A-Z<]{20,}$/m, weight: 4, subtype: "passport", label: "passport MRZ line" },
+    {
+      match: /^[A-Z0-9<]{6}\d[MFX<]\d{7}[A-Z<]{3}[A-Z0-9<]{11}\d$/m,
+      weight: 4,
+      subtype: "identity card",
+      label: "TD1 MRZ data line",
+    },
     {
       match: /^I[A-Z<][A-Z<]{3}[A-Z0-9<]{25}$/m,
       weight: 5,

@@ -49,6 +49,7 @@ export const EVAL_SETS = [
   "realworld-dev-scans",
   "captures", // scans and photos (bench/eval-sets-captures.ts)
   "realworld-dev-scans-tampered", // real receipts and tampered copies (bench/eval-sets-captures.ts)
+  "ids", // identity documents (fixtures/ids/)
 ] as const;
 /** Sets reported only in aggregate: no document of them is ever named in the report, progress or JSON. */
 export const AGGREGATE_ONLY_SETS: readonly EvalSet[] = ["layouts-heldout"];

@@ -11,6 +11,8 @@ import { type LayoutsSetResult, layoutsSet } from "../fixtures/layouts/set.js";
 import { layoutToolAvailability } from "../fixtures/layouts/tools.js";
 import type { EvalItem } from "./eval-harness.js";
 
+export { idsEvalSet } from "./eval-sets-ids.js";
+
 /**
  * The labelled sets `npm run eval` scores, each reported on its own:
  * - synthetic: the repo's seeded corpus (fixtures/corpus.ts), with each tampered item's original scored too;

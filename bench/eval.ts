@@ -13,6 +13,8 @@
  *   captures        simulated scans and photos, genuine and tampered in the pixels (development and held-out
  *                   parts reported apart; bench/eval-sets-captures.ts)
  *   realworld-dev-scans-tampered  ../shared/realworld-dev-scans and a tampered copy of each receipt
+ *   ids             generated passports, ID cards and US licences as scans and photos (fixtures/ids/;
+ *                   `--ids-part dev` for the part the id checks were developed on, default held-out)
  *
  *   npm run eval                                   every set, rules engine, synthetic held-out seed 9001
  *   npm run eval -- --set realworld-dev            one set (repeat --set, or comma-separate, for several)
@@ -56,6 +58,7 @@ import { budgetLines, formatBudget, formatSet } from "./eval-report.js";
 import {
   debianManualsSet,
   layoutsEvalSet,
+  idsEvalSet,
   type LoadedSet,
   REPO_ROOT,
   realProducerEvalSet,
@@ -93,6 +96,7 @@ interface Args {
   limit?: number;
   shared: string;
   capturesSize: number;
+  idsPart: "dev" | "held-out";
 }
 
 function parseArgs(argv: string[]): Args {
@@ -110,6 +114,7 @@ function parseArgs(argv: string[]): Args {
     layoutsSubset: "full",
     shared: SHARED_DIR,
     capturesSize: CAPTURE_SOURCES_PER_PART,
+    idsPart: "held-out",
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -187,6 +192,12 @@ function parseArgs(argv: string[]): Args {
       case "--captures-size":
         args.capturesSize = Number(value(i++, a));
         break;
+      case "--ids-part": {
+        const v = value(i++, a);
+        if (v !== "dev" && v !== "held-out") throw new Error(`--ids-part must be dev or held-out, not ${v}`);
+        args.idsPart = v;
+        break;
+      }
       case "--shared":
         args.shared = path.resolve(value(i++, a));
         break;
@@ -237,6 +248,8 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       return capturesEvalSet(args.verbose ? progress : undefined, args.capturesSize);
     case "realworld-dev-scans-tampered":
       return realworldTamperedEvalSet(args.shared, args.verbose ? progress : undefined);
+    case "ids":
+      return idsEvalSet(args.idsPart);
   }
 }
 

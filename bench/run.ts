@@ -17,6 +17,7 @@ import { Agent, request } from "undici";
 import { makeDocument } from "../fixtures/documents.js";
 import { CLIENTS, startFileServer, startService } from "../e2e/harness.js";
 import { measureStepStart } from "./step-start.js";
+import { idPhotoCheckMs } from "./id-photo.js";
 import { evidenceCost, scannedCheckStep } from "./ten-page.js";
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
@@ -163,6 +164,11 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
       `${(s.wallMs / pages / 1000).toFixed(1)} s per page wall, ${(s.cpuMs / pages / 1000).toFixed(1)} s per page CPU (whole step ${(s.wallMs / 1000).toFixed(1)} s; OCR pass ${(s.ocrMs / 1000).toFixed(1)} s, OCR review ${(s.reviewMs / 1000).toFixed(1)} s)`,
     ]);
   }
+  const id = await idPhotoCheckMs();
+  rows.push([
+    `id.mrz + id.barcode on a phone photo of a passport page (${id.width} × ${id.height} JPEG; median of 3, OCR start included)`,
+    `${id.ms} ms${id.mrzRead ? "" : " (the MRZ was not read)"}`,
+  ]);
   const w = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`\ndocverify bench — ${os.cpus().length} cores, Node ${process.version}\n\n`);
   process.stdout.write(`| ${"measure".padEnd(w)} | figure |\n|${"-".repeat(w + 2)}|--------|\n`);

@@ -2,6 +2,8 @@ import type { Check } from "./check.js";
 import { fileTypeCheck } from "./file-type.js";
 import { fontsConsistencyCheck } from "./fonts-consistency.js";
 import { imageCaptureCheck } from "./image-capture/image-capture.js";
+import { idBarcodeCheck } from "./id-barcode/id-barcode.js";
+import { idMrzCheck } from "./id-mrz/id-mrz.js";
 import { imageMetadataCheck } from "./image-metadata.js";
 import { jpegProvenanceCheck } from "./jpeg-provenance/jpeg-provenance.js";
 import { layoutOverlayCheck } from "./layout-overlay.js";
@@ -41,4 +43,6 @@ export const CHECKS: readonly Check[] = [
   textArithmeticCheck,
   textIdentifiersCheck,
   ...PIXEL_CHECKS,
+  idMrzCheck,
+  idBarcodeCheck,
 ];

@@ -20,6 +20,8 @@ export const DISCOVERED_FACTS = [
   "capture_screenshot",
   "capture_messenger",
   "capture_pasted_image",
+  "mrz_present",
+  "barcode_present",
 ] as const;
 
 export const TRUST_LEVELS = ["corroborated", "unverified", "unattested"] as const;

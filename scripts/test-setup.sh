@@ -36,6 +36,7 @@ packages=(
   wkhtmltopdf fop php-cli php-tcpdf fonts-crosextra-carlito fonts-open-sans fonts-lato fonts-inconsolata
   libtasn1-doc shared-mime-info
   libjpeg-turbo-progs
+  fonts-ocr-b
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,250 @@
+import {
+  parsePrintedDate,
+  type PrintedDate,
+  sameDay,
+  type VizField,
+  type VizFieldName,
+  type VizLine,
+  type VizWord,
+} from "./viz.js";
+
+/**
+ * Holds what a machine-readable encoding says (the MRZ, a licence's PDF417) against what the visual zone
+ * prints, field by field, tolerating what an OCR reading or the issuer's conventions explain: the ICAO
+ * transliteration of names (Ü → UE or U, Å → AA, ß → SS, diacritics dropped, apostrophes removed, spaces and
+ * hyphens as fillers), names truncated to the MRZ's width, two-digit years, and OCR look-alikes (0/O, 1/I/L,
+ * 5/S, 8/B, 2/Z, 6/G) and one stray character in a long name. What remains is a disagreement.
+ */
+
+export interface EncodedValues {
+  surname?: string;
+  givenNames?: string;
+  documentNumber?: string;
+  birth?: { y: number; m: number; d: number };
+  expiry?: { y: number; m: number; d: number };
+  nationality?: string;
+}
+
+export interface Disagreement {
+  field: VizFieldName;
+  /** The value the encoding carries, as a reviewer reads it. */
+  encoded: string;
+  /** What the visual zone prints. */
+  printed: string;
+  viz: VizField;
+}
+
+const LOOKALIKE: Record<string, string> = {
+  O: "0",
+  Q: "0",
+  D: "0",
+  I: "1",
+  L: "1",
+  S: "5",
+  B: "8",
+  Z: "2",
+  G: "6",
+  T: "7",
+};
+export const foldLookalikes = (s: string) =>
+  s
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, "")
+    .replace(/[OQDILSBZGT]/g, (c) => LOOKALIKE[c] ?? c);
+
+const TRANSLIT: [RegExp, string[]][] = [
+  [/Ä/g, ["AE", "A"]],
+  [/Ö/g, ["OE", "O"]],
+  [/Ü/g, ["UE", "U"]],
+  [/Å/g, ["AA", "A"]],
+  [/Æ/g, ["AE"]],
+  [/Ø/g, ["OE", "O"]],
+  [/ß/g, ["SS"]],
+  [/Þ/g, ["TH"]],
+];
+
+/** The MRZ spellings of a printed name (ICAO 9303 Part 3, 6: transliteration), letters only. */
+export function mrzSpellings(printed: string): string[] {
+  let forms = [printed.toUpperCase()];
+  for (const [re, subs] of TRANSLIT) {
+    if (!forms.some((f) => re.test(f))) continue;
+    forms = forms.flatMap((f) => subs.map((s) => f.replace(re, s)));
+  }
+  return [
+    ...new Set(
+      forms.map((f) =>
+        f
+          .normalize("NFD")
+          .replace(/[\u0300-\u036f]/g, "")
+          .replace(/[^A-Z]/g, ""),
+      ),
+    ),
+  ];
+}
+
+function distance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!;
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length]!;
+}
+
+/** Does a printed name agree with the encoded one (letters only, transliterated, maybe truncated)? */
+export function sameName(encoded: string, printed: string): boolean {
+  const enc = encoded.toUpperCase().replace(/[^A-Z]/g, "");
+  if (enc === "") return true;
+  for (const form of mrzSpellings(printed)) {
+    if (form === enc) return true;
+    // The MRZ truncates long names to its width.
+    if (enc.length >= 8 && form.startsWith(enc)) return true;
+    const folded = (s: string) => s.replace(/[^A-Z]/g, "");
+    const d = distance(folded(form), enc);
+    // One OCR slip in a name of five letters or more, two in one of twelve or more.
+    if (d <= (enc.length >= 12 ? 2 : enc.length >= 5 ? 1 : 0)) return true;
+  }
+  return false;
+}
+
+export function sameNumber(encoded: string, printed: string): boolean {
+  const a = foldLookalikes(encoded);
+  const b = foldLookalikes(printed);
+  if (a === "" || b === "") return true;
+  return a === b || (b.length > a.length && b.includes(a));
+}
+
+const two = (n: number) => String(n).padStart(2, "0");
+export const showDate = (d: { y: number; m: number; d: number }) => `${d.y}-${two(d.m)}-${two(d.d)}`;
+const showPrinted = (p: PrintedDate) =>
+  p.twoDigitYear ? `${two(p.y)}-${two(p.m)}-${two(p.d)} (yy-mm-dd)` : showDate(p);
+
+/**
+ * The fields on which the encoding and the printed zone disagree. A field the visual zone does not show (or
+ * that cannot be read as a value of its kind) is left out: absence is no disagreement.
+ */
+export function disagreements(
+  encoded: EncodedValues,
+  printed: Partial<Record<VizFieldName, VizField>>,
+  dateOrder: "dmy" | "mdy" = "dmy",
+): Disagreement[] {
+  const out: Disagreement[] = [];
+  const s = printed.surname;
+  if (s && encoded.surname && !sameName(encoded.surname, s.text))
+    out.push({ field: "surname", encoded: encoded.surname, printed: s.text, viz: s });
+  const g = printed.givenNames;
+  if (g && encoded.givenNames && !sameName(encoded.givenNames, g.text))
+    out.push({ field: "givenNames", encoded: encoded.givenNames, printed: g.text, viz: g });
+  const n = printed.documentNumber;
+  if (n && encoded.documentNumber && /\d/.test(n.text) && !sameNumber(encoded.documentNumber, n.text))
+    out.push({ field: "documentNumber", encoded: encoded.documentNumber, printed: n.text, viz: n });
+  for (const name of ["birth", "expiry"] as const) {
+    const f = printed[name];
+    const e = encoded[name];
+    if (!f || !e) continue;
+    const p = parsePrintedDate(f.text, dateOrder);
+    if (p && !sameDay(p, e))
+      out.push({ field: name, encoded: showDate(e), printed: `${f.text} (${showPrinted(p)})`, viz: f });
+  }
+  const nat = printed.nationality;
+  if (nat && encoded.nationality) {
+    const code = nat.text.toUpperCase().replace(/[^A-Z]/g, "");
+    // Only a printed three-letter code (or D) is comparable; a printed demonym ("UTOPIAN") is not.
+    if (
+      /^[A-Z]{3}$|^D$/.test(code) &&
+      code !== encoded.nationality &&
+      foldLookalikes(code) !== foldLookalikes(encoded.nationality)
+    )
+      out.push({ field: "nationality", encoded: encoded.nationality, printed: nat.text, viz: nat });
+  }
+  return out;
+}
+
+/**
+ * Fields found by their values where their captions could not be read (captions are small print): the
+ * encoded given names and surname printed as words (the surname is the line above the given names in the
+ * layouts of ICAO 9303 Part 4/5 when it is not found itself), the document number as the token of its shape
+ * nearest to it, and the date of birth as the printed date sharing at least two of its day, month and year.
+ * A field found by caption (`byCaption`) is kept.
+ */
+export function fieldsByValue(
+  lines: readonly VizLine[],
+  encoded: EncodedValues,
+  byCaption: Partial<Record<VizFieldName, VizField>>,
+  order: "dmy" | "mdy" = "dmy",
+): Partial<Record<VizFieldName, VizField>> {
+  const out: Partial<Record<VizFieldName, VizField>> = { ...byCaption };
+  const asField = (name: VizFieldName, line: VizLine, words = line.words): VizField => ({
+    name,
+    text: words.map((w) => w.text).join(" "),
+    box: [
+      Math.min(...words.map((w) => w.box[0])),
+      Math.min(...words.map((w) => w.box[1])),
+      Math.max(...words.map((w) => w.box[2])),
+      Math.max(...words.map((w) => w.box[3])),
+    ],
+    confidence: Math.min(...words.map((w) => w.confidence)),
+    label: "(found by its value)",
+  });
+  const nameLine = (value: string | undefined) =>
+    value
+      ? lines.find(
+          (l) =>
+            sameName(value, l.text) &&
+            /[A-Za-z]/.test(l.text) &&
+            l.text.replace(/[^A-Za-z]/g, "").length <= value.replace(/[^A-Z]/g, "").length + 3,
+        )
+      : undefined;
+  if (!out.givenNames && encoded.givenNames) {
+    const l = nameLine(encoded.givenNames);
+    if (l) out.givenNames = asField("givenNames", l);
+  }
+  if (!out.surname && encoded.surname) {
+    const l = nameLine(encoded.surname);
+    if (l) out.surname = asField("surname", l);
+    else if (out.givenNames) {
+      // The line right above the given names, starting where they start, in capitals.
+      const g = out.givenNames.box;
+      const h = g[3] - g[1];
+      const above = lines
+        .filter(
+          (x) =>
+            x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5,
+        )
+        .sort((a, b) => b.box[3] - a.box[3])[0];
+      if (above && /^[A-ZÀ-Ý' -]{2,}$/.test(above.text.trim())) out.surname = asField("surname", above);
+    }
+  }
+  if (!out.documentNumber && encoded.documentNumber) {
+    const want = foldLookalikes(encoded.documentNumber);
+    let best: { word: VizWord; line: VizLine; d: number } | undefined;
+    for (const line of lines)
+      for (const word of line.words) {
+        const t = foldLookalikes(word.text);
+        if (t.length < Math.max(5, want.length - 1) || t.length > want.length + 1 || !/\d/.test(word.text))
+          continue;
+        const d = distance(t, want);
+        if (d <= 3 && (!best || d < best.d)) best = { word, line, d };
+      }
+    if (best) out.documentNumber = asField("documentNumber", best.line, [best.word]);
+  }
+  if (!out.birth && encoded.birth) {
+    const b = encoded.birth;
+    for (const line of lines) {
+      const p = parsePrintedDate(line.text, order);
+      if (!p) continue;
+      const y = p.twoDigitYear ? b.y % 100 : b.y;
+      const shared = Number(p.y === y) + Number(p.m === b.m) + Number(p.d === b.d);
+      if (shared >= 2) {
+        out.birth = asField("birth", line);
+        if (shared === 3) break;
+      }
+    }
+  }
+  return out;
+}

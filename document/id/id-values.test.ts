@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { aamvaPayload, makeSpecimen } from "../../fixtures/ids/specimen.js";
+import { aamvaDate, isAamva, parseAamva } from "./aamva.js";
+import { disagreements, mrzSpellings, sameName, sameNumber } from "./compare.js";
+import { findFields, parsePrintedDate, type VizLine } from "./viz.js";
+
+describe("dates as documents print them", () => {
+  it("reads the ICAO bilingual form, dotted, ISO and US forms", () => {
+    expect(parsePrintedDate("12 AUG/AOÛT 74")).toEqual({ y: 74, m: 8, d: 12, twoDigitYear: true });
+    expect(parsePrintedDate("12 AUG/AOUT 74")).toEqual({ y: 74, m: 8, d: 12, twoDigitYear: true });
+    expect(parsePrintedDate("12.08.1974")).toEqual({ y: 1974, m: 8, d: 12, twoDigitYear: false });
+    expect(parsePrintedDate("1974-08-12")).toEqual({ y: 1974, m: 8, d: 12, twoDigitYear: false });
+    expect(parsePrintedDate("12 AUG 1974")).toEqual({ y: 1974, m: 8, d: 12, twoDigitYear: false });
+    expect(parsePrintedDate("08/12/1974", "mdy")).toEqual({ y: 1974, m: 8, d: 12, twoDigitYear: false });
+    expect(parsePrintedDate("30 DÉC 23")).toEqual({ y: 23, m: 12, d: 30, twoDigitYear: true });
+    expect(parsePrintedDate("ZENITH")).toBeUndefined();
+  });
+});
+
+describe("names and numbers across zones", () => {
+  it("spells a printed name the ICAO ways (Ü → UE or U, Å → AA, apostrophes dropped)", () => {
+    expect(mrzSpellings("MÜLLER")).toEqual(["MUELLER", "MULLER"]);
+    expect(mrzSpellings("O'NEILL")).toEqual(["ONEILL"]);
+    expect(sameName("AASTROEM", "ÅSTRÖM")).toBe(true);
+    expect(sameName("GARCIA LOPEZ", "GARCÍA LÓPEZ")).toBe(true);
+    expect(sameName("ERIKSSON", "ERIKSS0N")).toBe(true); // one OCR slip in a long name
+    expect(sameName("ERIKSSON", "NAKAMURA")).toBe(false);
+    expect(sameNumber("L898902C3", "L898902C3")).toBe(true);
+    expect(sameNumber("L898902C3", "L8989O2C3")).toBe(true); // O/0 look-alikes
+    expect(sameNumber("L898902C3", "L898907C3")).toBe(false);
+  });
+
+  it("reports the fields that differ, and only those the visual zone shows", () => {
+    const box = [0, 0, 10, 10] as [number, number, number, number];
+    const f = (name: "surname" | "birth" | "documentNumber", text: string) => ({
+      name,
+      text,
+      box,
+      confidence: 90,
+      label: "",
+    });
+    const out = disagreements(
+      { surname: "ERIKSSON", birth: { y: 1974, m: 8, d: 12 }, documentNumber: "L898902C3" },
+      {
+        surname: f("surname", "ERIKSSON"),
+        birth: f("birth", "12 AUG/AOÛT 71"),
+        documentNumber: f("documentNumber", "L898902C3"),
+      },
+    );
+    expect(out.map((d) => [d.field, d.encoded])).toEqual([["birth", "1974-08-12"]]);
+  });
+});
+
+describe("captions", () => {
+  const w = (text: string, x: number, y: number, h = 20) => ({
+    text,
+    confidence: 90,
+    box: [x, y, x + text.length * 10, y + h] as [number, number, number, number],
+  });
+  const line = (...words: ReturnType<typeof w>[]): VizLine => ({
+    text: words.map((x) => x.text).join(" "),
+    words,
+    box: [
+      Math.min(...words.map((x) => x.box[0])),
+      words[0]!.box[1],
+      Math.max(...words.map((x) => x.box[2])),
+      words[0]!.box[3],
+    ],
+  });
+  it("finds values under their captions, misread captions included, and not under 'place of birth'", () => {
+    const fields = findFields([
+      line(w("Sumame", 100, 100, 12), w("/", 170, 100, 12), w("Nom", 185, 100, 12)),
+      line(w("ERIKSSON", 100, 118)),
+      line(
+        w("Date", 100, 150, 12),
+        w("of", 150, 150, 12),
+        w("bith", 175, 150, 12),
+        w("/", 220, 150, 12),
+        w("Date", 235, 150, 12),
+        w("de", 280, 150, 12),
+        w("naissance", 305, 150, 12),
+      ),
+      line(w("12", 100, 168), w("AUG/AOUT", 130, 168), w("74", 220, 168)),
+      line(w("Place", 100, 200, 12), w("of", 150, 200, 12), w("birth", 175, 200, 12)),
+      line(w("ZENITH", 100, 218)),
+      line(w("4d", 600, 100, 12), w("DLN", 630, 100, 12), w("Z94266160", 700, 96, 26)),
+    ]);
+    expect(fields.surname?.text).toBe("ERIKSSON");
+    expect(fields.birth?.text).toBe("12 AUG/AOUT 74");
+    expect(fields.documentNumber?.text).toBe("Z94266160");
+  });
+});
+
+describe("AAMVA data", () => {
+  it("parses the elements of a licence's PDF417 payload and keeps impossible dates as they are", () => {
+    const s = makeSpecimen(5, "dl");
+    const payload = aamvaPayload(s);
+    expect(isAamva(payload)).toBe(true);
+    const a = parseAamva(payload);
+    expect(a.iin).toBe(s.iin);
+    expect(a.surname).toBe(s.person.surname.toUpperCase());
+    expect(a.documentNumber).toBe(s.documentNumber);
+    expect(a.birth?.date).toEqual(s.person.birth);
+    expect(aamvaDate("02301990", "USA", 10).invalid).toMatch(/day 30/);
+    expect(aamvaDate("19900230", "CAN", 10).invalid).toMatch(/day 30/);
+    expect(aamvaDate("13011990", "USA", 10).invalid).toMatch(/month 13/);
+    expect(() => parseAamva("hello")).toThrow(/AAMVA header/);
+  });
+});

@@ -1,0 +1,540 @@
+import type { DocumentModel } from "../model.js";
+import { renderPdfPages } from "../pdf-images.js";
+import { decodeImageFile, downscale, type RgbaImage } from "../raster.js";
+import { type AamvaRecord, isAamva, parseAamva } from "./aamva.js";
+import { findBarcodes, type FoundBarcode } from "./barcodes.js";
+import { type Disagreement, disagreements, type EncodedValues, fieldsByValue } from "./compare.js";
+import { applyHomography, type GreyImage, greyToRgba, type Point, toGrey, warpQuad } from "./geometry.js";
+import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
+import { analyseText } from "./mrz-locate.js";
+import { type MrzReading, readMrz } from "./mrz-read.js";
+import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
+import { findFields, type VizField, type VizFieldName } from "./viz.js";
+
+/**
+ * Reads an identity document once per check step, for both identity checks (id.mrz and id.barcode run in
+ * parallel and share the promise): for each page (an image document's pixels, or the first pages of a PDF
+ * rendered at 216 dpi), the MRZ (located, rectified, read and validated), the 2D barcodes (AAMVA payloads
+ * parsed), and the visual zone's labelled fields, read on the page rectified by the MRZ's geometry (or turned
+ * upright by the barcode's). Each disagreement between an encoding and the printed zone is read a second
+ * time, on the field alone at twice the resolution, and kept only when the second reading disagrees too.
+ *
+ * Pixels come from `pagePixels` (narrow on purpose: the shared pixel source of the document model can take
+ * its place); every box is returned in the finding's units (image pixels, origin top left; PDF points,
+ * origin bottom left).
+ */
+
+export type Box = [number, number, number, number];
+
+export interface PagePixels {
+  page: number;
+  image: RgbaImage;
+  /** From the pixels of `image` to the finding's units. */
+  toFindingBox(box: Box): Box;
+}
+
+export interface ConfirmedDisagreement extends Disagreement {
+  /** The printed field's box and the encoded field's box, finding units. */
+  printedBox: Box;
+  encodedBox?: Box;
+  /** What the second reading of the printed field gave. */
+  reread: string;
+}
+
+export interface BarcodeRead extends FoundBarcode {
+  box: Box;
+  aamva?: AamvaRecord;
+  aamvaError?: string;
+}
+
+export interface IdPage {
+  page: number;
+  mrz?: {
+    reading: MrzReading;
+    validation: MrzValidation;
+    /** Box of characters [from, to) of MRZ line `line`, finding units. */
+    spanBox(line: number, from: number, to: number): Box;
+    lineBoxes: Box[];
+  };
+  barcodes: BarcodeRead[];
+  /** Labelled fields the visual zone shows (finding units). */
+  viz: Partial<Record<VizFieldName, VizField>>;
+  mrzVsViz: ConfirmedDisagreement[];
+  barcodeVsViz: ConfirmedDisagreement[];
+  barcodeVsMrz: { field: string; barcode: string; mrz: string; box: Box }[];
+  /** Disagreements a second reading did not confirm (the first reading was unsure). */
+  unconfirmed: string[];
+}
+
+export interface IdReading {
+  pages: IdPage[];
+  /** Why some pages were not read (time, undecodable image). */
+  problems: string[];
+  ms: number;
+}
+
+export const ID_LIMITS = {
+  /** Longer side the image is decoded at. */
+  maxSide: 2200,
+  /** PDF pages read, and their render scale (3 = 216 dpi). */
+  maxPdfPages: 2,
+  pdfScale: 3,
+  /** Glyph height of the rectified visual zone, pixels. */
+  vizGlyphPx: 38,
+} as const;
+
+/** The default pixel source: an image document's pixels, or the first PDF pages rendered. */
+export async function defaultPagePixels(doc: DocumentModel, signal?: AbortSignal): Promise<PagePixels[]> {
+  if (!doc.pdf) {
+    const img = await decodeImageFile(doc.bytes, ID_LIMITS.maxSide);
+    const sharp = (await import("sharp")).default;
+    const meta = await sharp(doc.bytes).metadata();
+    const fullW = meta.autoOrient?.width ?? meta.width ?? img.width;
+    const k = fullW / img.width;
+    return [{ page: 1, image: img, toFindingBox: (b) => b.map((v) => Math.round(v * k * 10) / 10) as Box }];
+  }
+  const pages: PagePixels[] = [];
+  const wanted = doc.pdf.pages.slice(0, ID_LIMITS.maxPdfPages).map((p) => p.number);
+  const s = ID_LIMITS.pdfScale;
+  await renderPdfPages(
+    doc.bytes,
+    wanted,
+    s,
+    async (n, img) => {
+      const height = doc.pdf?.pages.find((p) => p.number === n)?.height ?? img.height / s;
+      pages.push({
+        page: n,
+        image: { width: img.width, height: img.height, data: new Uint8ClampedArray(img.data) },
+        toFindingBox: ([x0, y0, x1, y1]) =>
+          [x0 / s, height - y1 / s, x1 / s, height - y0 / s].map((v) => Math.round(v * 100) / 100) as Box,
+      });
+    },
+    { signal },
+  );
+  return pages;
+}
+
+const hull = (pts: Point[]): Box => [
+  Math.min(...pts.map((p) => p[0])),
+  Math.min(...pts.map((p) => p[1])),
+  Math.max(...pts.map((p) => p[0])),
+  Math.max(...pts.map((p) => p[1])),
+];
+
+function mapBox(H: number[], b: Box): Box {
+  return hull([
+    applyHomography(H, [b[0], b[1]]),
+    applyHomography(H, [b[2], b[1]]),
+    applyHomography(H, [b[2], b[3]]),
+    applyHomography(H, [b[0], b[3]]),
+  ]);
+}
+
+interface Upright {
+  image: GreyImage;
+  /** From the upright image to the source pixels. */
+  toSource: number[];
+}
+
+/** The page rectified by the MRZ: the band's plane extended over the document above it. */
+function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
+  const { band } = r;
+  const W = band.width - 2 * band.left;
+  const lines = r.lines.length;
+  // TD1 cards are often captured front above back: look further up than a passport page is tall.
+  const up = r.format === "TD1" ? 2.3 * W : 0.95 * W;
+  const k = ID_LIMITS.vizGlyphPx / band.glyphPx;
+  const x0 = band.left - 0.12 * W;
+  const x1 = band.left + 1.12 * W;
+  const y0 = band.top - up;
+  const y1 = band.top + (lines - 1) * band.lineStep + band.glyphPx;
+  const quad: Point[] = [
+    applyHomography(r.bandToSource, [x0, y0]),
+    applyHomography(r.bandToSource, [x1, y0]),
+    applyHomography(r.bandToSource, [x1, y1]),
+    applyHomography(r.bandToSource, [x0, y1]),
+  ];
+  const width = Math.round((x1 - x0) * k);
+  const height = Math.round((y1 - y0) * k);
+  const image = warpQuad(grey, quad, width, height);
+  const sx = (x1 - x0) / width;
+  const sy = (y1 - y0) / height;
+  // Compose as a homography: upright → band → source.
+  const Hs = [sx, 0, x0, 0, sy, y0, 0, 0, 1];
+  const H = multiply(r.bandToSource, Hs);
+  return { image, toSource: H };
+}
+
+/** The page turned upright by an angle (degrees, the text's slope), no perspective. */
+function uprightByAngle(grey: GreyImage, angleDeg: number, maxSide: number): Upright {
+  const a = (angleDeg * Math.PI) / 180;
+  const cos = Math.cos(a);
+  const sin = Math.sin(a);
+  const scale = Math.min(1, maxSide / Math.max(grey.width, grey.height));
+  const w = grey.width;
+  const h = grey.height;
+  const W = Math.round((Math.abs(w * cos) + Math.abs(h * sin)) * scale);
+  const Hh = Math.round((Math.abs(w * sin) + Math.abs(h * cos)) * scale);
+  // upright (u, v) → source: rotate by +angle about the centres.
+  const toSrc = (u: number, v: number): Point => {
+    const x = (u - W / 2) / scale;
+    const y = (v - Hh / 2) / scale;
+    return [w / 2 + x * cos - y * sin, h / 2 + x * sin + y * cos];
+  };
+  const quad = [toSrc(0, 0), toSrc(W, 0), toSrc(W, Hh), toSrc(0, Hh)];
+  const image = warpQuad(grey, quad, W, Hh);
+  const H = [cos / scale, -sin / scale, 0, sin / scale, cos / scale, 0, 0, 0, 1];
+  const c = toSrc(0, 0);
+  H[2] = c[0];
+  H[5] = c[1];
+  return { image, toSource: H };
+}
+
+function multiply(A: readonly number[], B: readonly number[]): number[] {
+  const out = new Array<number>(9).fill(0);
+  for (let r = 0; r < 3; r++)
+    for (let c = 0; c < 3; c++) for (let k = 0; k < 3; k++) out[r * 3 + c]! += A[r * 3 + k]! * B[k * 3 + c]!;
+  const n = out[8]!;
+  return out.map((v) => v / n);
+}
+
+function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
+  const x0 = Math.max(0, b[0] - pad);
+  const y0 = Math.max(0, b[1] - pad);
+  const x1 = Math.min(img.width, b[2] + pad);
+  const y1 = Math.min(img.height, b[3] + pad);
+  return warpQuad(
+    img,
+    [
+      [x0, y0],
+      [x1, y0],
+      [x1, y1],
+      [x0, y1],
+    ],
+    Math.max(1, Math.round((x1 - x0) * scale)),
+    Math.max(1, Math.round((y1 - y0) * scale)),
+  );
+}
+
+/** A second reading of a field (its box alone, twice the resolution, one line). */
+async function reread(ocr: IdOcr, upright: GreyImage, box: Box): Promise<string> {
+  const h = box[3] - box[1];
+  const lines: OcrLine[] = await ocr.readText(crop(upright, box, Math.max(4, h * 0.4), 2), "line");
+  return lines
+    .map((l) => l.text)
+    .join(" ")
+    .trim();
+}
+
+/** Disagreements confirmed by a second reading of the printed field. */
+async function confirm(
+  ocr: IdOcr,
+  upright: Upright,
+  encoded: EncodedValues,
+  fields: Partial<Record<VizFieldName, VizField>>,
+  order: "dmy" | "mdy",
+  unconfirmed: string[],
+): Promise<(Disagreement & { reread: string })[]> {
+  const out: (Disagreement & { reread: string })[] = [];
+  for (const d of disagreements(encoded, fields, order)) {
+    const again = await reread(ocr, upright.image, d.viz.box);
+    const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
+    if (second.length > 0) out.push({ ...d, reread: again });
+    else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
+  }
+  return out;
+}
+
+function fieldsToSource(
+  fields: Partial<Record<VizFieldName, VizField>>,
+  H: number[],
+  toFinding: (b: Box) => Box,
+): Partial<Record<VizFieldName, VizField>> {
+  const out: Partial<Record<VizFieldName, VizField>> = {};
+  for (const [k, f] of Object.entries(fields) as [VizFieldName, VizField][])
+    out[k] = { ...f, box: toFinding(mapBox(H, f.box)) };
+  return out;
+}
+
+function mrzEncoded(v: MrzValidation): EncodedValues {
+  return {
+    surname: v.fields.surname,
+    givenNames: v.fields.givenNames,
+    documentNumber: v.fields.documentNumber,
+    birth: v.fields.birth.date,
+    expiry: v.fields.expiry.date,
+    nationality: v.fields.nationality,
+  };
+}
+
+function aamvaEncoded(a: AamvaRecord): EncodedValues {
+  return {
+    surname: a.surname,
+    givenNames: a.givenNames,
+    documentNumber: a.documentNumber,
+    birth: a.birth?.date,
+    expiry: a.expiry?.date,
+  };
+}
+
+/**
+ * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found on a page whose
+ * text runs at a slant, searched again on the page turned upright (zxing's PDF417 reader wants it level).
+ */
+async function pageBarcodes(
+  grey: GreyImage,
+  image: RgbaImage,
+  textAngleDeg: number | undefined,
+): Promise<FoundBarcode[]> {
+  const k = Math.min(1, BARCODE_SIDE / Math.max(image.width, image.height));
+  const small = k < 1 ? await downscale(image, BARCODE_SIDE) : image;
+  const scale = image.width / small.width;
+  const found = (await findBarcodes(small).catch(() => [] as FoundBarcode[])).map((b) => ({
+    ...b,
+    corners: b.corners.map(([x, y]) => [x * scale, y * scale]) as FoundBarcode["corners"],
+  }));
+  if (found.length > 0) return found;
+  if (k < 1) {
+    const full = await findBarcodes(image).catch(() => [] as FoundBarcode[]);
+    if (full.length > 0) return full;
+  }
+  if (textAngleDeg === undefined || Math.abs(textAngleDeg) < 1.5) return found;
+  const upright = uprightByAngle(grey, textAngleDeg, Math.max(image.width, image.height));
+  const again = await findBarcodes(greyToRgba(upright.image)).catch(() => [] as FoundBarcode[]);
+  return again.map((b) => {
+    const corners = b.corners.map((p) => applyHomography(upright.toSource, p)) as FoundBarcode["corners"];
+    return { ...b, corners, angleDeg: b.angleDeg + textAngleDeg };
+  });
+}
+
+const BARCODE_SIDE = 1600;
+
+async function readPage(
+  px: PagePixels,
+  ocr: () => Promise<IdOcr>,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<IdPage> {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const lap = (what: string) => {
+    if (process.env.ID_DEBUG)
+      console.error(
+        "timing",
+        what,
+        Math.round(performance.now() - t0),
+        "cpu",
+        Math.round(process.cpuUsage(c0).user / 1000),
+      );
+  };
+  const grey = toGrey(px.image);
+  const page: IdPage = {
+    page: px.page,
+    barcodes: [],
+    viz: {},
+    mrzVsViz: [],
+    barcodeVsViz: [],
+    barcodeVsMrz: [],
+    unconfirmed: [],
+  };
+  const text = analyseText(grey);
+  lap("analyse");
+  const found = await pageBarcodes(grey, px.image, text.textAngleDeg);
+  lap("barcodes");
+  for (const b of found) {
+    const read: BarcodeRead = { ...b, box: px.toFindingBox(hull([...b.corners])) };
+    if (b.format === "PDF417" && isAamva(b.text)) {
+      try {
+        read.aamva = parseAamva(b.text);
+      } catch (err) {
+        read.aamvaError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    page.barcodes.push(read);
+  }
+  if (signal?.aborted) return page;
+  const loc = text.mrz;
+  let upright: Upright | undefined;
+  if (loc) {
+    const reading = await readMrz(grey, loc, ocr);
+    lap("mrz read");
+    if (reading) {
+      const validation = validateMrz(reading.format, reading.lines, now);
+      const spanBox = (line: number, from: number, to: number) => {
+        const { band } = reading;
+        const yc = band.top + line * band.lineStep;
+        const b: Box = [
+          band.left + from * band.pitch,
+          yc - band.glyphPx * 0.7,
+          band.left + to * band.pitch,
+          yc + band.glyphPx * 0.7,
+        ];
+        return px.toFindingBox(mapBox(reading.bandToSource, b));
+      };
+      page.mrz = {
+        reading,
+        validation,
+        spanBox,
+        lineBoxes: reading.lineBoxes.map((b) => px.toFindingBox(b)),
+      };
+      upright = uprightByMrz(grey, reading);
+    }
+  }
+  const aamva = page.barcodes.find((b) => b.aamva)?.aamva;
+  if (!upright && aamva) {
+    const b = page.barcodes.find((x) => x.aamva)!;
+    upright = uprightByAngle(grey, b.angleDeg, 1800);
+  }
+  if (!upright || signal?.aborted) return page;
+  const engine = await ocr();
+  lap("upright");
+  const lines = await engine.readText(upright.image, "sparse");
+  lap("viz ocr");
+  if (process.env.ID_DEBUG)
+    for (const l of lines)
+      console.error(
+        "viz",
+        l.box.map(Math.round).join(","),
+        JSON.stringify(l.words.map((w) => w.text).join(" ")),
+      );
+  const vlines = lines.map((l) => ({
+    text: l.text,
+    box: l.box,
+    words: l.words.map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
+  }));
+  const byCaption = findFields(vlines);
+  const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
+  const fields = fieldsByValue(
+    vlines,
+    encodedForSearch,
+    byCaption,
+    page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy",
+  );
+  page.viz = fieldsToSource(fields, upright.toSource, px.toFindingBox);
+  const fieldSpans: Record<string, [number, number, number]> = page.mrz
+    ? mrzFieldSpans(page.mrz.validation)
+    : {};
+  if (page.mrz && !signal?.aborted) {
+    const confirmed = await confirm(
+      engine,
+      upright,
+      mrzEncoded(page.mrz.validation),
+      fields,
+      "dmy",
+      page.unconfirmed,
+    );
+    page.mrzVsViz = confirmed.map((d) => {
+      const span = fieldSpans[d.field];
+      return {
+        ...d,
+        printedBox: px.toFindingBox(mapBox(upright!.toSource, d.viz.box)),
+        ...(span ? { encodedBox: page.mrz!.spanBox(span[0], span[1], span[2]) } : {}),
+      };
+    });
+  }
+  if (aamva && !signal?.aborted) {
+    const bc = page.barcodes.find((x) => x.aamva)!;
+    const confirmed = await confirm(
+      engine,
+      upright,
+      aamvaEncoded(aamva),
+      fields,
+      aamva.country === "CAN" ? "dmy" : "mdy",
+      page.unconfirmed,
+    );
+    page.barcodeVsViz = confirmed.map((d) => ({
+      ...d,
+      printedBox: px.toFindingBox(mapBox(upright!.toSource, d.viz.box)),
+      encodedBox: bc.box,
+    }));
+    if (page.mrz) {
+      const m = page.mrz.validation.fields;
+      const checks: [string, string | undefined, string | undefined][] = [
+        ["surname", aamva.surname, m.surname],
+        ["documentNumber", aamva.documentNumber, m.documentNumber],
+        [
+          "birth",
+          aamva.birth?.date ? iso(aamva.birth.date) : undefined,
+          m.birth.date ? iso(m.birth.date) : undefined,
+        ],
+      ];
+      for (const [field, a, b] of checks) {
+        if (
+          a &&
+          b &&
+          a.replace(/[^A-Z0-9-]/gi, "").toUpperCase() !== b.replace(/[^A-Z0-9-]/gi, "").toUpperCase()
+        )
+          page.barcodeVsMrz.push({ field, barcode: a, mrz: b, box: bc.box });
+      }
+    }
+  }
+  lap("compare");
+  return page;
+}
+
+const iso = (d: { y: number; m: number; d: number }) =>
+  `${d.y}-${String(d.m).padStart(2, "0")}-${String(d.d).padStart(2, "0")}`;
+
+/** The MRZ position of each comparable field: [line, from, to). */
+function mrzFieldSpans(v: MrzValidation): Record<string, [number, number, number]> {
+  const s = FIELD_SPANS[v.format];
+  return {
+    surname: s.name!,
+    givenNames: s.name!,
+    documentNumber: s.documentNumber!,
+    birth: s.birthDate!,
+    expiry: s.expirationDate!,
+    nationality: s.nationality!,
+  };
+}
+
+const cache = new WeakMap<DocumentModel, Promise<IdReading>>();
+
+export interface ReadIdentityOptions {
+  now: Date;
+  signal?: AbortSignal;
+  /** Where the pages' pixels come from (default: decode the image / render the first PDF pages). */
+  pagePixels?: (doc: DocumentModel, signal?: AbortSignal) => Promise<PagePixels[]>;
+  /** An OCR engine to use (default: one started on first need and stopped when done). */
+  ocr?: IdOcr;
+}
+
+/** Reads the identity features of a document once; both identity checks await the same promise. */
+export function readIdentity(doc: DocumentModel, opts: ReadIdentityOptions): Promise<IdReading> {
+  let p = cache.get(doc);
+  if (!p) {
+    p = readIdentityUncached(doc, opts);
+    cache.set(doc, p);
+  }
+  return p;
+}
+
+export async function readIdentityUncached(
+  doc: DocumentModel,
+  opts: ReadIdentityOptions,
+): Promise<IdReading> {
+  const started = performance.now();
+  const problems: string[] = [];
+  let engine: Promise<IdOcr> | undefined;
+  const ocr = () => {
+    if (opts.ocr) return Promise.resolve(opts.ocr);
+    engine ??= createIdOcr();
+    return engine;
+  };
+  const pages: IdPage[] = [];
+  try {
+    const pixels = await (opts.pagePixels ?? defaultPagePixels)(doc, opts.signal);
+    for (const px of pixels) {
+      if (opts.signal?.aborted) {
+        problems.push(`page ${px.page}: the time bound was reached`);
+        break;
+      }
+      pages.push(await readPage(px, ocr, opts.now, opts.signal));
+    }
+  } finally {
+    if (engine) await (await engine.catch(() => undefined))?.terminate();
+  }
+  return { pages, problems, ms: Math.round(performance.now() - started) };
+}
+
+export type { MrzReading, MrzValidation };
