@@ -136,7 +136,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const f = mismatches(report.results[0]!)[0] as Finding;
     expect(f.severity).toBe(OCR_REVIEW.noteSeverity);
     expect(f.message).toMatch(/^Could not be verified on the scan/);
-    expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("line_gap");
+    expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("line_gap");
     expect(report.results[0]!.outcome).toBe("pass");
   });
 
@@ -152,7 +152,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
     for (const f of mismatches(report.results[0]!)) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("low_confidence");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("low_confidence");
     }
   });
 
@@ -187,7 +187,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("one_character");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("one_character");
     }
   });
 
@@ -205,7 +205,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity, JSON.stringify(f.evidence)).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("difference_printed");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("difference_printed");
     }
   });
 
@@ -228,7 +228,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("line_skipped");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("line_skipped");
     }
   });
 
@@ -252,7 +252,7 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const report = await reviewOcrFindings(doc, [made], depsFrom(undefined));
     const f = report.results[0]!.findings[0]!;
     expect(f.severity).toBe(OCR_REVIEW.noteSeverity);
-    expect((f.evidence?.ocr as { explanations: string[] }).explanations).toContain("not_located");
+    expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("not_located");
   });
 
   it("leaves documents without OCR'd pages alone", async () => {
