@@ -408,11 +408,11 @@ export async function readMrz(
   let lines = settled.lines;
   const corrections: Correction[] = settled.corrections.map((c) => ({ ...c, why: "check_digit" as const }));
   const unsure = new Set<string>();
-  first.cells.forEach((row, li) =>
+  first.cells.forEach((row, li) => {
     row.forEach((c, i) => {
       if (c.margin < SURE_MARGIN || c.score < SURE_SCORE) unsure.add(`${li}:${i}`);
-    }),
-  );
+    });
+  });
   for (const c of settled.corrections) unsure.add(`${c.line}:${c.at}`);
   const disagreed = new Set<string>();
   const confirmed = new Set<string>();
@@ -438,14 +438,14 @@ export async function readMrz(
         })
         .join(""),
     );
-    lines.forEach((line, li) =>
+    lines.forEach((line, li) => {
       [...line].forEach((ch, i) => {
         const key = `${li}:${i}`;
         const agree = second[li]?.[i] === ch && third[li]?.[i] === ch;
         if (!agree) disagreed.add(key);
         else if (!unsure.has(key)) confirmed.add(key);
-      }),
-    );
+      });
+    });
   }
   const H = band.H;
   const toSrc = (x: number, y: number): Point => {
