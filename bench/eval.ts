@@ -302,7 +302,9 @@ async function main(): Promise<void> {
       : [
           formatSet(set, docs, { verbose: args.verbose, note }),
           ...(set === "layouts-dev" ? [formatLayoutsDevExtras(docs)] : []),
-          ...(set === "captures" || set === "realworld-dev-scans-tampered" ? [formatCapturesReport(docs)] : []),
+          ...(set === "captures" || set === "realworld-dev-scans-tampered"
+            ? [formatCapturesReport(docs)]
+            : []),
         ].join("\n");
     reports.push(report);
     const wrong = args.verbose && !aggregateOnly ? misclassified(docs) : [];

@@ -152,7 +152,9 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
     for (const f of mismatches(report.results[0]!)) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("low_confidence");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+        "low_confidence",
+      );
     }
   });
 
@@ -187,7 +189,9 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("one_character");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+        "one_character",
+      );
     }
   });
 
@@ -205,7 +209,9 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity, JSON.stringify(f.evidence)).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("difference_printed");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+        "difference_printed",
+      );
     }
   });
 
@@ -228,7 +234,9 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     expect(notes.length).toBeGreaterThan(0);
     for (const f of notes) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("line_skipped");
+      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+        "line_skipped",
+      );
     }
   });
 
@@ -252,7 +260,9 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const report = await reviewOcrFindings(doc, [made], depsFrom(undefined));
     const f = report.results[0]!.findings[0]!;
     expect(f.severity).toBe(OCR_REVIEW.noteSeverity);
-    expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain("not_located");
+    expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+      "not_located",
+    );
   });
 
   it("leaves documents without OCR'd pages alone", async () => {

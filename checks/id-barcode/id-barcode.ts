@@ -69,7 +69,8 @@ export const idBarcodeCheck = defineCheck({
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
-      if (err instanceof OcrbFontMissingError) return unreadable(`The identity reading cannot run: ${err.message}.`);
+      if (err instanceof OcrbFontMissingError)
+        return unreadable(`The identity reading cannot run: ${err.message}.`);
       if (err instanceof ImageDecodeError)
         return unreadable(`The image could not be decoded to look for barcodes (${err.message}).`);
       throw err;

@@ -148,8 +148,7 @@ function involved(v: IdPage["mrz"] & object, p: MrzProblem): [number, number, nu
 function unconfirmedIn(page: IdPage, ranges: [number, number, number][]): number {
   const r = page.mrz!.reading;
   let n = 0;
-  for (const [l, a, b] of ranges)
-    for (let i = a; i < b; i++) if (!r.confirmed.has(`${l}:${i}`)) n++;
+  for (const [l, a, b] of ranges) for (let i = a; i < b; i++) if (!r.confirmed.has(`${l}:${i}`)) n++;
   return n;
 }
 
@@ -173,7 +172,8 @@ function problemFindings(page: IdPage): Finding[] {
           for (let i = a; i < b; i++) if (mrz.reading.unsure.has(`${l}:${i}`)) n++;
           return n;
         }, 0);
-    const severity = unsure > 0 ? Math.min(UNCONFIRMED_SEVERITY, SURE_SEVERITY[p.code]) : SURE_SEVERITY[p.code];
+    const severity =
+      unsure > 0 ? Math.min(UNCONFIRMED_SEVERITY, SURE_SEVERITY[p.code]) : SURE_SEVERITY[p.code];
     out.push({
       code: PROBLEM_CODE[p.code],
       message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? `; ${unsure} of the characters involved could not be read with confidence and confirmed by a second reader, so this is a note, not a finding` : mrz.reading.confirmedBy.length ? `; every character involved was read with confidence and confirmed by ${mrz.reading.confirmedBy.join(" and ")}` : ""}.`,
@@ -193,7 +193,12 @@ function problemFindings(page: IdPage): Finding[] {
 }
 
 /** Problems that are proof only on a confirmed reading. */
-const PROOF_CODES = new Set<MrzProblem["code"]>(["check_digit", "composite", "date_invalid", "expiry_before_birth"]);
+const PROOF_CODES = new Set<MrzProblem["code"]>([
+  "check_digit",
+  "composite",
+  "date_invalid",
+  "expiry_before_birth",
+]);
 
 function mismatchFindings(page: IdPage): Finding[] {
   const mrz = page.mrz!;
@@ -252,7 +257,8 @@ export const idMrzCheck = defineCheck({
     try {
       reading = await readIdentity(doc, { now: ctx.now, signal: ctx.signal });
     } catch (err) {
-      if (err instanceof OcrbFontMissingError) return unreadable(`The identity reading cannot run: ${err.message}.`);
+      if (err instanceof OcrbFontMissingError)
+        return unreadable(`The identity reading cannot run: ${err.message}.`);
       if (err instanceof ImageDecodeError)
         return unreadable(`The image could not be decoded to look for an MRZ (${err.message}).`);
       throw err;

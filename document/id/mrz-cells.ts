@@ -286,7 +286,9 @@ export function lineCells(
     const v = lin0?.(k);
     return v !== undefined && Math.abs(v - (l + (k + 0.5) * p)) < p * 0.5 ? v : l + (k + 0.5) * p;
   };
-  const spread = placed.length ? Math.max(...placed.map(([k]) => k)) - Math.min(...placed.map(([k]) => k)) : 0;
+  const spread = placed.length
+    ? Math.max(...placed.map(([k]) => k)) - Math.min(...placed.map(([k]) => k))
+    : 0;
   const quad = placed.length >= 12 && spread >= columns * 0.7 ? polyFit(placed, 2) : undefined;
   // The quadratic when it follows the glyphs closely (a residual foreshortening along the line), else the line.
   const rms = (fit: ((k: number) => number) | undefined) =>
@@ -295,8 +297,14 @@ export function lineCells(
       : Number.POSITIVE_INFINITY;
   const useQuad = quad !== undefined && rms(quad) < p * 0.12 && rms(quad) < rms(lin0) * 0.8;
   const centres = Array.from({ length: columns }, (_, k) => (useQuad ? quad!(k) : lin(k)));
-  const topFit = polyFit(tall.map((g) => [g.cx, g.y0]), 1);
-  const baseFit = polyFit(tall.map((g) => [g.cx, g.y1 + 1]), 1);
+  const topFit = polyFit(
+    tall.map((g) => [g.cx, g.y0]),
+    1,
+  );
+  const baseFit = polyFit(
+    tall.map((g) => [g.cx, g.y1 + 1]),
+    1,
+  );
   const near = (v: number | undefined, fallback: number) =>
     v !== undefined && Math.abs(v - fallback) < (baseline - capTop) * 0.25 ? v : fallback;
   const capTops = centres.map((x) => near(topFit?.(x), capTop));

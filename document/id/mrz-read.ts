@@ -143,7 +143,12 @@ export function rectify(src: GreyImage, loc: MrzLocation, glyphPx: number, colum
   const image =
     shear === 0
       ? first0
-      : warpQuad(src, [corner(0, 0), corner(width, 0), corner(width, height), corner(0, height)], width, height);
+      : warpQuad(
+          src,
+          [corner(0, 0), corner(width, 0), corner(width, height), corner(0, height)],
+          width,
+          height,
+        );
   const n = loc.lines.length;
   const lineStep = n > 1 ? (lineSpanSrc * scale) / (n - 1) : glyphPx * 1.8;
   const top = padY * scale;
@@ -366,7 +371,16 @@ const CORRECTABLE_MARGIN = 0.06;
 /** Does a reading need confirming: a check digit failing, or a date that is no calendar date? */
 function needsConfirming(format: MrzFormat, lines: readonly string[]): boolean {
   if (fieldChecks(format, lines).some((c) => !c.ok)) return true;
-  const spans = format === "TD1" ? [[1, 0], [1, 8]] : [[1, 13], [1, 21]];
+  const spans =
+    format === "TD1"
+      ? [
+          [1, 0],
+          [1, 8],
+        ]
+      : [
+          [1, 13],
+          [1, 21],
+        ];
   for (const [l, at] of spans) {
     const raw = (lines[l!] ?? "").slice(at!, at! + 6);
     if (!/^\d{6}$/.test(raw)) continue;
@@ -477,13 +491,21 @@ export async function readMrz(
     lines,
     raw: first.lines,
     corrections,
-    uncertain: lines.map((_, li) => [...unsure].filter((k) => k.startsWith(`${li}:`)).map((k) => Number(k.split(":")[1]))),
+    uncertain: lines.map((_, li) =>
+      [...unsure].filter((k) => k.startsWith(`${li}:`)).map((k) => Number(k.split(":")[1])),
+    ),
     unsure,
     disagreed,
     confirmed,
     confirmedBy,
     margins,
-    confidence: Math.round(100 * Math.min(1, first.cells.flat().reduce((s, c) => s + c.score, 0) / Math.max(1, first.cells.flat().length))),
+    confidence: Math.round(
+      100 *
+        Math.min(
+          1,
+          first.cells.flat().reduce((s, c) => s + c.score, 0) / Math.max(1, first.cells.flat().length),
+        ),
+    ),
     lineBoxes,
     cellToSource,
     bandToSource: H,

@@ -86,7 +86,8 @@ export function sampleCell(
     for (let i = 0; i < W; i++) {
       const xs = x0 + (i - SHIFT) * sx;
       let s = 0;
-      for (let a = 0; a < 3; a++) for (let b = 0; b < 3; b++) s += at(xs + ((b + 0.5) * sx) / 3, ys + ((a + 0.5) * sy) / 3);
+      for (let a = 0; a < 3; a++)
+        for (let b = 0; b < 3; b++) s += at(xs + ((b + 0.5) * sx) / 3, ys + ((a + 0.5) * sy) / 3);
       out[j * W + i] = s / 9;
     }
   }
@@ -94,7 +95,14 @@ export function sampleCell(
 }
 
 /** Ink centroid of the cell's own span (the window without its margins and neighbours' edges). */
-function centroid(v: Float32Array, W: number, x0: number, x1: number, y0: number, y1: number): [number, number] {
+function centroid(
+  v: Float32Array,
+  W: number,
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+): [number, number] {
   const vals: number[] = [];
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) vals.push(v[y * W + x]!);
   vals.sort((a, b) => a - b);
@@ -113,7 +121,14 @@ function centroid(v: Float32Array, W: number, x0: number, x1: number, y0: number
 }
 
 /** The w × h window of a margin-padded sample, offset by (ox, oy) samples (bilinear). */
-function shifted(sample: Float32Array, w: number, h: number, ox: number, oy: number, out: Float32Array): void {
+function shifted(
+  sample: Float32Array,
+  w: number,
+  h: number,
+  ox: number,
+  oy: number,
+  out: Float32Array,
+): void {
   const W = w + 2 * SHIFT;
   const H = h + 2 * SHIFT;
   for (let j = 0; j < h; j++) {
@@ -166,18 +181,20 @@ export function classify(sample: Float32Array, bank: TemplateBank, allowed: stri
     const by = Math.max(-SHIFT + 0.6, Math.min(SHIFT - 0.6, sy - SHIFT - ty));
     let best = -2;
     for (const [fx, fy] of offsets) {
-        const sub = windowAt(bx + fx, by + fy);
-        for (const t of ts) {
-          let dot = 0;
-          const v = t.v;
-          for (let i = 0; i < v.length; i++) dot += v[i]! * sub[i]!;
-          if (dot > best) best = dot;
-        }
+      const sub = windowAt(bx + fx, by + fy);
+      for (const t of ts) {
+        let dot = 0;
+        const v = t.v;
+        for (let i = 0; i < v.length; i++) dot += v[i]! * sub[i]!;
+        if (dot > best) best = dot;
+      }
     }
     return best;
   };
   // Every allowed character at its centroid alignment, then the best few refined over half-sample offsets.
-  const coarse = [...allowed].map((c) => [c, score(c, [[0, 0]])] as [string, number]).sort((a, b) => b[1] - a[1]);
+  const coarse = [...allowed]
+    .map((c) => [c, score(c, [[0, 0]])] as [string, number])
+    .sort((a, b) => b[1] - a[1]);
   const ranked = coarse
     .slice(0, REFINED)
     .map(([c]) => [c, score(c, FINE_OFFSETS)] as [string, number])
@@ -198,7 +215,11 @@ export interface BandForTemplates {
 }
 
 /** Reads every line of a rectified band of `format` against `bank`. */
-export function readByTemplates(band: BandForTemplates, format: MrzFormat, bank: TemplateBank): TemplateReading {
+export function readByTemplates(
+  band: BandForTemplates,
+  format: MrzFormat,
+  bank: TemplateBank,
+): TemplateReading {
   const columns = MRZ_TEMPLATES[format][0]!.length;
   const half = Math.min(band.lineStep * 0.62, band.glyphPx * 1.1);
   const lines: string[] = [];
@@ -216,7 +237,13 @@ export function readByTemplates(band: BandForTemplates, format: MrzFormat, bank:
     const row: CellRead[] = [];
     for (let k = 0; k < columns; k++) {
       const allowed = CLASS_CHARS[tpl[k] ?? "X"] ?? MRZ_ALPHABET;
-      const cell = { centre: lc.centres[k]!, pitch: lc.pitch, capTop: lc.capTops[k]!, baseline: lc.baselines[k]!, y0 };
+      const cell = {
+        centre: lc.centres[k]!,
+        pitch: lc.pitch,
+        capTop: lc.capTops[k]!,
+        baseline: lc.baselines[k]!,
+        y0,
+      };
       row.push(classify(sampleCell(band.image, cell, bank.size.w, bank.size.h), bank, allowed));
     }
     cells.push(row);
@@ -258,8 +285,10 @@ export function correctByRunnerUps(
     if (positions.length === 0 || positions.length > 12) continue;
     const fits: [number, number][][] = [];
     const othersOk = (trial: string[]) =>
-      fieldChecks(format, trial).filter((c) => !c.ok && c.name !== spec.name && c.name !== "composite").length <=
-      fieldChecks(format, lines).filter((c) => !c.ok && c.name !== spec.name && c.name !== "composite").length;
+      fieldChecks(format, trial).filter((c) => !c.ok && c.name !== spec.name && c.name !== "composite")
+        .length <=
+      fieldChecks(format, lines).filter((c) => !c.ok && c.name !== spec.name && c.name !== "composite")
+        .length;
     const test = (swaps: [number, number][]) => {
       const trial = [...lines];
       for (const [l, i] of swaps)

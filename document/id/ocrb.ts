@@ -257,7 +257,9 @@ const VARIANTS: { name: string; weight: number; blur: number }[] = [
 ];
 
 const banks = new Map<string, TemplateBank>();
-let mastersOf: { path: string; masters: Master[]; metrics: Metrics; weighted: Map<string, Float32Array> } | undefined;
+let mastersOf:
+  | { path: string; masters: Master[]; metrics: Metrics; weighted: Map<string, Float32Array> }
+  | undefined;
 
 /**
  * The template bank of `size` for the font at `fontPath` (built once per process and size). Throws

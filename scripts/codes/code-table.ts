@@ -17,8 +17,11 @@ export function codeTableMarkdown(): string {
   for (const check of CHECKS) {
     for (const [code, meta] of Object.entries(check.codes)) {
       const cap = maxSeverityOf(meta);
-      const level = isAppearanceKind(meta.kind) && cap < LEVEL_SEVERITY[meta.level][1] ? "anomaly" : meta.level;
-      rows.push(`| ${check.id} | \`${code}\` | ${level} (${cap}) | ${meta.kind} | ${meta.means.replace(/\|/g, "\\|")} |`);
+      const level =
+        isAppearanceKind(meta.kind) && cap < LEVEL_SEVERITY[meta.level][1] ? "anomaly" : meta.level;
+      rows.push(
+        `| ${check.id} | \`${code}\` | ${level} (${cap}) | ${meta.kind} | ${meta.means.replace(/\|/g, "\\|")} |`,
+      );
     }
   }
   return rows.join("\n");
