@@ -148,7 +148,8 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
       return runs;
     });
     const before = await arithmetic(doc);
-    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    // The table reader already weighs the OCR's confidence (a note); the review says why.
+    expect(mismatches(before).length).toBeGreaterThan(0);
     const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
     for (const f of mismatches(report.results[0]!)) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
