@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import type { ResourceStore } from "../core/ports.js";
 import { ANNOTATIONS, LABELS, type ObjectMeta, type Resource } from "../core/resource.js";
 import type { ApiDeps } from "./deps.js";
-import { ApiError } from "./errors.js";
+import { ApiError, invalid } from "./errors.js";
 
 /**
  * Idempotent creates (IETF httpapi "The Idempotency-Key HTTP Header Field" draft; docs/api.md,
@@ -132,16 +132,15 @@ async function findCreated<R extends Resource>(
     .sort(byAge)[0];
 }
 
-const reused = () =>
-  new ApiError(
-    422,
-    "idempotency_key_reused",
-    "This Idempotency-Key was already used with a different request in the last 24 hours; send a new key for a new create, or repeat the original request exactly to get its answer.",
-  );
+/** The 422 of a key used for another request: an HTTPValidationError, as every 422 of the API. */
+export const REUSED_MESSAGE =
+  "This Idempotency-Key was already used with a different request in the last 24 hours; send a new key for a new create, or repeat the original request exactly to get its answer.";
+const reused = (key: string) =>
+  invalid(["header", "idempotency-key"], REUSED_MESSAGE, "idempotency_key_reused", key);
 
 /** The replayed resource when its request matches this one; 422 when the key was used for another. */
-function replayOf<R extends Resource>(existing: R, fingerprint: string): { replay: R } {
-  if (existing.metadata.annotations?.[ANNOTATIONS.idempotencyRequest] !== fingerprint) throw reused();
+function replayOf<R extends Resource>(existing: R, fingerprint: string, key: string): { replay: R } {
+  if (existing.metadata.annotations?.[ANNOTATIONS.idempotencyRequest] !== fingerprint) throw reused(key);
   return { replay: existing };
 }
 
@@ -179,7 +178,7 @@ export async function startIdempotent<R extends Resource>(
   }
   if (existing) {
     await release();
-    return replayOf(existing, scope.fingerprint);
+    return replayOf(existing, scope.fingerprint, scope.key);
   }
   if (!holder) {
     throw new ApiError(

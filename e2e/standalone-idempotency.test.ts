@@ -25,7 +25,9 @@ async function listIds(client = CLIENTS.full): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
-    const r = await svc.call("GET", `/v1/detection?limit=200${cursor ? `&cursor=${cursor}` : ""}`, { client });
+    const r = await svc.call("GET", `/v1/detection?limit=200${cursor ? `&cursor=${cursor}` : ""}`, {
+      client,
+    });
     expect(r.status).toBe(200);
     for (const d of r.body.items as { id: string }[]) ids.push(d.id);
     cursor = r.body.next_cursor ?? undefined;
@@ -56,7 +58,11 @@ describe("Idempotency-Key on POST /v1/detection (standalone)", () => {
     const before = await listIds();
     const other = await svc.create(CLIENTS.full, body(3), { "Idempotency-Key": key });
     expect(other.status).toBe(422);
-    expect(other.body.detail).toMatch(/already used with a different request/);
+    expect(other.body.detail[0]).toMatchObject({
+      type: "idempotency_key_reused",
+      loc: ["header", "idempotency-key"],
+    });
+    expect(other.body.detail[0].msg).toMatch(/already used with a different request/);
     expect(await listIds()).toEqual(before);
   });
 

@@ -12,7 +12,13 @@ import { ApiError } from "../errors.js";
 import { bearer, bearerErrors, bodyTooLarge, errorJson, jsonResponse, validationJson } from "../schema.js";
 import { claimUpload, type UploadLocks } from "../uploads/reservation.js";
 import { jsonBody } from "../validation.js";
-import { idempotencyKeyOf, REPLAYED_HEADER, requestFingerprint, startIdempotent } from "../idempotency.js";
+import {
+  idempotencyKeyOf,
+  REPLAYED_HEADER,
+  REUSED_MESSAGE,
+  requestFingerprint,
+  startIdempotent,
+} from "../idempotency.js";
 import { clientLabel } from "./access.js";
 import { project } from "./project.js";
 import {
@@ -88,6 +94,12 @@ export const createDetectionRoute = createRoute({
         msg: "This upload already started detection det-01jd5x9q3m8w2v7k4c6b0n1r2t; an upload starts one detection only, so create a new upload with POST /v1/uploads.",
         type: "upload_used",
         input: "upl-01jd5x9q3m8w2v7k4c6b0n1r2t",
+      },
+      {
+        loc: ["header", "idempotency-key"],
+        msg: REUSED_MESSAGE,
+        type: "idempotency_key_reused",
+        input: "8e03978e-40d5-43e8-bc93-6894a57f9324",
       },
     ]),
     429: errorJson(

@@ -15,6 +15,7 @@ import {
   idempotencyHeaderSchema,
   idempotencyKeyOf,
   REPLAYED_HEADER,
+  REUSED_MESSAGE,
   requestFingerprint,
   startIdempotent,
 } from "../idempotency.js";
@@ -78,6 +79,12 @@ export const createJobRoute = createRoute({
         msg: "Input should be an S3 bucket name: 3 to 63 lowercase letters, digits, '.' or '-', starting and ending with a letter or digit",
         type: "string_pattern_mismatch",
         input: "Loan_Inbox",
+      },
+      {
+        loc: ["header", "idempotency-key"],
+        msg: REUSED_MESSAGE,
+        type: "idempotency_key_reused",
+        input: "8e03978e-40d5-43e8-bc93-6894a57f9324",
       },
     ]),
     503: jobsUnavailable,
