@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { IDEMPOTENCY_WINDOW_MS } from "../core/idempotency.js";
 import type { ResourceStore } from "../core/ports.js";
 import { ANNOTATIONS, LABELS, type ObjectMeta, type Resource } from "../core/resource.js";
 import type { ApiDeps } from "./deps.js";
@@ -19,8 +20,6 @@ import { ApiError, invalid } from "./errors.js";
  * answered with the resource it created (202, the same id) and another request with that key is 422.
  */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
-/** How long a key is remembered: the draft's suggested 24 hours. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 /** How long one create may hold its key before another request with it may try again (a crashed holder). */
 const IN_FLIGHT_MS = 60_000;
 export const MAX_KEY_CHARS = 255;
