@@ -103,12 +103,14 @@ export async function watchClientsFile(
         try {
           await opts.onChange({ added, removed });
         } catch (err) {
+          // The clients loaded before stay in use, and the file is read again on the next check.
+          seen = "";
+          opts.onReload?.(false);
           log.error(
             { err, file, added, removed },
-            "recording the removed clients failed; they are recorded on the next read",
+            `recording the removed and added clients failed; the ${current.ids().length} clients loaded before stay in use until it succeeds`,
           );
-          seen = "";
-          throw err;
+          return false;
         }
       }
       current = next;
