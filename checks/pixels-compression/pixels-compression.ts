@@ -27,8 +27,22 @@ export const PIXELS_COMPRESSION_CHECK_ID = "pixels.compression";
 /** Text-region pixels the grid votes read per page at most (each costs an 8 × 8 DCT). */
 export const GRID_PIXEL_BUDGET = 150_000;
 
-/** The page's own off-lattice rate above which the double-compression test does not run. */
-export const DQ_MAX_PAGE_OFF_RATE = 0.15;
+/**
+ * The page's own off-lattice rate above which the double-compression test does not run (the lattice is too
+ * weak to be a first save to compare with). It depends on the last save's step: where the lowest AC steps
+ * are 1 (IJG quality ≥ 94, the forger's editor at 95-97), the rounding of the decoded pixels to grey levels
+ * alone moves a coefficient by a whole step, so a genuine aligned double compression leaves 17-21 % of the
+ * text's coefficients off the lattice (the simulated scans 70-90 → 95/97); with steps ≥ 2 it leaves 4-7 %.
+ * The real receipts (all last saved with steps of 1, resampled after their first save) sit at 36-59 %.
+ */
+export const DQ_MAX_PAGE_OFF_RATE = { unitStep: 0.25, coarserStep: 0.15 } as const;
+
+/** The gate of the page's off-lattice rate for a last-save luminance table (natural order). */
+export function dqMaxPageOffRate(q2table: readonly number[]): number {
+  return Math.max(q2table[1] ?? 0, q2table[8] ?? 0) <= 1
+    ? DQ_MAX_PAGE_OFF_RATE.unitStep
+    : DQ_MAX_PAGE_OFF_RATE.coarserStep;
+}
 
 export interface CompressionThresholds {
   /** log10 NFA of a foreign-grid region, at most (ZERO's own is 0). */
@@ -105,9 +119,10 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
       )
         text[y * bw + x] = 1;
   const dq = dqAnalyse(page.grey, page.width, page.height, table, gx, gy, (x, y) => text[y * bw + x] === 1);
-  // A weak lattice (most of the page's own text off it) is no first save to compare with: real scans
-  // resampled after their first save have none, and their regions differ for innocent reasons.
-  if (!dq || dq.model.blocks < 100 || dq.model.offRate > DQ_MAX_PAGE_OFF_RATE) return findings;
+  // A weak lattice (much of the page's own text off it) is no first save to compare with: real scans
+  // resampled after their first save have none, and their regions differ for innocent reasons. What
+  // "weak" means depends on the last save's step (dqMaxPageOffRate).
+  if (!dq || dq.model.blocks < 100 || dq.model.offRate > dqMaxPageOffRate(table)) return findings;
   const p = Math.min(0.5, Math.max(0.01, dq.model.offRate));
   const words = layout.words.filter((w) => w.glyphs.length >= 2);
   const tests = Math.max(1, words.length);
