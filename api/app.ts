@@ -87,7 +87,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
     }),
   });
   registerDetectionRoutes(app);
-  registerUploadRoutes(app);
+  registerUploadRoutes(app, { maxDocumentBytes: deps.config.maxDocumentBytes });
   registerJobRoutes(app);
   registerReviewRoutes(app);
   registerHealthRoutes(app);

@@ -43,6 +43,8 @@ export const idempotencyHeaderSchema = z
       "(`idempotency_key_in_flight`, retry after `Retry-After` seconds). Keys are per client. A malformed key " +
       "is 400 (`idempotency_key_invalid`).",
     example: "8e03978e-40d5-43e8-bc93-6894a57f9324",
+    // BARE_KEY_RE or QUOTED_KEY_RE within quotes, 1-MAX_KEY_CHARS characters (parseIdempotencyKey: 400).
+    pattern: `^([A-Za-z0-9._~:+/=-]{1,${MAX_KEY_CHARS}}|"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]{1,${MAX_KEY_CHARS}}")$`,
   });
 
 const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");

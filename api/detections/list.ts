@@ -10,7 +10,7 @@ import { invalid } from "../errors.js";
 import { bearer, bearerErrors, jsonResponse, validationJson } from "../schema.js";
 import { clientLabel, sha256Hex, visibleTo } from "./access.js";
 import { project } from "./project.js";
-import { DetectionDetail, DetectionList, ListDetectionsQuery } from "./schema.js";
+import { CURSOR_MESSAGE, DetectionDetail, DetectionList, ListDetectionsQuery } from "./schema.js";
 
 /** Opaque cursor: the id of the last item of the previous page (ids sort by creation time). */
 export const encodeCursor = (lastId: string) =>
@@ -23,12 +23,7 @@ export function decodeCursor(cursor: string): string {
   } catch {
     // reported below
   }
-  throw invalid(
-    ["query", "cursor"],
-    "Input should be a next_cursor value returned by a previous list call",
-    "value_error",
-    cursor,
-  );
+  throw invalid(["query", "cursor"], CURSOR_MESSAGE, "value_error", cursor);
 }
 
 export const listDetectionsRoute = createRoute({

@@ -94,7 +94,12 @@ export const CreateDetectionBody = z
       .url({ protocol: /^https?$/, error: HTTP_URL_ERROR })
       .max(2048)
       .optional()
-      .openapi({ example: "https://example.com/statement.pdf" }),
+      .openapi({
+        example: "https://example.com/statement.pdf",
+        // The validator's protocol rule, for generated clients (a URL's scheme is case-insensitive).
+        pattern: "^[Hh][Tt][Tt][Pp][Ss]?://",
+        description: "An http or https URL the service fetches the document from (at most 2048 characters)",
+      }),
     upload_id: z
       .string()
       .regex(UPLOAD_ID_RE, "Input should be an upload id returned by POST /v1/uploads (upl-<26 characters>)")
@@ -141,6 +146,8 @@ export const CreateDetectionBody = z
 /** Header name as documented; zod-openapi matches header keys case-insensitively. */
 export const SAMPLE_HEADER = "X-Sample-Run";
 const SAMPLE_VALUES = ["true", "1", "false", "0"];
+/** SAMPLE_VALUES in any case, as a pattern (HTTP strips the whitespace around a header value). */
+const SAMPLE_PATTERN = "^([Tt][Rr][Uu][Ee]|1|[Ff][Aa][Ll][Ss][Ee]|0)$";
 
 /** The X-Sample-Run value as a decision: true/1 → sample, false/0/absent → normal, else undefined. */
 export function parseSampleHeader(value: string | undefined): boolean | undefined {
@@ -159,6 +166,7 @@ export const CreateDetectionHeaders = z.object({
     })
     .optional()
     .openapi({
+      pattern: SAMPLE_PATTERN,
       description:
         "`true` or `1` (any case) starts a sample run: needs the scope DocumentVerification:detections:create_sample " +
         "instead of detections:create, is not billable and counts against the client's sample allowance (429 beyond it).",
@@ -175,6 +183,9 @@ export const DetectionIdParams = z.object({
 });
 
 export const LIST_DEFAULT_LIMIT = 50;
+/** A next_cursor is base64url (api/detections/list.ts encodeCursor). */
+export const CURSOR_RE = /^[A-Za-z0-9_-]+$/;
+export const CURSOR_MESSAGE = "Input should be a next_cursor value returned by a previous list call";
 export const LIST_MAX_LIMIT = 200;
 
 export const ListDetectionsQuery = z.object({
@@ -187,9 +198,14 @@ export const ListDetectionsQuery = z.object({
     .openapi({ param: { name: "limit", in: "query" }, example: 50 }),
   cursor: z
     .string()
+    .min(1)
     .max(512)
+    .regex(CURSOR_RE, CURSOR_MESSAGE)
     .optional()
-    .openapi({ param: { name: "cursor", in: "query" }, description: "next_cursor of the previous page" }),
+    .openapi({
+      param: { name: "cursor", in: "query" },
+      description: "next_cursor of the previous page, as it was (opaque, base64url)",
+    }),
   status: z
     .enum(API_STATUSES)
     .optional()

@@ -19,12 +19,26 @@ export function prefixProblem(prefix: string): string | undefined {
   return undefined;
 }
 
+/**
+ * prefixProblem as one pattern (no lookaround, so every validator reads it): '/'-separated segments of
+ * anything but NUL, '\\' and '/', none '.' or '..', only the last one empty ('' and 'a/' are fine).
+ * The validator tests this pattern (so the document and the server agree) and prefixProblem says why.
+ */
+const SEGMENT = "(?:[^\\x00\\\\/.][^\\x00\\\\/]*|\\.[^\\x00\\\\/.][^\\x00\\\\/]*|\\.\\.[^\\x00\\\\/]+)";
+export const PREFIX_RE = new RegExp(`^(?:${SEGMENT}/)*(?:${SEGMENT})?$`);
+
 const Prefix = z
   .string()
   .max(1024)
   .superRefine((p, ctx) => {
-    const problem = prefixProblem(p);
-    if (problem) ctx.addIssue({ code: "custom", message: `Input should be a key prefix, but ${problem}` });
+    if (PREFIX_RE.test(p)) return;
+    const problem = prefixProblem(p) ?? "it does not have the form of a key prefix";
+    ctx.addIssue({ code: "custom", message: `Input should be a key prefix, but ${problem}` });
+  })
+  .openapi({
+    pattern: PREFIX_RE.source,
+    description:
+      "'/'-separated segments relative to the bucket: no NUL or backslash, no leading '/', no '//', no '.' or '..' segment",
   });
 
 const BucketName = z.string().regex(BUCKET_NAME_RE, BUCKET_MESSAGE).openapi({ example: "loan-inbox" });

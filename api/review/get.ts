@@ -10,7 +10,7 @@ import { ApiError } from "../errors.js";
 import { errorJson } from "../schema.js";
 import { NOT_FOUND_HTML, REVIEW_HEADERS, reviewPage } from "./page.js";
 import { clientStillTrusts } from "../auth/credential-binding.js";
-import { checkReviewToken, reviewTokenClient } from "./signing.js";
+import { checkReviewToken, REVIEW_TOKEN_RE, reviewTokenClient } from "./signing.js";
 
 /**
  * The reviewer page and its images, opened by the signed link GET /v1/detection/{id}/evidence returns
@@ -19,20 +19,25 @@ import { checkReviewToken, reviewTokenClient } from "./signing.js";
  * same 404 page, so it reveals nothing.
  */
 
+// The forms below are documented (so generated clients refuse what the server refuses) but checked by the
+// handler, not the validator: a link outside them gets the same 404 page as any other link that does not
+// open the page (never a 422 that would tell a malformed link from a wrong one).
 const ReviewParams = z.object({
-  detection_id: z
-    .string()
-    .max(253)
-    .openapi({ param: { name: "detection_id", in: "path" }, example: "det-01jd5x9q3m8w2v7k4c6b0n1r2t" }),
+  detection_id: z.string().openapi({
+    param: { name: "detection_id", in: "path" },
+    pattern: OBJECT_NAME_RE.source,
+    example: "det-01jd5x9q3m8w2v7k4c6b0n1r2t",
+    description: "The detection's id; any other form gets the 404 page",
+  }),
 });
 const ReviewQuery = z.object({
   token: z
     .string()
-    .max(200)
     .optional()
     .openapi({
       param: { name: "token", in: "query" },
-      description: "The link's token, as review_url carries it",
+      pattern: REVIEW_TOKEN_RE.source,
+      description: "The link's token, as review_url carries it; absent or of any other form: the 404 page",
     }),
 });
 const html = (description: string, example: string) => ({
@@ -79,14 +84,12 @@ export const getReviewImageRoute = createRoute({
   security: [],
   request: {
     params: ReviewParams.extend({
-      file: z
-        .string()
-        .max(64)
-        .openapi({
-          param: { name: "file", in: "path" },
-          example: "1.png",
-          description: "`<page>.png` or `<page>-first-saved.png`",
-        }),
+      file: z.string().openapi({
+        param: { name: "file", in: "path" },
+        pattern: PAGE_FILE_RE.source,
+        example: "1.png",
+        description: "`<page>.png` or `<page>-first-saved.png`; any other name gets the 404 page",
+      }),
     }),
     query: ReviewQuery,
   },

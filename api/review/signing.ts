@@ -25,11 +25,12 @@ export function reviewUrl(publicUrl: string, detection: string, token: string): 
   return `${publicUrl.replace(/\/+$/, "")}/review/${encodeURIComponent(detection)}?token=${encodeURIComponent(token)}`;
 }
 
-const TOKEN_RE = /^(\d{1,12})\.([A-Za-z0-9_-]{1,344})\.([0-9a-f]{64})$/;
+/** The form of a link token (also documented as the `token` parameter's pattern). */
+export const REVIEW_TOKEN_RE = /^(\d{1,12})\.([A-Za-z0-9_-]{1,344})\.([0-9a-f]{64})$/;
 
 /** The client a token names (not yet checked: checkReviewToken does that), or undefined for a malformed one. */
 export function reviewTokenClient(token: string | undefined): string | undefined {
-  const m = token ? TOKEN_RE.exec(token) : null;
+  const m = token ? REVIEW_TOKEN_RE.exec(token) : null;
   return m ? Buffer.from(m[2] as string, "base64url").toString("utf8") : undefined;
 }
 
@@ -41,7 +42,7 @@ export function checkReviewToken(
   nowSeconds: number,
   hmac: (data: string) => string,
 ): boolean {
-  const m = token ? TOKEN_RE.exec(token) : null;
+  const m = token ? REVIEW_TOKEN_RE.exec(token) : null;
   if (!m) return false;
   const expires = Number(m[1]);
   if (Buffer.from(m[2] as string, "base64url").toString("utf8") !== clientId) return false;

@@ -3,7 +3,8 @@ import type { AppEnv } from "../deps.js";
 import { registerCreateUpload } from "./post.js";
 import { registerPutUpload } from "./put.js";
 
-export function registerUploadRoutes(app: OpenAPIHono<AppEnv>): void {
-  registerCreateUpload(app);
+/** `maxDocumentBytes`: the deployment's DOCVERIFY_MAX_DOCUMENT_BYTES, documented as size_bytes' maximum. */
+export function registerUploadRoutes(app: OpenAPIHono<AppEnv>, opts: { maxDocumentBytes: number }): void {
+  registerCreateUpload(app, opts.maxDocumentBytes);
   registerPutUpload(app);
 }

@@ -50,10 +50,13 @@ export const putUploadRoute = createRoute({
     409: errorJson("A detection was already created from this upload; it accepts no further PUT", [
       "This upload already started detection det-01jd5x9q3m8w2v7k4c6b0n1r2t and cannot be changed; create a new upload with POST /v1/uploads for another document.",
     ]),
-    413: errorJson("The document is larger than the declared size_bytes or the deployment's maximum", [
-      "The document is larger than the 48213 bytes declared (size_bytes) for this upload.",
-      "The document is larger than this deployment's maximum of 52428800 bytes.",
-    ]),
+    413: errorJson(
+      "The document is larger than the declared size_bytes or the deployment's maximum (DOCVERIFY_MAX_DOCUMENT_BYTES, default 50 MiB: the `maximum` of size_bytes in POST /v1/uploads)",
+      [
+        "The document is larger than the 48213 bytes declared (size_bytes) for this upload.",
+        "The document is larger than this deployment's maximum of 52428800 bytes.",
+      ],
+    ),
     422: validationJson("The body is empty, or smaller than the declared size_bytes", [
       {
         loc: ["body"],

@@ -5,41 +5,49 @@ export { UPLOAD_ID_RE } from "../../core/upload.js";
 /** A media type (type/subtype) as RFC 6838 names them; parameters are not part of a declaration. */
 const MEDIA_TYPE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$";
 
-/** POST /v1/uploads (a size_bytes above the deployment's DOCVERIFY_MAX_DOCUMENT_BYTES is refused by the handler). */
-export const CreateUploadBody = z
-  .strictObject({
-    filename: z.string().min(1).max(255).optional().openapi({
-      example: "statement.pdf",
-      description:
-        "The document's file name (a path is cut to its last part). Also settable by the PUT's Content-Disposition.",
-    }),
-    content_type: z
-      .string()
-      .max(255)
-      .regex(new RegExp(MEDIA_TYPE_PATTERN), "Input should be a media type such as application/pdf")
-      .optional()
-      .openapi({
-        example: "application/pdf",
+/**
+ * POST /v1/uploads of a deployment whose largest document is `maxDocumentBytes` (DOCVERIFY_MAX_DOCUMENT_BYTES):
+ * size_bytes above it is refused by the validator, and the OpenAPI document shows it as `maximum`.
+ */
+export const createUploadBody = (maxDocumentBytes: number) =>
+  z
+    .strictObject({
+      filename: z.string().min(1).max(255).optional().openapi({
+        example: "statement.pdf",
         description:
-          "The document's media type as the caller knows it. The service sniffs the real type from the bytes; " +
-          "a declared type that differs is reported by the `file.type` check as a finding, not refused.",
+          "The document's file name (a path is cut to its last part). Also settable by the PUT's Content-Disposition.",
       }),
-    size_bytes: z
-      .number()
-      .int()
-      .min(1)
-      .max(Number.MAX_SAFE_INTEGER)
-      .optional()
-      .openapi({
-        example: 48213,
-        description:
-          "The document's exact size in bytes, at most the deployment's maximum document size (else 422). " +
-          "The PUT must then deliver exactly this many bytes: more → 413, fewer → 422.",
-      }),
-  })
-  .openapi("CreateUploadRequest", {
-    description: "Every field is optional; an empty body (or none) reserves an upload too.",
-  });
+      content_type: z
+        .string()
+        .max(255)
+        .regex(new RegExp(MEDIA_TYPE_PATTERN), "Input should be a media type such as application/pdf")
+        .optional()
+        .openapi({
+          example: "application/pdf",
+          description:
+            "The document's media type as the caller knows it. The service sniffs the real type from the bytes; " +
+            "a declared type that differs is reported by the `file.type` check as a finding, not refused.",
+        }),
+      size_bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(maxDocumentBytes, {
+          message: `Input should be less than or equal to ${maxDocumentBytes} (this deployment's maximum document size)`,
+        })
+        .optional()
+        .openapi({
+          example: Math.min(48213, maxDocumentBytes),
+          description:
+            "The document's exact size in bytes, at most the deployment's maximum document size (else 422). " +
+            "`maximum` is this deployment's setting (DOCVERIFY_MAX_DOCUMENT_BYTES, default 52428800 = 50 MiB); " +
+            "the document served by each deployment shows its own. " +
+            "The PUT must then deliver exactly this many bytes: more → 413, fewer → 422.",
+        }),
+    })
+    .openapi("CreateUploadRequest", {
+      description: "Every field is optional; an empty body (or none) reserves an upload too.",
+    });
 
 export const UploadCreated = z
   .object({
