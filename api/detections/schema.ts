@@ -97,7 +97,7 @@ export const CreateDetectionBody = z
       .openapi({
         example: "https://example.com/statement.pdf",
         // The validator's protocol rule, for generated clients (a URL's scheme is case-insensitive).
-        pattern: "^[Hh][Tt][Tt][Pp][Ss]?://",
+        pattern: "^[Hh][Tt][Tt][Pp][Ss]?://.+$",
         description: "An http or https URL the service fetches the document from (at most 2048 characters)",
       }),
     upload_id: z
