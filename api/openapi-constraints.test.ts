@@ -288,6 +288,17 @@ describe("every documented request constraint is enforced with its documented st
             apply: (r) => ({ ...r, [key]: { ...r[key], [param.name]: String(o.value) } }),
           });
         }
+        // A required query parameter or header left out (a path without one is another route).
+        if (param.required && loc !== "path") {
+          probesOf.push({
+            where: `${loc} ${param.name}`,
+            constraint: "required",
+            apply: (r) => {
+              const { [param.name]: _left, ...rest } = r[key];
+              return { ...r, [key]: rest };
+            },
+          });
+        }
       }
       const media = op.requestBody?.content ?? {};
       const bodySchema =
@@ -296,6 +307,22 @@ describe("every documented request constraint is enforced with its documented st
         const top = resolve(bodySchema);
         const isForm = !media["application/json"];
         const valid = isForm ? sample.form : sample.body;
+        // Each required field left out (oneOf alternatives are walked by their own fields).
+        for (const parent of [{ at: [] as (string | number)[], schema: top }, ...bodyFields(bodySchema)]) {
+          const ps = resolve(parent.schema);
+          for (const name of (ps.required ?? []) as string[]) {
+            if (getAt(valid, [...parent.at, name]) === undefined) continue;
+            probesOf.push({
+              where: `body ${[...parent.at, name].join(".")}`,
+              constraint: "required",
+              apply: (r) => {
+                const b = structuredClone(isForm ? r.form : r.body);
+                delete getAt(b, parent.at)[name];
+                return isForm ? { ...r, form: b } : { ...r, body: b };
+              },
+            });
+          }
+        }
         for (const field of bodyFields(bodySchema)) {
           for (const o of outside(field.schema, getAt(valid, field.at), "body")) {
             probesOf.push({
@@ -336,6 +363,8 @@ describe("every documented request constraint is enforced with its documented st
       "getReviewPage query token pattern",
       "getReviewPageImage path file pattern",
       "createDetection header Idempotency-Key pattern",
+      "uploadDocument query sig required",
+      "createJob body connector.prefixes required",
     ]) {
       expect([...constraints], c).toContain(c);
     }
