@@ -13,7 +13,8 @@
 #     Liberation (metric-compatible Arial/Times/Courier), Noto Color Emoji and Symbola (☎ ✆ ✉ arrows, bullets);
 #   - the generated-layout fixtures (fixtures/layouts/, `npm run eval -- --set layouts-dev,layouts-heldout`): the
 #     producers issuers' billing and reporting systems use beyond office suites and browsers — wkhtmltopdf (Qt
-#     WebKit), Apache FOP (XSL-FO, Java), TCPDF under php-cli — and more of the faces their templates use
+#     WebKit), Apache FOP (XSL-FO, Java), TCPDF under php-cli (with php-gd: TCPDF needs GD or Imagick for a PNG
+#     logo with an alpha channel, and wrote no PDF without it) — and more of the faces their templates use
 #     (Carlito, Open Sans, Lato, Inconsolata);
 #   - libjpeg-turbo-progs: cjpeg encodes the capture fixtures' phone photos with a camera's own quantisation
 #     tables (fixtures/captures/, `npm run eval -- --set captures`);
@@ -33,7 +34,7 @@ packages=(
   libreoffice-writer libreoffice-calc libreoffice-draw chromium mupdf-tools ghostscript
   fonts-dejavu fonts-liberation fonts-noto-color-emoji fonts-symbola
   faketime
-  wkhtmltopdf fop php-cli php-tcpdf fonts-crosextra-carlito fonts-open-sans fonts-lato fonts-inconsolata
+  wkhtmltopdf fop php-cli php-gd php-tcpdf fonts-crosextra-carlito fonts-open-sans fonts-lato fonts-inconsolata
   libtasn1-doc shared-mime-info
   libjpeg-turbo-progs
   fonts-ocr-b
