@@ -13,6 +13,7 @@ import { registerJobRoutes } from "./jobs/index.js";
 import { registerReviewRoutes } from "./review/index.js";
 import { registerDocsRoutes } from "./system/docs.js";
 import { registerHealthRoutes } from "./system/health.js";
+import { registerJwksRoute } from "./system/jwks.js";
 import { httpMetrics, registerMetricsRoute } from "./system/metrics.js";
 import { notFoundHandler } from "./system/not-found.js";
 import { registerPostToken } from "./token/post.js";
@@ -91,6 +92,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   registerJobRoutes(app);
   registerReviewRoutes(app);
   registerHealthRoutes(app);
+  registerJwksRoute(app);
   registerMetricsRoute(app, deps.metrics);
   registerDocsRoutes(app);
 

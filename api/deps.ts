@@ -7,6 +7,7 @@ import type { Logger } from "../core/step-context.js";
 import type { UsageCounter } from "../core/usage-counter.js";
 import type { WindowCounter } from "../core/window-counter.js";
 import type { ClientRegistry } from "./auth/clients.js";
+import type { AttestationSigner } from "./attestation/signer.js";
 import type { ClientRevocations } from "./auth/revocations.js";
 import type { TokenService } from "./auth/tokens.js";
 import type { UploadLocks } from "./uploads/reservation.js";
@@ -34,6 +35,11 @@ export interface ApiDeps {
   ready: () => Promise<{ ok: boolean; reason?: string }>;
   /** Base URL clients reach the service at, for signed upload URLs (e.g. http://127.0.0.1:8080). */
   publicUrl: string;
+  /**
+   * Signs attestations and publishes their public keys (GET /.well-known/jwks.json); null when the deployment
+   * has no attestation key (cluster without DOCVERIFY_ATTESTATION_KEY_FILE): the attestation route answers 503.
+   */
+  attestation: AttestationSigner | null;
   /** Waits `ms` (holding throttled answers); default a timer. Tests pass one that records instead. */
   sleep?: (ms: number) => Promise<void>;
 }

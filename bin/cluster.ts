@@ -24,6 +24,8 @@ import {
 import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } from "./build-operator.js";
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
+import { loadAttestationSigner } from "./attestation-keys.js";
+import { packageVersion } from "./submit.js";
 import { loadSigningKey } from "./secrets.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
@@ -237,6 +239,7 @@ export async function runApi(): Promise<number> {
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const signingKey = await loadSigningKey(config);
+  const attestation = await loadAttestationSigner(config, { log, serviceVersion: packageVersion() });
   const objects = await clusterObjectStore(config);
   const revocations = storedRevocations(objects, config.bucket, log);
   const clients = await openClients({ file: config.clientsFile }, { log, metrics, revocations });
@@ -279,6 +282,7 @@ export async function runApi(): Promise<number> {
       log: componentLogger(log, "api"),
       metrics,
       ready,
+      attestation,
     },
     {
       clients: clients.clients,

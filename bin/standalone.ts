@@ -16,7 +16,9 @@ import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } fro
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { objectStoreFor } from "./object-stores.js";
+import { loadAttestationSigner } from "./attestation-keys.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
+import { packageVersion } from "./submit.js";
 import { openClients, serveApi } from "./serve-api.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { envForSteps } from "./step-env.js";
@@ -88,6 +90,11 @@ export async function runStandalone(): Promise<number> {
       : `Using the development client ${dev.client.client_id} from ${dev.file} (no DOCVERIFY_CLIENTS_FILE given).\n`;
     process.stderr.write(banner);
   }
+  const attestation = await loadAttestationSigner(config, {
+    log: apiLog,
+    serviceVersion: packageVersion(),
+    generateInto: dataDir,
+  });
   const ports = await standalonePorts(config, dataDir, log);
   const { detections, jobs, objects } = ports;
   const revocations = storedRevocations(objects, config.bucket, apiLog);
@@ -121,6 +128,7 @@ export async function runStandalone(): Promise<number> {
       log: apiLog,
       metrics,
       ready: async () => ({ ok: true }),
+      attestation,
     },
     {
       clients: clients.clients,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { CheckOutcome, CheckResult, Finding, Trust } from "../core/check-result.js";
 import { type CodeTable, codeTableProblems, maxSeverityOf } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
@@ -32,6 +33,8 @@ export interface Check {
   id: string;
   /** Every finding code the check reports, with its level, kind and meaning. */
   codes: CodeTable;
+  /** The check's version (checkVersion), recorded on its results and signed in attestations. */
+  version?: string;
   appliesTo(doc: DocumentModel): boolean;
   run(doc: DocumentModel, ctx: CheckContext): Promise<CheckResult>;
 }
@@ -89,6 +92,11 @@ export interface CheckDefinition<R extends Inspection> {
    * `error` and the summary names the code.
    */
   codes: CodeTable;
+  /**
+   * The check's own version number (default 1): raise it when what the check finds changes without its
+   * code table changing (a new threshold, a fixed reading), so attestations tell the two checks apart.
+   */
+  version?: number;
   appliesTo(doc: DocumentModel): boolean;
   /** Reads the document model (and nothing else) into findings, or says why it skips. */
   inspect(
@@ -122,12 +130,26 @@ export class UndeclaredCodeError extends Error {
   }
 }
 
+/**
+ * A check's version: its own version number, then the first 12 hex digits of the SHA-256 of its code table
+ * (codes, levels, kinds, meanings, in code order), e.g. `1.3f9c0a6b2d1e`. A change of either changes it, so an
+ * attestation names the checks that ran (docs/decisions.md, "Signed attestations").
+ */
+export function checkVersion(version: number, codes: CodeTable): string {
+  const table = Object.keys(codes)
+    .sort()
+    .map((code) => [code, codes[code]]);
+  const digest = createHash("sha256").update(JSON.stringify(table)).digest("hex");
+  return `${version}.${digest.slice(0, 12)}`;
+}
+
 export function defineCheck<R extends Inspection>(def: CheckDefinition<R>): Check {
   const problems = codeTableProblems(def.id, def.codes);
   if (problems.length > 0) throw new Error(`invalid code table: ${problems.join("; ")}`);
   return {
     id: def.id,
     codes: def.codes,
+    version: checkVersion(def.version ?? 1, def.codes),
     appliesTo: (doc) => def.appliesTo(doc),
     async run(doc, ctx): Promise<CheckResult> {
       const raw = await def.inspect(doc, ctx);

@@ -88,7 +88,12 @@ async function runOne(
       (signal) => check.run(doc, { ...base, signal }),
       `The check ${check.id}`,
     );
-    return { ...result, checkId: check.id, durationMs: Math.round(performance.now() - started) };
+    return {
+      ...result,
+      checkId: check.id,
+      durationMs: Math.round(performance.now() - started),
+      ...(check.version ? { version: check.version } : {}),
+    };
   } catch (err) {
     const timedOut = err instanceof CheckTimeoutError;
     const reason = err instanceof Error ? err.message : String(err);
@@ -101,6 +106,7 @@ async function runOne(
         : `The check ${check.id} failed on this document (${reason}), so it gives no evidence either way.`,
       findings: [],
       durationMs: Math.round(performance.now() - started),
+      ...(check.version ? { version: check.version } : {}),
     };
   }
 }

@@ -62,5 +62,7 @@ export const CheckResult = z.object({
   discovered: z.array(z.string()).optional(),
   authoritative: z.object({ trust: z.enum(TRUST_LEVELS), directive: z.string() }).optional(),
   durationMs: z.number().optional(),
+  /** The version of the check that made this result (checks/check.ts, checkVersion); absent on older results. */
+  version: z.string().optional(),
 });
 export type CheckResult = z.infer<typeof CheckResult>;

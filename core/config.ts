@@ -81,6 +81,8 @@ const EnvSchema = z.object({
   DOCVERIFY_LLM_FALLBACK: z.enum(["none", "rules"]).optional(),
   DOCVERIFY_TOKEN_SIGNING_KEY: str,
   DOCVERIFY_TOKEN_SIGNING_KEY_FILE: str,
+  DOCVERIFY_ATTESTATION_KEY_FILE: str,
+  DOCVERIFY_ATTESTATION_PREVIOUS_KEYS: str,
   DOCVERIFY_DEFAULT_REGION: z
     .string()
     .regex(/^[A-Za-z]{2}$/, "expected a two-letter ISO 3166-1 code")
@@ -131,6 +133,10 @@ const EnvSchema = z.object({
 });
 
 export interface Config {
+  /** The attestation signing key: a private Ed25519 JWK (or PKCS#8 PEM) file (docs/api.md, "Attestations"). */
+  attestationKeyFile?: string;
+  /** A directory of public keys (JWK, JWKS or PEM files) of earlier attestation keys, kept in the JWKS. */
+  attestationPreviousKeys?: string;
   port: number;
   host: string;
   dataDir: string;
@@ -254,6 +260,8 @@ export function loadConfig(
     },
     tokenSigningKey: e.DOCVERIFY_TOKEN_SIGNING_KEY,
     tokenSigningKeyFile: e.DOCVERIFY_TOKEN_SIGNING_KEY_FILE,
+    attestationKeyFile: e.DOCVERIFY_ATTESTATION_KEY_FILE,
+    attestationPreviousKeys: e.DOCVERIFY_ATTESTATION_PREVIOUS_KEYS,
     defaultRegion: (e.DOCVERIFY_DEFAULT_REGION ?? "US").toUpperCase(),
     maxDocumentBytes: e.DOCVERIFY_MAX_DOCUMENT_BYTES ?? 50 * 1024 * 1024,
     downloadTimeoutSeconds: e.DOCVERIFY_DOWNLOAD_TIMEOUT_SECONDS ?? 60,

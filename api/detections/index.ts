@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../deps.js";
+import { registerGetAttestation } from "./attestation.js";
 import { registerDeleteDetection } from "./delete.js";
 import { registerGetEvidence } from "./evidence.js";
 import { registerGetEvidencePage } from "./evidence-page.js";
@@ -14,4 +15,5 @@ export function registerDetectionRoutes(app: OpenAPIHono<AppEnv>): void {
   registerGetEvidence(app);
   registerGetEvidencePage(app);
   registerDeleteDetection(app);
+  registerGetAttestation(app);
 }

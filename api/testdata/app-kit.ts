@@ -2,9 +2,11 @@
  * Test support for the api's unit tests (not used by the service): builds the app on real local
  * adapters — the in-memory resource store, the directory object store and usage counter in a temp dir.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { JWK } from "jose";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { type Config, loadConfig } from "../../core/config.js";
@@ -16,6 +18,7 @@ import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
 import { createLocalWindowCounter } from "../../platform/local/window-counter.js";
 import { createApp } from "../app.js";
+import { type AttestationSigner, createAttestationSigner } from "../attestation/signer.js";
 import { createClientRegistry } from "../auth/clients.js";
 import { storedRevocations } from "../auth/revocations.js";
 import { createTokenService } from "../auth/tokens.js";
@@ -60,6 +63,11 @@ export const TEST_CLIENTS = [
   },
 ];
 
+/** A new Ed25519 private JWK (attestation keys in tests). */
+export function testAttestationJwk(): JWK {
+  return generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }) as JWK;
+}
+
 export interface Harness {
   app: ReturnType<typeof createApp>;
   deps: ApiDeps;
@@ -84,6 +92,8 @@ export async function createHarness(
     jobs?: ApiDeps["jobs"];
     /** Shared counters (e.g. Redis, as several replicas share); default: in memory on the harness clock. */
     counters?: WindowCounter;
+    /** The attestation signer; default one with a key generated for this harness. */
+    attestation?: AttestationSigner | null;
   } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-api-"));
@@ -110,6 +120,10 @@ export async function createHarness(
     clock,
     ready: async () => ({ ok: true }),
     publicUrl: opts.publicUrl ?? "http://127.0.0.1:8080",
+    attestation:
+      opts.attestation !== undefined
+        ? opts.attestation
+        : await createAttestationSigner({ privateJwk: testAttestationJwk(), serviceVersion: "0.0.0-test" }),
     // Throttled answers are held for real in the service; here the hold is recorded, not waited for.
     sleep: async (ms) => {
       sleeps.push(ms);
