@@ -8,6 +8,7 @@
  *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
  *   docverify worker --step <step>           a warm worker of one step kind, runs steps sent over IPC (standalone)
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
+ *   docverify verify <file> <attestation> --jwks <url|file>   verify a signed attestation of a detection
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
  */
 import { STEP_NAMES, type StepName } from "../core/detection.js";
@@ -21,6 +22,8 @@ Commands:
   worker --step <step>              run steps of one kind sent by the standalone service over IPC
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
   put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
+  verify <file> <attestation> --jwks <url-or-file>   verify a detection's signed attestation and re-run
+                                    its checks on the file (docverify verify --help)
   hash-secret                       print the scrypt hash of a client secret read from standard input
   --version                         print the version
 `;
@@ -45,6 +48,10 @@ async function main(argv: string[]): Promise<number> {
     case "submit": {
       const { runSubmit } = await import("./submit.js");
       return runSubmit(rest);
+    }
+    case "verify": {
+      const { runVerify } = await import("./verify.js");
+      return runVerify(rest);
     }
     case "hash-secret": {
       const { runHashSecret } = await import("./hash-secret.js");
