@@ -11,7 +11,8 @@ import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js"
 import { SCOPES } from "../core/scopes.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { call, createHarness, type Harness, manualClock } from "./testdata/app-kit.js";
-import { completeWithEvidence, createDetection } from "./testdata/evidence-kit.js";
+import { completeForAttestation } from "./testdata/attestation-kit.js";
+import { completeWithEvidence, createDetection, sampleChecks } from "./testdata/evidence-kit.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON read freely
 type Doc = any;
@@ -75,6 +76,10 @@ beforeAll(async () => {
   BASE.listDetections = async () => ({ ...none, token: alice });
   BASE.getDetection = async () => ({ ...none, token: alice, path: { detection_id: id } });
   BASE.getDetectionEvidence = BASE.getDetection;
+  const attested = await createDetection(h, alice);
+  await completeForAttestation(h, attested, new TextEncoder().encode("%PDF-1.7\n%%EOF\n"), sampleChecks());
+  BASE.getAttestation = async () => ({ ...none, token: alice, path: { detection_id: attested } });
+  BASE.getJwks = async () => ({ ...none });
   BASE.getDetectionEvidencePage = async () => ({
     ...none,
     token: alice,

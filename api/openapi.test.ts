@@ -9,12 +9,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
 import { StoreError } from "../core/ports.js";
 import { SCOPES } from "../core/scopes.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { reviewToken } from "./review/signing.js";
 import { call, createHarness, type Harness, manualClock } from "./testdata/app-kit.js";
+import { completeForAttestation } from "./testdata/attestation-kit.js";
 import { completeWithEvidence, createDetection } from "./testdata/evidence-kit.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -101,11 +103,13 @@ describe("operations and security", () => {
         "createToken",
         "createUpload",
         "deleteDetection",
+        "getAttestation",
         "getDetection",
         "getDetectionEvidence",
         "getDetectionEvidencePage",
         "getHealth",
         "getJob",
+        "getJwks",
         "getReadiness",
         "getReviewPage",
         "getReviewPageImage",
@@ -128,6 +132,7 @@ describe("operations and security", () => {
       uploadDocument: "public",
       getHealth: "public",
       getReadiness: "public",
+      getJwks: "public",
       getReviewPage: "public",
       getReviewPageImage: "public",
       createDetection: [SCOPES.create, SCOPES.createSample],
@@ -135,6 +140,7 @@ describe("operations and security", () => {
       getDetection: [SCOPES.get],
       getDetectionEvidence: [SCOPES.get],
       getDetectionEvidencePage: [SCOPES.get],
+      getAttestation: [SCOPES.get],
       deleteDetection: [SCOPES.delete],
       createUpload: [SCOPES.create],
       createJob: [SCOPES.jobsCreate],
@@ -152,10 +158,10 @@ describe("operations and security", () => {
     }
   });
 
-  it("every operation but the two probes documents a 4xx answer (redocly.yaml turns that rule off)", () => {
+  it("every operation but the two probes and the JWKS documents a 4xx answer (redocly.yaml turns that rule off)", () => {
     for (const { op } of operations(doc)) {
       const has4xx = Object.keys(op.responses).some((s) => /^4/.test(s));
-      expect(has4xx, op.operationId).toBe(!["getHealth", "getReadiness"].includes(op.operationId));
+      expect(has4xx, op.operationId).toBe(!["getHealth", "getReadiness", "getJwks"].includes(op.operationId));
     }
   });
 });
@@ -513,6 +519,39 @@ describe("every status an operation answers is documented, with a matching examp
     }
   });
 
+  it("attestation and JWKS", async () => {
+    const alice = await h.token("alice");
+    const createOnly = await h.token("alice", SCOPES.create);
+    const reader = await h.token("reader");
+    const doc = "/v1/detection/{detection_id}/attestation";
+    documented("get", "/.well-known/jwks.json", await call(h, "GET", "/.well-known/jwks.json"));
+    const id = await createDetection(h, alice);
+    const at = `/v1/detection/${id}/attestation`;
+    documented("get", doc, await call(h, "GET", at, { token: alice })); // 409 QUEUED
+    await completeForAttestation(h, id, PDF, []);
+    documented("get", doc, await call(h, "GET", at, { token: alice }));
+    documented("get", doc, await call(h, "GET", at, { token: createOnly }));
+    documented("get", doc, await call(h, "GET", at, { token: reader }));
+    documented("get", doc, await call(h, "GET", "/v1/detection/DET_01/attestation", { token: alice }));
+    const pruned = await createDetection(h, alice);
+    await completeForAttestation(h, pruned, PDF, []);
+    const d = (await h.store.get(pruned)) as Detection;
+    await h.store.updateStatus({
+      ...d,
+      status: { ...d.status, verdict: null, prunedAt: "2030-02-01T00:00:00Z" },
+    });
+    documented("get", doc, await call(h, "GET", `/v1/detection/${pruned}/attestation`, { token: alice }));
+    const unsigned = await createHarness({ attestation: null });
+    try {
+      const t = await unsigned.token("alice");
+      const other = await createDetection(unsigned, t);
+      await completeForAttestation(unsigned, other, PDF, []);
+      documented("get", doc, await call(unsigned, "GET", `/v1/detection/${other}/attestation`, { token: t }));
+    } finally {
+      await unsigned.close();
+    }
+  });
+
   /** One request of each bearer operation (method, documented path, real path, body). */
   const BEARER_CALLS: [string, string, string, unknown?][] = [
     [
@@ -528,6 +567,11 @@ describe("every status an operation answers is documented, with a matching examp
       "GET",
       "/v1/detection/{detection_id}/evidence/pages/{file}",
       "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/evidence/pages/1.png",
+    ],
+    [
+      "GET",
+      "/v1/detection/{detection_id}/attestation",
+      "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/attestation",
     ],
     ["DELETE", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
     ["POST", "/v1/uploads", "/v1/uploads"],

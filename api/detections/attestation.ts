@@ -1,4 +1,4 @@
-import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { buildAttestationPayload } from "../../core/attestation.js";
 import { SCOPES } from "../../core/scopes.js";
 import { readStepResult } from "../../core/step-results.js";
@@ -61,11 +61,13 @@ export const getAttestationRoute = createRoute({
     ]),
     404: errorJson("No such detection (or another client's, or one being deleted)", ["Detection not found"]),
     409: errorJson("The detection is not COMPLETED: QUEUED or RUNNING (poll it), or FAILED", [
+      "Detection det-01jd5x9q3m8w2v7k4c6b0n1r2t is QUEUED: an attestation is available once it is COMPLETED.",
       "Detection det-01jd5x9q3m8w2v7k4c6b0n1r2t is RUNNING: an attestation is available once it is COMPLETED.",
       "Detection det-01jd5x9q3m8w2v7k4c6b0n1r2t is FAILED: it has no result to attest.",
     ]),
     410: errorJson("The detection's verdict or check results were removed after the retention period", [
       "Detection det-01jd5x9q3m8w2v7k4c6b0n1r2t can no longer be attested: its verdict was removed after the retention period.",
+      "Detection det-01jd5x9q3m8w2v7k4c6b0n1r2t can no longer be attested: its check results are no longer stored.",
     ]),
     422: validationJson("The detection id is malformed", [DETECTION_ID_422]),
   },

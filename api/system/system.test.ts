@@ -31,6 +31,8 @@ describe("OpenAPI and docs", () => {
         "/jobs/{job_id}",
         "/healthz",
         "/readyz",
+        "/.well-known/jwks.json",
+        "/v1/detection/{detection_id}/attestation",
       ].sort(),
     );
     expect(r.body.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
