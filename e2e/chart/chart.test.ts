@@ -195,6 +195,7 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
         const names = env.map((e) => e.name);
         for (const secret of [
           "DOCVERIFY_TOKEN_SIGNING_KEY_FILE",
+          "DOCVERIFY_ATTESTATION_KEY_FILE",
           "DOCVERIFY_CLIENTS_FILE",
           "REDIS_URL",
           "DOCVERIFY_STEP_POD",
@@ -288,6 +289,8 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       const existing = [
         values.clients?.existingSecret,
         values.tokenSigningKey?.existingSecret,
+        values.attestationKey?.existingSecret,
+        values.attestationKey?.previousKeysSecret,
         values.credentials?.existingSecret,
         values.redis?.existingSecret,
       ].filter(Boolean);
@@ -355,6 +358,7 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       DOCVERIFY_DATA_DIR: "standalone only (the cluster stores in S3 and Kubernetes)",
       DOCVERIFY_CLIENTS_FILE: "set in the api Deployment (a mounted Secret), not the shared ConfigMap",
       DOCVERIFY_TOKEN_SIGNING_KEY: "given as a file (DOCVERIFY_TOKEN_SIGNING_KEY_FILE)",
+      DOCVERIFY_ATTESTATION_PREVIOUS_KEYS: "set in the api Deployment only when attestationKey.previousKeysSecret names a Secret",
       DOCVERIFY_WORKERS: "standalone warm workers only",
       DOCVERIFY_STEP_MEMORY_MB: "standalone only: a step Pod's cap is its memory limit (steps.resources)",
       DOCVERIFY_TRUST_ANCHORS: "a file path; step Pods cannot mount files yet (see the chart README)",

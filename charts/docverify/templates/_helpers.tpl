@@ -106,6 +106,9 @@ app.kubernetes.io/component: step
 {{- define "docverify.signingKeySecretName" -}}
 {{- default (include "docverify.componentName" (dict "root" . "component" "token-signing-key")) .Values.tokenSigningKey.existingSecret }}
 {{- end }}
+{{- define "docverify.attestationKeySecretName" -}}
+{{- default (include "docverify.componentName" (dict "root" . "component" "attestation-key")) .Values.attestationKey.existingSecret }}
+{{- end }}
 {{- define "docverify.credentialsSecretName" -}}
 {{- default (include "docverify.componentName" (dict "root" . "component" "credentials")) .Values.credentials.existingSecret }}
 {{- end }}
