@@ -1,9 +1,10 @@
+import { createPrivateKey } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { STEP_NAMES } from "../../core/detection.js";
 import { loadConfig } from "../../core/config.js";
+import { STEP_NAMES } from "../../core/detection.js";
 import { kubeToolsAvailable } from "../cluster/test-cluster.js";
 import {
   CHART_DIR,
@@ -358,7 +359,8 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       DOCVERIFY_DATA_DIR: "standalone only (the cluster stores in S3 and Kubernetes)",
       DOCVERIFY_CLIENTS_FILE: "set in the api Deployment (a mounted Secret), not the shared ConfigMap",
       DOCVERIFY_TOKEN_SIGNING_KEY: "given as a file (DOCVERIFY_TOKEN_SIGNING_KEY_FILE)",
-      DOCVERIFY_ATTESTATION_PREVIOUS_KEYS: "set in the api Deployment only when attestationKey.previousKeysSecret names a Secret",
+      DOCVERIFY_ATTESTATION_PREVIOUS_KEYS:
+        "set in the api Deployment only when attestationKey.previousKeysSecret names a Secret",
       DOCVERIFY_WORKERS: "standalone warm workers only",
       DOCVERIFY_STEP_MEMORY_MB: "standalone only: a step Pod's cap is its memory limit (steps.resources)",
       DOCVERIFY_TRUST_ANCHORS: "a file path; step Pods cannot mount files yet (see the chart README)",
@@ -456,6 +458,40 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       expect(await helmFails([...base, "--set", "config.allowedSourcePorts={http}"])).toMatch(
         /allowedSourcePorts/,
       );
+    });
+
+    it("mounts an attestation key into the api only: a generated Ed25519 key, or the named Secrets", async () => {
+      const apiOf = (objects: K8sObject[]) =>
+        podTemplates(objects).find((t) => t.spec.containers[0]?.args?.[0] === "api");
+      const generated = await render({ set: ["evaluation=true"] });
+      const secret = generated.find((o) => o.kind === "Secret" && /attestation-key$/.test(o.metadata.name));
+      const pem = Buffer.from(secret?.data?.["attestation-key.pem"] ?? "", "base64").toString("utf8");
+      expect(createPrivateKey(pem).asymmetricKeyType).toBe("ed25519");
+      const api = apiOf(generated);
+      const env = api?.spec.containers[0].env as { name: string; value?: string }[];
+      expect(env.find((e) => e.name === "DOCVERIFY_ATTESTATION_KEY_FILE")?.value).toBe(
+        "/etc/docverify/attestation/key",
+      );
+      expect(env.some((e) => e.name === "DOCVERIFY_ATTESTATION_PREVIOUS_KEYS")).toBe(false);
+      expect(JSON.stringify(api?.spec.volumes)).toContain(secret?.metadata.name);
+
+      const named = await render({
+        set: [
+          "evaluation=true",
+          "attestationKey.existingSecret=my-key",
+          "attestationKey.previousKeysSecret=old-keys",
+        ],
+      });
+      expect(named.some((o) => o.kind === "Secret" && /attestation-key$/.test(o.metadata.name))).toBe(false);
+      const namedApi = apiOf(named);
+      const namedEnv = namedApi?.spec.containers[0].env as { name: string; value?: string }[];
+      expect(namedEnv.find((e) => e.name === "DOCVERIFY_ATTESTATION_PREVIOUS_KEYS")?.value).toBe(
+        "/etc/docverify/attestation-previous",
+      );
+      const volumes = JSON.stringify(namedApi?.spec.volumes);
+      expect(volumes).toContain('"secretName":"my-key"');
+      expect(volumes).toContain('"key":"attestation-key.jwk.json"');
+      expect(volumes).toContain('"secretName":"old-keys"');
     });
 
     it("passes the token throttling settings and the trusted proxy hops to the api", async () => {
