@@ -226,6 +226,11 @@ export function checkBlocks(
   let terms: Term[] = [];
   // Totals that matched since the block began: a grand total may be their sum (subtotal lines).
   let subtotals: BlockRow[] = [];
+  // Blocks of this page closed by a heading (an earnings table above a deductions table), and the
+  // amounts above the run of totals the current total is in: a summary under several tables ("Total
+  // gross / Total deductions / Net pay") sums each of them, not only the rows right above it.
+  let closed: Term[][] = [];
+  let runBase: Term[] | undefined;
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
@@ -236,6 +241,8 @@ export function checkBlocks(
       if (!(r.table && r.table === table)) {
         terms = [];
         subtotals = [];
+        closed = [];
+        runBase = undefined;
       }
     }
     table = r.table;
@@ -249,7 +256,11 @@ export function checkBlocks(
       // a document without a ledger ("Total payments" of a payslip's earnings) they are.
       (isStatementLabel(r.label) && !carried && (hasLedger || !r.row));
     if (boundary) {
-      if (r.figures.length === 0 && r.label && !r.row) terms = [];
+      if (r.figures.length === 0 && r.label && !r.row) {
+        if (terms.length && !terms.some((t) => t.unknown)) closed.push(terms);
+        terms = [];
+        runBase = undefined;
+      }
       continue;
     }
     if (r.unreadable || !r.figure) {
@@ -282,8 +293,11 @@ export function checkBlocks(
         !LABELS.discount.test(r.label));
     if (!isTotal) {
       terms.push({ row: r, cents: signedV });
+      runBase = undefined;
       continue;
     }
+    // The first total of a run keeps the amounts above it for the totals printed under it.
+    if (runBase === undefined) runBase = terms.filter((t) => !t.unknown);
     if (terms.some((t) => t.unknown)) {
       terms = [{ row: r, cents: v }];
       subtotals = [r];
@@ -306,6 +320,20 @@ export function checkBlocks(
     const near = (t: number) => Math.abs(Math.abs(t) - Math.abs(v)) <= SLACK;
     const byTerms = tails.some(near);
     const byTotals = !byTerms && grand.some(near);
+    // Another block of the page (a table above under its own heading), or the amounts above the run
+    // of totals, that this total is the sum of: it totals them, and the rows right above are not its.
+    const byOtherBlock =
+      !byTerms &&
+      !byTotals &&
+      [...(runBase && runBase !== terms ? [runBase] : []), ...closed].some((block) => tailsOf(block).some(near));
+    if (byOtherBlock) {
+      ctx.checked++;
+      ctx.verified++;
+      ctx.confirmed.add(r.figure);
+      subtotals = [...subtotals, r];
+      terms = [{ row: r, cents: v }];
+      continue;
+    }
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
     const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
@@ -350,6 +378,17 @@ export function checkBlocks(
     terms = [{ row: r, cents: v }];
   }
   return deferred;
+}
+
+/** The sums of every tail of a block's amounts (the last one, the last two, ...). */
+function tailsOf(block: Term[]): number[] {
+  const out: number[] = [];
+  let sum = 0;
+  for (let i = block.length - 1; i >= 0; i--) {
+    sum += (block[i] as Term).cents;
+    out.push(sum);
+  }
+  return out;
 }
 
 function sameYtd(a: string, b: string) {

@@ -555,6 +555,42 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.before).toBe("2,350.00");
   });
 
+  it("a payslip's summary under its earnings and deductions tables: each total sums its own table", () => {
+    const cols = [{ x: 50 }, { x: 450, align: "right" as const }];
+    const doc = (overtime: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Earnings", undefined],
+              ["Description", "Amount"],
+              ["Basic salary", "3,000.00"],
+              ["Overtime", overtime],
+              ["Deductions", undefined],
+              ["Description", "Amount"],
+              ["Income tax", "600.00"],
+              ["Pension", "150.00"],
+              ["Health insurance", "90.00"],
+              ["Total gross", "3,400.00"],
+              ["Total deductions", "840.00"],
+              ["Net pay", "2,560.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip" },
+      );
+    // The gross total sums the earnings table, not the deductions right above it.
+    const ok = arithmeticFindings(doc("400.00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBeGreaterThanOrEqual(3);
+    // An earnings line edited without its total: the gross total sums nothing above it.
+    const f = arithmeticFindings(doc("500.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("3,400.00");
+  });
+
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {
     const cols = [
       { x: 50 },
