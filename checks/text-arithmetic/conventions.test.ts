@@ -591,6 +591,72 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.after).toBe("3,400.00");
   });
 
+  it("balances printed '1,234.56 CR GBP' (sign, then the currency code) and a D/C column of their own", () => {
+    const rows = ledger(-89584, MOVES);
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 420 },
+      { x: 545, align: "right" as const },
+    ];
+    const balance = (b: number) => `${fmt(Math.abs(b))} ${b < 0 ? "DR" : "CR"} GBP`;
+    const doc = (edit?: string) =>
+      layoutDocument([
+        grid(
+          cols,
+          [
+            ["Posting date", "Particulars", "Value", "D/C", "Balance"],
+            ["01/03/2025", "Opening balance", undefined, undefined, balance(-89584)],
+            ...rows.map((r, k) => [
+              `${String(k + 2).padStart(2, "0")}/03/2025`,
+              `PAYMENT ${k}`,
+              k === 4 && edit ? edit : `${fmt(Math.abs(r.move))} GBP`,
+              r.move < 0 ? "DR" : "CR",
+              balance(r.balance),
+            ]),
+          ],
+          700,
+        ),
+      ]);
+    const ok = arithmeticFindings(doc());
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+    const f = arithmeticFindings(doc("65.50 GBP")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("65.50 GBP");
+  });
+
+  it("a summary box under the table on its columns: its opening balance is no balance brought forward", () => {
+    const rows = ledger(100000, MOVES);
+    const cells = rows.map((r, k) => [
+      `${String(k + 2).padStart(2, "0")}/03/2025`,
+      `PAYMENT ${k}`,
+      r.move < 0 ? fmt(-r.move) : undefined,
+      r.move > 0 ? fmt(r.move) : undefined,
+      fmt(r.balance),
+    ]);
+    const last = rows[rows.length - 1]?.balance as number;
+    const paidIn = MOVES.filter((m) => m > 0).reduce((a, b) => a + b, 0);
+    const paidOut = -MOVES.filter((m) => m < 0).reduce((a, b) => a + b, 0);
+    const doc = layoutDocument([
+      grid(STATEMENT_COLUMNS, [["Date", "Details", "Paid out", "Paid in", "Balance"], ...cells], 700),
+      grid(
+        STATEMENT_COLUMNS,
+        [
+          [undefined, "Opening balance", undefined, undefined, fmt(100000)],
+          [undefined, "Total paid in", undefined, undefined, fmt(paidIn)],
+          [undefined, "Total paid out", undefined, undefined, fmt(paidOut)],
+          [undefined, "Closing balance", undefined, undefined, fmt(last)],
+        ],
+        700 - 14 * (cells.length + 1),
+      ),
+    ]);
+    const ok = arithmeticFindings(doc);
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+  });
+
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {
     const cols = [
       { x: 50 },

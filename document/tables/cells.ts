@@ -117,7 +117,7 @@ export function figureOf(
       };
     }
   }
-  const a = parseAmount(t, { style, loose: true });
+  const a = parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -147,6 +147,17 @@ export function figureOf(
       };
   }
   return undefined;
+}
+
+/**
+ * "2,796.48 CR GBP", "895,84 S EUR": a sign suffix printed before the currency code, as statements that
+ * repeat the currency after every balance do; read as "2,796.48 GBP CR".
+ */
+function signThenCurrency(t: string, style: NumberStyle) {
+  const m = /^(.*\d)\s*(\p{L}{1,3})\s+(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
+  if (!m) return undefined;
+  const a = parseAmount(`${m[1]} ${m[3]} ${m[2]}`, { style, loose: true });
+  return a && (a.credit || a.negative) ? a : undefined;
 }
 
 /** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */

@@ -433,6 +433,9 @@ function readBody(
   let pending: ReadLine[] = [];
   let lastBaseline = top ?? (lines[start]?.baseline ?? 0) + 1.5 * em;
   const gaps: number[] = [];
+  // Where the rows read so far begin: a description column the header did not name still holds the
+  // lines continuing it.
+  let rowsLeft = left;
   for (let k = start; k < lines.length; k++) {
     if (claimed.has(k)) break;
     const line = lines[k] as ReadLine;
@@ -493,6 +496,7 @@ function readBody(
       pending = [];
       rows.push(row);
       taken.push(k);
+      rowsLeft = Math.min(rowsLeft, line.cells[0]?.box[0] ?? rowsLeft);
       if (rows.length > 1) gaps.push(gap);
       lastBaseline = line.baseline;
       continue;
@@ -500,7 +504,7 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
-    if ((line.cells[0]?.box[0] ?? 0) < left - 2 * em) break;
+    if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
     lastBaseline = line.baseline;
