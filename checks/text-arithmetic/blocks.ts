@@ -1,7 +1,7 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
 import { isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
-import { parseNumber } from "../../document/values/amounts.js";
+import { parseAmount, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
 
@@ -472,7 +472,7 @@ function checkTaxRate(
   const rate = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
   if (rate === undefined || rate <= 0 || rate >= 100 || !r.figure) return undefined;
   const included = LABELS.taxIncluded.test(r.label);
-  const own = r.figures.length >= 2 ? (r.figures[r.figures.length - 2] as Figure) : undefined;
+  const own = r.figures.length >= 2 ? (r.figures[r.figures.length - 2] as Figure) : baseInLabel(ctx, r);
   if (!own && rates.size > 1) return undefined;
   const baseRow = own
     ? undefined
@@ -527,6 +527,21 @@ function checkTaxRate(
     structure,
     figures: [r.figure, base],
   };
+}
+
+/**
+ * The base a tax row prints inside its label, after its rate: "USt. 8.1% (197.24)", "VAT 20% on 150.00",
+ * "TVA 5,5 % sur 1 200,00 €" — the tax's own base (a partial one, where some lines are exempt).
+ */
+function baseInLabel(ctx: Ctx, r: BlockRow): Figure | undefined {
+  const m =
+    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
+      r.label,
+    );
+  if (!m?.[1] || !r.figure) return undefined;
+  const a = parseAmount(m[1].trim(), { style: ctx.style, loose: true });
+  if (!a || a.cents <= 0 || a.decimals !== 2) return undefined;
+  return { ...r.figure, cents: a.cents, value: a.value, decimals: a.decimals, text: m[1].trim(), money: true };
 }
 
 /** A rate as people write it: 19, 7.5, 0.5 (never exponent notation). */

@@ -456,6 +456,41 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.before).toBe("46.00");
   });
 
+  it("a tax whose base is printed in its label ('USt. 8.1% (197.24)') is checked on that base", () => {
+    const doc = (vat: string, total: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, { x: 545, align: "right" as const }],
+              [
+                ["Description", "Amount"],
+                ["Energy", "178.73"],
+                ["Standing charge", "18.51"],
+                ["Electricity duty", "22.21"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, { x: 545, align: "right" as const }],
+              [
+                ["Net total", "219.45"],
+                ["VAT 8.1% (197.24)", vat],
+                ["Total", total],
+              ],
+              600,
+            ),
+          ],
+        ],
+        { docType: "utility_bill" },
+      );
+    expect(arithmeticFindings(doc("15.98", "235.43")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("17.98", "237.43")).findings;
+    expect(codes(f)).toEqual(["tax_amount_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("17.98");
+    expect(f[0]?.evidence?.before).toBe("15.98");
+  });
+
   it("the amount due repeated in a summary box is compared with the same column, not a year-to-date one", () => {
     const doc = (box: string) =>
       layoutDocument(
