@@ -344,11 +344,17 @@ export function checkBlocks(
       subtotals = byTotals ? [r] : [...subtotals, r];
     } else if (judged) {
       const overSubtotals = terms.length === 1 && sameTable;
-      const expected = overSubtotals
-        ? (grand[grand.length - 1] as number)
-        : (tails[tails.length - 1] as number);
+      // Under several blocks (a summary under the earnings and deductions tables), the total is read as
+      // the sum of the block it is nearest to: an edited line moves a sum a little, not to another table's.
+      const sumOf = (block: Term[]) => block.reduce((a, t) => a + t.cents, 0);
+      const block = overSubtotals
+        ? undefined
+        : [terms, ...closed].reduce((a, b) =>
+            Math.abs(Math.abs(sumOf(b)) - Math.abs(v)) < Math.abs(Math.abs(sumOf(a)) - Math.abs(v)) ? b : a,
+          );
+      const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
       const sub = LABELS.subtotal.test(r.label) || carried;
-      const termRows = overSubtotals ? subtotals : terms.map((t) => t.row);
+      const termRows = overSubtotals ? subtotals : (block as Term[]).map((t) => t.row);
       deferred.push({
         needsSupport: true,
         mismatch: {

@@ -624,6 +624,8 @@ describe("text.arithmetic reads tables from geometry", () => {
     const f = arithmeticFindings(doc("500.00")).findings;
     expect(codes(f)).toEqual(["total_mismatch"]);
     expect(f[0]?.evidence?.after).toBe("3,400.00");
+    // Expected from the block it is nearest to: the earnings, not the deductions right above it.
+    expect(f[0]?.evidence?.before).toBe("3,500.00");
   });
 
   it("balances printed '1,234.56 CR GBP' (sign, then the currency code) and a D/C column of their own", () => {

@@ -83,7 +83,9 @@ export function figureOf(
   style: NumberStyle,
   at: { box: Box; page: number; confidence: number },
 ): Figure | undefined {
-  const t = text.trim();
+  // A separator glyph the font maps to no character ("5\u0000224,60": a narrow no-break space without a
+  // ToUnicode entry) is still a separator.
+  const t = text.trim().replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {

@@ -3,6 +3,7 @@ import type { TextRun } from "../page-layout.js";
 import { grid, layoutPage, run, rightRun } from "../testdata/layout-kit.js";
 import { inferNumberStyle } from "../values/amounts.js";
 import { parseDayMonth } from "../values/dates.js";
+import { figureOf } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
@@ -309,5 +310,11 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(r.tables).toHaveLength(1);
     expect(r.tables[0]?.rows).toHaveLength(8);
     expect(r.tables[0]?.rows[2]?.description).toMatch(/68681843/);
+  });
+
+  it("a group separator whose glyph maps to no character ('5\\u0000224,60EUR') is still a separator", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("5\u0000224,60EUR", "comma_decimal", at)?.cents).toBe(522460);
+    expect(figureOf("1\u0000234.56", "dot_decimal", at)?.cents).toBe(123456);
   });
 });
