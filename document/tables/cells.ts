@@ -119,7 +119,7 @@ export function figureOf(
       };
     }
   }
-  const a = parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style);
+  const a = parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -160,6 +160,15 @@ function signThenCurrency(t: string, style: NumberStyle) {
   if (!m) return undefined;
   const a = parseAmount(`${m[1]} ${m[3]} ${m[2]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/** "€(827,47)", "$ (1,234.50)", "(827,47) €": a negative in parentheses with its currency mark outside them. */
+function markOutsideParentheses(t: string, style: NumberStyle) {
+  const m =
+    /^((?:[£$€]|EUR|GBP|USD|CHF)\s?)\(([^()]*\d)\)$/.exec(t) ?? /^\(([^()]*\d)\)(\s?(?:[£$€]|EUR|GBP|USD|CHF))$/.exec(t);
+  if (!m?.[1] || !m[2]) return undefined;
+  const a = parseAmount(`(${m[1]}${m[2]})`, { style, loose: true });
+  return a?.negative === "parentheses" ? a : undefined;
 }
 
 /** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */

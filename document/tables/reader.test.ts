@@ -317,4 +317,11 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("5\u0000224,60EUR", "comma_decimal", at)?.cents).toBe(522460);
     expect(figureOf("1\u0000234.56", "dot_decimal", at)?.cents).toBe(123456);
   });
+
+  it("a negative in parentheses with its currency mark outside them ('€(827,47)', '(827,47) €') is a figure", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("€(827,47)", "comma_decimal", at)?.cents).toBe(-82747);
+    expect(figureOf("(827,47) €", "comma_decimal", at)?.cents).toBe(-82747);
+    expect(figureOf("$ (1,234.50)", "dot_decimal", at)?.cents).toBe(-123450);
+  });
 });
