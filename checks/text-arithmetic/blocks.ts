@@ -275,6 +275,7 @@ export function checkBlocks(
       if (d) deferred.push(d);
       continue;
     }
+    if (LABELS.change.test(r.label) && !LABELS.totalish.test(r.label)) checkChange(ctx, r, seen);
     if (isTaxRow(r.label)) {
       const d = checkTaxRate(ctx, r, terms, seen, rates, items, rows);
       if (d) deferred.push(d);
@@ -289,7 +290,7 @@ export function checkBlocks(
     const isTotal =
       carried ||
       ((LABELS.totalish.test(r.label) || r.row?.kind === "carry") &&
-        !LABELS.taxIncluded.test(r.label) &&
+        (!LABELS.taxIncluded.test(r.label) || totalIncludingTax(r.label)) &&
         !LABELS.discount.test(r.label));
     if (!isTotal) {
       terms.push({ row: r, cents: signedV });
@@ -386,6 +387,17 @@ export function checkBlocks(
   return deferred;
 }
 
+/**
+ * "Total incl. VAT", "Totaal incl. btw", "Gesamtbetrag inkl. MwSt.": a total that includes the tax (the
+ * gross total of a receipt), not the tax included in it ("incl. VAT 21%", "davon MwSt."): the total word
+ * comes first and no rate is printed.
+ */
+function totalIncludingTax(label: string): boolean {
+  const total = LABELS.totalish.exec(label);
+  const incl = LABELS.taxIncluded.exec(label);
+  return total !== null && incl !== null && total.index < incl.index && !/%/.test(label);
+}
+
 /** The sums of every tail of a block's amounts (the last one, the last two, ...). */
 function tailsOf(block: Term[]): number[] {
   const out: number[] = [];
@@ -395,6 +407,24 @@ function tailsOf(block: Term[]): number[] {
     out.push(sum);
   }
   return out;
+}
+
+/**
+ * A receipt's change: the amount tendered (the row above) minus the total before it. It only confirms
+ * the reading when it holds (several tenders, a tip or a rounding make it something else, so a
+ * difference says nothing).
+ */
+function checkChange(ctx: Ctx, change: BlockRow, seen: BlockRow[]): void {
+  const tendered = seen[seen.length - 2];
+  const total = [...seen.slice(0, -2)]
+    .reverse()
+    .find((x) => LABELS.totalish.test(x.label) && !LABELS.subtotal.test(x.label));
+  if (!tendered?.figure || !total?.figure || !change.figure || LABELS.totalish.test(tendered.label)) return;
+  const given = Math.abs(tendered.figure.cents) - Math.abs(total.figure.cents);
+  if (given <= 0 || Math.abs(given - Math.abs(change.figure.cents)) > SLACK) return;
+  ctx.checked++;
+  ctx.verified++;
+  ctx.confirmed.add(total.figure);
 }
 
 function sameYtd(a: string, b: string) {

@@ -491,6 +491,60 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.before).toBe("15.98");
   });
 
+  it("a receipt's 'Total incl. VAT' is its gross total (the items add up to it), not a tax included", () => {
+    const doc = (bread: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 400, align: "right" as const }, { x: 545, align: "right" as const }],
+            [
+              ["Description", "Price", "Amount"],
+              ["1 Bread", "10.20", bread],
+              ["1 Coffee", "17.01", "17.01"],
+              ["4 Cheese", "10.64", "42.56"],
+              ["Total incl. VAT", undefined, "69.77"],
+              ["incl. VAT 21%", undefined, "12.11"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("10.20")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("66.20")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "69.77");
+  });
+
+  it("a receipt's change (tendered minus total) confirms the reading its total is judged on", () => {
+    const doc = (bread: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Description", "Amount"],
+              ["Olive oil", "2.62"],
+              ["Coffee beans", "1.70"],
+              ["Cheese", bread],
+              ["Newspaper", "23.65"],
+              ["Total", "49.57"],
+              ["of which VAT 21%", "4.04"],
+              ["of which VAT 10%", "2.39"],
+              ["Cash", "50.00"],
+              ["Change", "0.43"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("21.60")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("29.60")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "49.57");
+  });
+
   it("the amount due repeated in a summary box is compared with the same column, not a year-to-date one", () => {
     const doc = (box: string) =>
       layoutDocument(
