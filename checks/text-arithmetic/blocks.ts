@@ -289,7 +289,10 @@ export function checkBlocks(
     const signedV = subtracted ? -v : v;
     const isTotal =
       carried ||
-      ((LABELS.totalish.test(r.label) || r.row?.kind === "carry") &&
+      // A gross pay line ("Brutto", "Lordo", "Total earnings") totals the earnings.
+      ((LABELS.totalish.test(r.label) ||
+        r.row?.kind === "carry" ||
+        (LABELS.gross.test(r.label) && !LABELS.net.test(r.label))) &&
         (!LABELS.taxIncluded.test(r.label) || totalIncludingTax(r.label)) &&
         !LABELS.discount.test(r.label));
     if (!isTotal) {
@@ -323,10 +326,14 @@ export function checkBlocks(
     const byTotals = !byTerms && grand.some(near);
     // Another block of the page (a table above under its own heading), or the amounts above the run
     // of totals, that this total is the sum of: it totals them, and the rows right above are not its.
-    const byOtherBlock =
-      !byTerms &&
-      !byTotals &&
-      [...(runBase && runBase !== terms ? [runBase] : []), ...closed].some((block) => tailsOf(block).some(near));
+    // Each block also as its two sides when it mixes signs (earnings and deductions in one column): a
+    // gross total sums the positive amounts, a deductions total the negative ones.
+    const candidates = [
+      ...sides(terms),
+      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
+      ...closed.flatMap((b) => [b, ...sides(b)]),
+    ];
+    const byOtherBlock = !byTerms && !byTotals && candidates.some((block) => tailsOf(block).some(near));
     if (byOtherBlock) {
       ctx.checked++;
       ctx.verified++;
@@ -350,7 +357,7 @@ export function checkBlocks(
       const sumOf = (block: Term[]) => block.reduce((a, t) => a + t.cents, 0);
       const block = overSubtotals
         ? undefined
-        : [terms, ...closed].reduce((a, b) =>
+        : [terms, ...candidates].reduce((a, b) =>
             Math.abs(Math.abs(sumOf(b)) - Math.abs(v)) < Math.abs(Math.abs(sumOf(a)) - Math.abs(v)) ? b : a,
           );
       const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
@@ -396,6 +403,13 @@ function totalIncludingTax(label: string): boolean {
   const total = LABELS.totalish.exec(label);
   const incl = LABELS.taxIncluded.exec(label);
   return total !== null && incl !== null && total.index < incl.index && !/%/.test(label);
+}
+
+/** A block's positive and negative amounts apart, when it has both. */
+function sides(block: Term[]): Term[][] {
+  const pos = block.filter((t) => t.cents > 0);
+  const neg = block.filter((t) => t.cents < 0);
+  return pos.length && neg.length ? [pos, neg] : [];
 }
 
 /** The sums of every tail of a block's amounts (the last one, the last two, ...). */

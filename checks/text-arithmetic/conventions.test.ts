@@ -748,6 +748,36 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(ok.statementRows).toBe(MOVES.length);
   });
 
+  it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
+    const doc = (bonus: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 450, align: "right" as const }],
+            [
+              ["Text", "Betrag"],
+              ["Grundgehalt", "3.000,00"],
+              ["Prämie", bonus],
+              ["Lohnsteuer", "-600,00"],
+              ["Krankenversicherung", "-250,00"],
+              ["Brutto", "3.400,00"],
+              ["Abzüge gesamt", "850,00"],
+              ["Nettoverdienst", "2.550,00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip", region: "DE" },
+      );
+    const ok = arithmeticFindings(doc("400,00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(3);
+    const f = arithmeticFindings(doc("450,00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "3.400,00");
+    expect(f[0]?.evidence?.before).toBe("3.450,00");
+  });
+
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {
     const cols = [
       { x: 50 },
