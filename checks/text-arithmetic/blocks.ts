@@ -290,7 +290,9 @@ export function checkBlocks(
     const isTotal =
       carried ||
       // A gross pay line ("Brutto", "Lordo", "Total earnings") totals the earnings.
+      // A subtotal in any of its words ("Imponibile", "Base imponible", "Nettobetrag") is one too.
       ((LABELS.totalish.test(r.label) ||
+        LABELS.subtotal.test(r.label) ||
         r.row?.kind === "carry" ||
         (LABELS.gross.test(r.label) && !LABELS.net.test(r.label))) &&
         (!LABELS.taxIncluded.test(r.label) || totalIncludingTax(r.label)) &&

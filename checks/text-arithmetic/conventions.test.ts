@@ -778,6 +778,33 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.before).toBe("3.450,00");
   });
 
+  it("a subtotal named in any of its words ('Imponibile', 'Base imponible') is a total of the lines above it", () => {
+    const doc = (second: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Descrizione", "Totale"],
+              ["Progettazione grafica", "1.300,00"],
+              ["Hosting cloud", second],
+              ["Corso di formazione", "900,00"],
+              ["Imponibile", "2.600,00"],
+              ["IVA 22%", "572,00"],
+              ["Totale", "3.172,00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "IT" },
+      );
+    expect(arithmeticFindings(doc("400,00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("438,00")).findings;
+    expect(codes(f)).toEqual(["subtotal_mismatch"]);
+    expectFound(f[0], 1, "2.600,00");
+    expect(f[0]?.evidence?.before).toBe("2.638,00");
+  });
+
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {
     const cols = [
       { x: 50 },
