@@ -64,7 +64,11 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     if (anchor) {
       const { table, row } = anchor;
       const sc = sumColumn(tables.get(table.id) as Table);
-      const figures = row.figures.filter((f): f is Figure => f?.money === true && !f.perUnit);
+      // A unit price is never what the row adds: a row whose amount is missing (wrapped onto the next
+      // line, unreadable) contributes no figure rather than its price.
+      const figures = row.figures.filter(
+        (f, i): f is Figure => f?.money === true && !f.perUnit && table.columns[i]?.role !== "unit_price",
+      );
       const figure = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
       out.push({
         page: line.page,
@@ -256,7 +260,9 @@ export function checkBlocks(
       // a document without a ledger ("Total payments" of a payslip's earnings) they are.
       (isStatementLabel(r.label) && !carried && (hasLedger || !r.row));
     if (boundary) {
-      if (r.figures.length === 0 && r.label && !r.row) {
+      // A heading starts a new block; a line of words with digits between the amounts ("3 x 11,71",
+      // "Ref. 4471") continues the description above it.
+      if (r.figures.length === 0 && r.label && !r.row && !/\d/.test(r.label)) {
         if (terms.length && !terms.some((t) => t.unknown)) closed.push(terms);
         terms = [];
         runBase = undefined;

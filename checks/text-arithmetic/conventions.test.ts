@@ -545,6 +545,59 @@ describe("text.arithmetic reads tables from geometry", () => {
     expectFound(f[0], 1, "49.57");
   });
 
+  it("a receipt's lines with '3 x 11.71' under them: the words with digits continue the line, they start no new block", () => {
+    const doc = (cheese: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 300, align: "right" as const }],
+            [
+              "Receipt",
+              ["Water 6x1.5L", "35.13"],
+              "3 x 11.71",
+              ["Cheese", cheese],
+              ["Apples", "67.52"],
+              "4 x 16.88",
+              ["Bread", "15.95"],
+              ["Total", "135.70"],
+              ["Cash", "150.00"],
+              ["Change", "14.30"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("17.10")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("27.10")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expect(f[0]?.evidence?.before).toBe("145.70");
+  });
+
+  it("an items row whose amount wrapped onto the next line adds that amount, never its unit price", () => {
+    const cols = [{ x: 50 }, { x: 400, align: "right" as const }, { x: 545, align: "right" as const }];
+    const doc = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Narrative", "Rate", "Amount"],
+            ["Bread", "5.73", "EUR 5.73"],
+            ["Water 6x1.5L", "10.74", "EUR"],
+            [undefined, undefined, "21.48"],
+            ["Cheese", "8.67", "EUR 8.67"],
+            ["Amount due", undefined, "35.88"],
+            ["Tendered", undefined, "50.00"],
+            ["Change", undefined, "14.12"],
+          ],
+          700,
+        ),
+      ],
+      { docType: "receipt" },
+    );
+    expect(arithmeticFindings(doc).findings).toEqual([]);
+  });
+
   it("the amount due repeated in a summary box is compared with the same column, not a year-to-date one", () => {
     const doc = (box: string) =>
       layoutDocument(
