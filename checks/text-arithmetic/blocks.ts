@@ -262,6 +262,11 @@ export function checkBlocks(
     if (boundary) {
       // A heading starts a new block; a line of words with digits between the amounts ("3 x 11,71",
       // "Ref. 4471") continues the description above it.
+      // A line that shows an amount the reader could not take ("599,71- €") leaves the block unknown.
+      if (r.figures.length === 0 && /\d[.,]\d{2}\s?[-−]|[-−]\s?\d+[.,]\d{2}\b|[£$€]\s?\d|\d[.,]\d{2}\s?[£$€]/.test(r.label)) {
+        terms.push({ row: r, cents: 0, unknown: true });
+        continue;
+      }
       if (r.figures.length === 0 && r.label && !r.row && !/\d/.test(r.label)) {
         if (terms.length && !terms.some((t) => t.unknown)) closed.push(terms);
         terms = [];
@@ -296,9 +301,10 @@ export function checkBlocks(
     const isTotal =
       carried ||
       // A gross pay line ("Brutto", "Lordo", "Total earnings") totals the earnings.
-      // A subtotal in any of its words ("Imponibile", "Base imponible", "Nettobetrag") is one too.
+      // A subtotal in any of its words ("Imponibile", "Base imponible", "Subtotaal") is one too; not a
+      // "net amount", which on a payslip is gross minus deductions (its own rule).
       ((LABELS.totalish.test(r.label) ||
-        LABELS.subtotal.test(r.label) ||
+        (LABELS.subtotal.test(r.label) && !/\bnet\b|netto|\bneto\b/i.test(r.label)) ||
         r.row?.kind === "carry" ||
         (LABELS.gross.test(r.label) && !LABELS.net.test(r.label))) &&
         (!LABELS.taxIncluded.test(r.label) || totalIncludingTax(r.label)) &&

@@ -727,6 +727,27 @@ describe("text.arithmetic reads tables from geometry", () => {
     const ok = arithmeticFindings(doc("400.00"));
     expect(ok.findings).toEqual([]);
     expect(ok.verified).toBeGreaterThanOrEqual(3);
+    // "Net amount" (the payslip's net pay) is no subtotal of the totals above it.
+    const net = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Description", "Amount"],
+            ["Basic salary", "3,000.00"],
+            ["Overtime", "400.00"],
+            ["Total gross", "3,400.00"],
+            ["Income tax", "600.00"],
+            ["Pension", "240.00"],
+            ["Total deductions", "840.00"],
+            ["Net amount", "2,560.00"],
+          ],
+          700,
+        ),
+      ],
+      { docType: "payslip" },
+    );
+    expect(arithmeticFindings(net).findings).toEqual([]);
     // An earnings line edited without its total: the gross total sums nothing above it.
     const f = arithmeticFindings(doc("500.00")).findings;
     expect(codes(f)).toEqual(["total_mismatch"]);

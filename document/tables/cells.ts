@@ -152,13 +152,14 @@ export function figureOf(
 }
 
 /**
- * "2,796.48 CR GBP", "895,84 S EUR": a sign suffix printed before the currency code, as statements that
- * repeat the currency after every balance do; read as "2,796.48 GBP CR".
+ * "2,796.48 CR GBP", "895,84 S EUR", "599,71- €": a sign suffix printed before the currency, as statements
+ * that repeat the currency after every balance do; read as "2,796.48 GBP CR".
  */
 function signThenCurrency(t: string, style: NumberStyle) {
-  const m = /^(.*\d)\s*(\p{L}{1,3})\s+(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
+  const m = /^(.*\d)\s*(\p{L}{1,3}|[-−])\s*(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
   if (!m) return undefined;
-  const a = parseAmount(`${m[1]} ${m[3]} ${m[2]}`, { style, loose: true });
+  const sign = m[2] === "−" ? "-" : m[2];
+  const a = parseAmount(`${m[1]} ${m[3]}${sign === "-" ? "" : " "}${sign}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
 }
 

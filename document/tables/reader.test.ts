@@ -323,5 +323,8 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("€(827,47)", "comma_decimal", at)?.cents).toBe(-82747);
     expect(figureOf("(827,47) €", "comma_decimal", at)?.cents).toBe(-82747);
     expect(figureOf("$ (1,234.50)", "dot_decimal", at)?.cents).toBe(-123450);
+    // A sign suffix before the currency: "599,71- €", "2,796.48 CR GBP".
+    expect(figureOf("599,71- €", "comma_decimal", at)?.cents).toBe(-59971);
+    expect(figureOf("2,796.48 CR GBP", "dot_decimal", at)?.credit).toBe(true);
   });
 });
