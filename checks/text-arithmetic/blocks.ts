@@ -263,7 +263,10 @@ export function checkBlocks(
       // A heading starts a new block; a line of words with digits between the amounts ("3 x 11,71",
       // "Ref. 4471") continues the description above it.
       // A line that shows an amount the reader could not take ("599,71- €") leaves the block unknown.
-      if (r.figures.length === 0 && /\d[.,]\d{2}\s?[-−]|[-−]\s?\d+[.,]\d{2}\b|[£$€]\s?\d|\d[.,]\d{2}\s?[£$€]/.test(r.label)) {
+      if (
+        r.figures.length === 0 &&
+        /\d[.,]\d{2}\s?[-−]|[-−]\s?\d+[.,]\d{2}\b|[£$€]\s?\d|\d[.,]\d{2}\s?[£$€]/.test(r.label)
+      ) {
         terms.push({ row: r, cents: 0, unknown: true });
         continue;
       }
@@ -605,7 +608,14 @@ function baseInLabel(ctx: Ctx, r: BlockRow): Figure | undefined {
   if (!m?.[1] || !r.figure) return undefined;
   const a = parseAmount(m[1].trim(), { style: ctx.style, loose: true });
   if (!a || a.cents <= 0 || a.decimals !== 2) return undefined;
-  return { ...r.figure, cents: a.cents, value: a.value, decimals: a.decimals, text: m[1].trim(), money: true };
+  return {
+    ...r.figure,
+    cents: a.cents,
+    value: a.value,
+    decimals: a.decimals,
+    text: m[1].trim(),
+    money: true,
+  };
 }
 
 /** A rate as people write it: 19, 7.5, 0.5 (never exponent notation). */

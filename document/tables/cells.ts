@@ -119,7 +119,8 @@ export function figureOf(
       };
     }
   }
-  const a = parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
+  const a =
+    parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -166,7 +167,8 @@ function signThenCurrency(t: string, style: NumberStyle) {
 /** "€(827,47)", "$ (1,234.50)", "(827,47) €": a negative in parentheses with its currency mark outside them. */
 function markOutsideParentheses(t: string, style: NumberStyle) {
   const m =
-    /^((?:[£$€]|EUR|GBP|USD|CHF)\s?)\(([^()]*\d)\)$/.exec(t) ?? /^\(([^()]*\d)\)(\s?(?:[£$€]|EUR|GBP|USD|CHF))$/.exec(t);
+    /^((?:[£$€]|EUR|GBP|USD|CHF)\s?)\(([^()]*\d)\)$/.exec(t) ??
+    /^\(([^()]*\d)\)(\s?(?:[£$€]|EUR|GBP|USD|CHF))$/.exec(t);
   if (!m?.[1] || !m[2]) return undefined;
   const a = parseAmount(`(${m[1]}${m[2]})`, { style, loose: true });
   return a?.negative === "parentheses" ? a : undefined;

@@ -298,12 +298,22 @@ describe("document/tables: reading tables from positioned text", () => {
   });
 
   it("a reference wrapped onto a line of its own continues its row, under a header that names no column of words", () => {
-    const cols = [{ x: 50 }, { x: 110 }, { x: 400, align: "right" as const }, { x: 545, align: "right" as const }];
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
     const rows: (string | undefined)[][] = [[undefined, undefined, "Paid out", "Balance"]];
     let balance = 1000;
     for (let k = 0; k < 8; k++) {
       balance -= 10 + k;
-      rows.push([`${String(k + 2).padStart(2, "0")}/03/2025`, `Transfer ${k} Reference`, `${10 + k}.00`, `${balance}.00`]);
+      rows.push([
+        `${String(k + 2).padStart(2, "0")}/03/2025`,
+        `Transfer ${k} Reference`,
+        `${10 + k}.00`,
+        `${balance}.00`,
+      ]);
       if (k === 2) rows.push([undefined, "68681843", undefined, undefined]);
     }
     const r = readTables([pdf(1, grid(cols, rows, 700))], { region: "GB" });
