@@ -7,6 +7,7 @@ import type { Logger } from "../core/step-context.js";
 import type { UsageCounter } from "../core/usage-counter.js";
 import type { WindowCounter } from "../core/window-counter.js";
 import type { ClientRegistry } from "./auth/clients.js";
+import type { ClientRevocations } from "./auth/revocations.js";
 import type { TokenService } from "./auth/tokens.js";
 import type { UploadLocks } from "./uploads/reservation.js";
 
@@ -20,6 +21,8 @@ export interface ApiDeps {
   bucket: string;
   clients: ClientRegistry;
   tokens: TokenService;
+  /** Clients removed from the clients file, whose earlier credentials stay void (api/auth/revocations.ts). */
+  revocations: ClientRevocations;
   usage: UsageCounter;
   /** Short-lived counters shared by every replica: /token throttling and the per-client rate limit. */
   counters: WindowCounter;
@@ -39,6 +42,10 @@ export interface ApiDeps {
 export interface Principal {
   clientId: string;
   scopes: string[];
+  /** When the token was issued, in ms since the epoch (credential revocation compares it). */
+  issuedAtMs?: number;
+  /** The token's credential binding (api/auth/credential-binding.ts), absent on a token without one. */
+  binding?: string;
 }
 
 /** Hono environment: ports reach handlers through typed context variables. */

@@ -14,7 +14,7 @@ import { StoreError } from "../core/ports.js";
 import { SCOPES } from "../core/scopes.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { reviewToken } from "./review/signing.js";
-import { call, createHarness, type Harness } from "./testdata/app-kit.js";
+import { call, createHarness, type Harness, manualClock } from "./testdata/app-kit.js";
 import { completeWithEvidence, createDetection } from "./testdata/evidence-kit.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -26,9 +26,11 @@ type Doc = any;
 let h: Harness;
 let doc: Doc;
 beforeAll(async () => {
+  const clock = manualClock();
   h = await createHarness({
+    clock,
     config: { maxDocumentBytes: 4096 },
-    jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND),
+    jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND, { now: () => clock.now() }),
     clients: [
       { client_id: "alice", client_secret: "alice-secret", scopes: [SCOPES.all], sample_allowance: 1 },
       { client_id: "reader", client_secret: "reader-secret", scopes: [SCOPES.get] },
@@ -540,6 +542,69 @@ describe("every status an operation answers is documented, with a matching examp
     ],
     ["GET", "/jobs/{job_id}", "/jobs/3f0b8a52-5a7e-4c1e-9d55-2b1f6c0e7a91"],
   ];
+
+  it("Idempotency-Key: 400 malformed, 409 in flight, 422 reused (both creates)", async () => {
+    const alice = await h.token("alice");
+    const batcher = await h.token("batcher");
+    const jobs = h.deps.jobs as MemoryResourceStore<DetectionJob>;
+    const cases = [
+      {
+        p: "/v1/detection",
+        token: alice,
+        body: { source_url: "https://example.com/a.pdf", doc_type: "invoice", region: "GB" },
+        other: { source_url: "https://example.com/b.pdf", doc_type: "invoice", region: "GB" },
+        store: h.store as unknown as { create: (o: unknown) => Promise<unknown> },
+      },
+      {
+        p: "/jobs",
+        token: batcher,
+        body: {
+          connector: { type: "s3", bucket_name: "loan-inbox", prefixes: [""] },
+          output: { type: "s3", bucket_name: "loan-reports", prefix: "" },
+        },
+        other: {
+          connector: { type: "s3", bucket_name: "loan-inbox", prefixes: ["b/"] },
+          output: { type: "s3", bucket_name: "loan-reports", prefix: "" },
+        },
+        store: jobs as unknown as { create: (o: unknown) => Promise<unknown> },
+      },
+    ];
+    for (const k of cases) {
+      const key = { "Idempotency-Key": `openapi-${k.p}` };
+      const post = (body: unknown, headers: Record<string, string>) =>
+        call(h, "POST", k.p, { token: k.token, body, headers });
+      documented("post", k.p, await post(k.body, { "Idempotency-Key": "" }));
+      const create = k.store.create;
+      let open!: () => void;
+      let entered!: () => void;
+      const inCreate = new Promise<void>((r) => {
+        entered = r;
+      });
+      const gate = new Promise<void>((r) => {
+        open = r;
+      });
+      k.store.create = async (o) => {
+        entered();
+        await gate;
+        return create.call(k.store, o);
+      };
+      const first = post(k.body, key);
+      await inCreate;
+      const busy = await post(k.body, key);
+      expect(busy.status).toBe(409);
+      documented("post", k.p, busy);
+      open();
+      expect((await first).status).toBe(202);
+      k.store.create = create;
+      const replay = await post(k.body, key);
+      expect(replay.status).toBe(202);
+      expect(replay.body).toEqual((await first).body);
+      documented("post", k.p, replay);
+      const reused = await post(k.other, key);
+      expect(reused.status, `${k.p} ${JSON.stringify(reused.body)}`).toBe(422);
+      documented("post", k.p, reused);
+    }
+  });
 
   it("401 without a token, on every bearer operation", async () => {
     for (const [method, doc, real, body] of BEARER_CALLS) {

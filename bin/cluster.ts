@@ -25,6 +25,7 @@ import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } fro
 import { jobSettingsFromEnv } from "./job-settings.js";
 import { componentLogger, processLogger } from "./logging.js";
 import { loadSigningKey } from "./secrets.js";
+import { storedRevocations } from "../api/auth/revocations.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
 
 /**
@@ -235,9 +236,10 @@ export async function runApi(): Promise<number> {
   }
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const clients = await openClients({ file: config.clientsFile }, { log, metrics });
   const signingKey = await loadSigningKey(config);
   const objects = await clusterObjectStore(config);
+  const revocations = storedRevocations(objects, config.bucket, log);
+  const clients = await openClients({ file: config.clientsFile }, { log, metrics, revocations });
   const { detections: apiserverDetections, jobs } = clusterStores(kc, namespace, config);
   // Lists are served from an informer's cache of the live Detections (list + watch), not the apiserver.
   const detections = createInformerStore(apiserverDetections, { log: componentLogger(log, "informer") });
@@ -272,6 +274,7 @@ export async function runApi(): Promise<number> {
       bucket: config.bucket,
       usage,
       counters,
+      revocations,
       config,
       log: componentLogger(log, "api"),
       metrics,

@@ -31,3 +31,15 @@ describe("log fields", () => {
     }
   });
 });
+
+describe("file names in logs", () => {
+  it("bidi overrides and zero-width characters are written as [U+XXXX] markers, in fields and messages", () => {
+    const name = "invoice\u202Efdp.exe\u200B";
+    const [text = ""] = lines("api", (log) => log.info({ filename: name }, `stored ${name}`));
+    expect(text).not.toMatch(/[\u202a-\u202e\u200b-\u200f\u2066-\u2069\ufeff]/);
+    expect(JSON.parse(text)).toMatchObject({
+      filename: "invoice[U+202E]fdp.exe[U+200B]",
+      msg: "stored invoice[U+202E]fdp.exe[U+200B]",
+    });
+  });
+});

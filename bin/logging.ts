@@ -1,3 +1,4 @@
+import { neutralizeForDisplay } from "../core/display-text.js";
 import pino, { type DestinationStream, type Logger } from "pino";
 
 /**
@@ -7,10 +8,17 @@ import pino, { type DestinationStream, type Logger } from "pino";
  * leader-election, api).
  * Step processes log `step` and `detection` instead (bin/step-runtime.ts).
  */
+/**
+ * Every log line with bidirectional controls and zero-width characters (a document's file name, a URL)
+ * replaced by visible markers `[U+202E]` (core/display-text.ts), so neither a terminal nor a log viewer
+ * shows a name reordered or two names alike that differ.
+ */
+export const NEUTRAL_LINES = { streamWrite: neutralizeForDisplay };
+
 export type ProcessName = "standalone" | "operator" | "api";
 
 export function processLogger(name: ProcessName, level: string, destination?: DestinationStream): Logger {
-  const options = { level, base: { service: "docverify", process: name } };
+  const options = { level, base: { service: "docverify", process: name }, hooks: NEUTRAL_LINES };
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import { clientsReloadMetric } from "../api/auth/auth-metrics.js";
 import { type ClientRegistry, createClientRegistry } from "../api/auth/clients.js";
 import { warnUnknownScopes, watchClientsFile } from "../api/auth/clients-reload.js";
+import { type ClientRevocations, recordClientChanges } from "../api/auth/revocations.js";
 import { createTokenService } from "../api/auth/tokens.js";
 import type { ApiDeps } from "../api/deps.js";
 import type { ClientsFile } from "../core/clients.js";
@@ -22,7 +23,7 @@ export type ApiPorts = Omit<ApiDeps, "clients" | "tokens" | "clock" | "publicUrl
  */
 export async function openClients(
   source: { file: string } | { fixed: ClientsFile },
-  opts: { log: Logger; metrics: Registry },
+  opts: { log: Logger; metrics: Registry; revocations: ClientRevocations },
 ): Promise<{ clients: ClientRegistry; close(): void }> {
   if ("fixed" in source) {
     const clients = createClientRegistry(source.fixed);
@@ -30,10 +31,21 @@ export async function openClients(
     return { clients, close: () => undefined };
   }
   const reloads = clientsReloadMetric(opts.metrics);
+  const { revocations } = opts;
   const clients = await watchClientsFile(source.file, {
     log: opts.log,
     onReload: (ok) => reloads.inc({ result: ok ? "ok" : "error" }),
+    // A removed client's earlier credentials stay void, also when it is added back (docs/decisions.md).
+    onChange: recordClientChanges(revocations, () => systemClock.now()),
   });
+  try {
+    await revocations.refresh(clients.ids());
+  } catch (err) {
+    opts.log.error(
+      { err },
+      "cannot read the clients' revocation records; they are read again when a client is added",
+    );
+  }
   return { clients, close: () => clients.close() };
 }
 

@@ -18,6 +18,7 @@ import { componentLogger, processLogger } from "./logging.js";
 import { objectStoreFor } from "./object-stores.js";
 import { loadOrCreateDevClient, loadSigningKey } from "./secrets.js";
 import { openClients, serveApi } from "./serve-api.js";
+import { storedRevocations } from "../api/auth/revocations.js";
 import { envForSteps } from "./step-env.js";
 
 /**
@@ -87,10 +88,10 @@ export async function runStandalone(): Promise<number> {
       : `Using the development client ${dev.client.client_id} from ${dev.file} (no DOCVERIFY_CLIENTS_FILE given).\n`;
     process.stderr.write(banner);
   }
-  const clients = await openClients(clientsSource, { log: apiLog, metrics });
-
   const ports = await standalonePorts(config, dataDir, log);
   const { detections, jobs, objects } = ports;
+  const revocations = storedRevocations(objects, config.bucket, apiLog);
+  const clients = await openClients(clientsSource, { log: apiLog, metrics, revocations });
   const usage = createLocalUsageCounter(path.join(dataDir, "usage"));
   // Throttling counters live in memory: one standalone process serves every request.
   const counters = createLocalWindowCounter();
@@ -115,6 +116,7 @@ export async function runStandalone(): Promise<number> {
       bucket: config.bucket,
       usage,
       counters,
+      revocations,
       config,
       log: apiLog,
       metrics,

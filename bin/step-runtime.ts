@@ -6,6 +6,7 @@ import { StepInput, type StepName, type StepSummary } from "../core/detection.js
 import { type StepResult, writeStepResult } from "../core/step-results.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { NEUTRAL_LINES } from "./logging.js";
 import { objectStoreFor, s3ObjectStoreFor } from "./object-stores.js";
 
 /**
@@ -48,7 +49,7 @@ export async function executeStep(
   const config = loadConfig(env);
   const rawInput = env.DOCVERIFY_STEP_INPUT;
   const log = pino(
-    { level: config.logLevel, base: { step, detection: env.DOCVERIFY_DETECTION } },
+    { level: config.logLevel, base: { step, detection: env.DOCVERIFY_DETECTION }, hooks: NEUTRAL_LINES },
     pino.destination({ fd: 2, sync: true }),
   );
   const summary = (s: StepSummary) => JSON.stringify(s).slice(0, 4096);

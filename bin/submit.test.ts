@@ -144,6 +144,50 @@ describe("docverify submit against the API", () => {
     expect((await h.store.get(created.id))?.spec.docType).toBe("id_document");
   });
 
+  it("sends an Idempotency-Key and retries a create whose answer was lost without a second detection", async () => {
+    const create = h.store.create.bind(h.store);
+    let failures = 1;
+    const keys: (string | undefined)[] = [];
+    h.store.create = async (obj) => {
+      keys.push(obj.metadata.labels?.["docverify.io/idempotency-key"]);
+      const made = await create(obj);
+      // Created, but the answer is lost (as when the service dies before answering).
+      if (failures-- > 0) throw new Error("connection reset after the create");
+      return made;
+    };
+    try {
+      const before = (await h.store.list()).items.length;
+      const r = await submit([
+        "https://example.com/retried.pdf",
+        "--url",
+        url,
+        "--no-wait",
+        "--json",
+        "--idempotency-key",
+        "cli-retry-1",
+      ]);
+      expect(r.code, r.err).toBe(0);
+      const created = JSON.parse(r.out) as { id: string };
+      const after = (await h.store.list()).items;
+      expect(after.length).toBe(before + 1);
+      expect(after.map((d) => d.metadata.name)).toContain(created.id);
+      expect(keys).toHaveLength(1); // the retry found the first create: nothing was created twice
+      expect(keys[0]).toMatch(/^[0-9a-f]{40}$/);
+    } finally {
+      h.store.create = create;
+    }
+    // Without the option a fresh key is sent on every run: two runs, two detections.
+    const before = (await h.store.list()).items.length;
+    for (let i = 0; i < 2; i++) {
+      const r = await submit(["https://example.com/twice.pdf", "--url", url, "--no-wait"]);
+      expect(r.code, r.err).toBe(0);
+    }
+    const labelled = (await h.store.list()).items.slice(before);
+    expect(labelled).toHaveLength(2);
+    for (const d of labelled)
+      expect(d.metadata.labels?.["docverify.io/idempotency-key"]).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   it("uploads a file declaring its name, type and size, and creates the detection", async () => {
     const r = await submit([
       pdf,

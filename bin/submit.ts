@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +19,9 @@ Options:
                           (or an alias the service stores as one of these: ${Object.keys(DOC_TYPE_ALIASES).slice(0, 4).join(", ")} …)
   --region <code>         ISO 3166-1 alpha-2 region of the document (default: US)
   --sample                a sample run (X-Sample-Run: true)
+  --idempotency-key <k>   the create's Idempotency-Key (default: a new UUID); the create is retried
+                          with it after a lost answer, a 5xx or a 409, so a retry never makes a second
+                          detection; pass your own to resume an interrupted submit of the same file
   --url <base>            service base URL (default: $DOCVERIFY_URL or http://127.0.0.1:8080)
   --client-id <id>        client id (default: $DOCVERIFY_CLIENT_ID, or the standalone development client)
   --client-secret <s>     client secret (default: $DOCVERIFY_CLIENT_SECRET, or the development client's)
@@ -91,6 +95,8 @@ interface Plan {
   body: Json;
   file?: { path: string; name: string; size: number; contentType?: string };
   sample: boolean;
+  /** The create's Idempotency-Key. */
+  idempotencyKey: string;
   wait: boolean;
   json: boolean;
   timeoutSeconds: number;
@@ -141,11 +147,19 @@ async function plan(
   if (!baseUrl || !/^https?:$/.test(baseUrl.protocol)) {
     throw new SubmitError(`The service URL "${base}" is not an http(s) URL; pass it with --url.`, 2);
   }
+  const idempotencyKey = values["idempotency-key"] ?? randomUUID();
+  if (!/^[A-Za-z0-9._~:+/=-]{1,255}$/.test(idempotencyKey)) {
+    throw new SubmitError(
+      `--idempotency-key "${idempotencyKey}" is not a key the service accepts: use 1-255 characters of A-Z a-z 0-9 . _ ~ : + / = - (e.g. a UUID).`,
+      2,
+    );
+  }
   const body: Json = { doc_type: docType, region };
   const result: Plan = {
     base,
     body,
     sample: values.sample === true,
+    idempotencyKey,
     wait: values["no-wait"] !== true,
     json: values.json === true,
     timeoutSeconds,
@@ -249,9 +263,13 @@ async function submit(p: Plan, creds: { id: string; secret: string }, io: Submit
     if (!put.ok) throw new SubmitError(`The upload was refused: ${await explain(put)}`);
     p.body.upload_id = upload.upload_id;
   }
-  const headers: Record<string, string> = { ...auth, "content-type": "application/json" };
+  const headers: Record<string, string> = {
+    ...auth,
+    "content-type": "application/json",
+    "idempotency-key": p.idempotencyKey,
+  };
   if (p.sample) headers["x-sample-run"] = "true";
-  const created = await call(p.base, "POST", "/v1/detection", headers, JSON.stringify(p.body));
+  const created = await createDetection(p.base, headers, JSON.stringify(p.body), say);
   const id = String(created.id);
   say(`Detection ${id} created (${created.status}).`);
   if (!p.wait) {
@@ -353,6 +371,7 @@ function parse(argv: string[]) {
       "doc-type": { type: "string" },
       region: { type: "string" },
       sample: { type: "boolean" },
+      "idempotency-key": { type: "string" },
       url: { type: "string" },
       "client-id": { type: "string" },
       "client-secret": { type: "string" },
@@ -429,6 +448,48 @@ const WHAT: Record<string, string> = {
   "POST /v1/uploads": "The service refused the upload",
   "POST /v1/detection": "The service refused the detection",
 };
+
+/** Attempts of the create (the first and two retries with the same Idempotency-Key). */
+const CREATE_ATTEMPTS = 3;
+/** Answers after which the create is retried: it may or may not have happened, and the key makes it safe. */
+const RETRIED_STATUSES = new Set([409, 500, 502, 503, 504]);
+
+/**
+ * POST /v1/detection with its Idempotency-Key, retried after a lost answer (the connection failed), a 5xx
+ * or a 409 (the same key still being answered): the service answers a retry with the detection the first
+ * attempt created, so a retry never makes a second one.
+ */
+async function createDetection(
+  base: string,
+  headers: Record<string, string>,
+  body: string,
+  say: (line: string) => void,
+): Promise<Json> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response | undefined;
+    let failure: string;
+    try {
+      res = await fetch(`${base}/v1/detection`, { method: "POST", headers, body });
+      if (res.ok) return (await res.json()) as Json;
+      failure = `HTTP ${res.status}`;
+    } catch (err) {
+      const c = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+      failure = c?.code ?? c?.message ?? (err as Error).message;
+    }
+    const retriable = res === undefined || RETRIED_STATUSES.has(res.status);
+    if (!retriable || attempt >= CREATE_ATTEMPTS) {
+      if (res) throw new SubmitError(`${WHAT["POST /v1/detection"]}: ${await explain(res)}`);
+      throw new SubmitError(
+        `Cannot reach the service at ${base} (${failure}); is it running, and is --url right? Run the same command with --idempotency-key ${headers["idempotency-key"]} to retry without a second detection.`,
+      );
+    }
+    const retryAfter = Number(res?.headers.get("retry-after"));
+    const waitS = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, 10) : attempt;
+    await res?.body?.cancel().catch(() => undefined);
+    say(`The create was not answered (${failure}); retrying in ${waitS} s with the same Idempotency-Key…`);
+    await new Promise((r) => setTimeout(r, waitS * 1000));
+  }
+}
 
 async function call(
   base: string,

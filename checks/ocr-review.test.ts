@@ -148,7 +148,8 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
       return runs;
     });
     const before = await arithmetic(doc);
-    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    // The table reader already weighs the OCR's confidence (a note); the review says why.
+    expect(mismatches(before).length).toBeGreaterThan(0);
     const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
     for (const f of mismatches(report.results[0]!)) {
       expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
@@ -195,49 +196,48 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     }
   });
 
-  it("a difference equal to an amount printed elsewhere on the page makes a mismatch doubtful", async () => {
-    // The OCR lost a row's balance: the row drops out of the ledger, and the next balance is off by
-    // exactly that row's amount, which is printed on the page.
-    const doc = await ocrModel((runs) => {
+  it("a row the OCR lost or misread does not make the table reader accuse the document", async () => {
+    // The OCR lost a row's balance, or a row's date lost its slash: the table reader adds a row without a
+    // balance to the next one and keeps a row without a date in its table, so no balance breaks at all.
+    const lostBalance = await ocrModel((runs) => {
       const balance = runOf(runs, "£3,278.22");
       return runs.filter((r) => r !== balance);
     });
-    const before = await arithmetic(doc);
-    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
-    const report = await reviewOcrFindings(doc, [before], depsFrom(undefined));
-    const notes = mismatches(report.results[0]!);
-    expect(notes.length).toBeGreaterThan(0);
-    for (const f of notes) {
-      expect(f.severity, JSON.stringify(f.evidence)).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
-        "difference_printed",
-      );
+    const misreadDate = await ocrModel((runs) => {
+      for (const r of rowOf(runs, "SAINSBURYS"))
+        if (/^\d\d\/06\/2025$/.test(r.text.trim())) r.text = r.text.replace("/", "");
+      return runs;
+    });
+    for (const doc of [lostBalance, misreadDate]) {
+      const report = await reviewOcrFindings(doc, [await arithmetic(doc)], depsFrom(undefined));
+      expect(mismatches(report.results[0]!).filter((f) => (f.severity ?? 0) >= 5)).toEqual([]);
     }
   });
 
-  it("a row the check skipped (its date misread) makes the next balance doubtful, even on a re-read", async () => {
-    // The OCR read every word, but "25/06/2025" lost its slash: the row is no dated row any more, and the
-    // next row's balance is off by its amount. A sharper re-read that reads the date the same way cannot
-    // settle it.
-    const misread = (confidence: number) => (runs: TextRun[]) => {
-      for (const r of rowOf(runs, "SAINSBURYS")) {
-        if (/^\d\d\/06\/2025$/.test(r.text.trim())) r.text = r.text.replace("/", "");
-        r.confidence = confidence;
-      }
-      return runs;
+  it("a difference equal to an amount printed elsewhere on the page makes a mismatch doubtful", async () => {
+    // A balance off by exactly an amount the page prints (a row the OCR read into the wrong place).
+    const doc = await ocrModel();
+    const made: CheckResult = {
+      checkId: "text.arithmetic",
+      outcome: "flag",
+      severity: 9,
+      summary: "x",
+      findings: [
+        {
+          code: "running_balance_mismatch",
+          message: "The balance £3,336.08 should be £3,278.22.",
+          page: 1,
+          evidence: { printed: "£3,336.08", expected: "£3,278.22" },
+          severity: 9,
+        },
+      ],
     };
-    const doc = await ocrModel(misread(90));
-    const before = await arithmetic(doc);
-    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
-    const report = await reviewOcrFindings(doc, [before], depsFrom(await ocrModel(misread(97))));
-    const notes = mismatches(report.results[0]!);
-    expect(notes.length).toBeGreaterThan(0);
-    for (const f of notes) {
-      expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
-      expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
-        "line_skipped",
-      );
-    }
+    const report = await reviewOcrFindings(doc, [made], depsFrom(undefined));
+    const f = report.results[0]!.findings[0]!;
+    expect(f.severity).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+    expect((f.evidence?.ocr as { explanations: string[] } | undefined)?.explanations).toContain(
+      "difference_printed",
+    );
   });
 
   it("a finding whose values are nowhere among the OCR'd words cannot be verified: a note", async () => {

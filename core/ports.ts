@@ -45,6 +45,11 @@ export interface WatchEvent<T> {
 export interface ListOptions {
   /** Exact-match label selector (every entry must match). */
   labels?: Record<string, string>;
+  /**
+   * Read from the store itself, never from a cache that may lag other writers (an informer): the
+   * idempotency lookup (api/idempotency.ts) must see a create another replica just answered.
+   */
+  consistent?: boolean;
 }
 
 export interface WatchHandle {

@@ -12,6 +12,13 @@ export const LABELS = {
   batch: "docverify.io/batch",
   detection: "docverify.io/detection",
   step: "docverify.io/step",
+  /** Hash of the creating client and its Idempotency-Key (api/idempotency.ts). */
+  idempotencyKey: "docverify.io/idempotency-key",
+} as const;
+/** Annotations the service sets on its resources. */
+export const ANNOTATIONS = {
+  /** Hash of the create request an Idempotency-Key was first used with (api/idempotency.ts). */
+  idempotencyRequest: "docverify.io/idempotency-request",
 } as const;
 
 /** Kubernetes object names (RFC 1123 label form, as detection ids use). */

@@ -64,7 +64,7 @@ async function world() {
     record: (_d, e) => void events.push(e),
   });
   /** A Completed detection with its files, finished now. */
-  async function finished(): Promise<Detection> {
+  async function finished(labels?: Record<string, string>): Promise<Detection> {
     const name = newDetectionId(clock.now().getTime());
     const doc = keys.document(name, "s.pdf");
     await objects.put("b", doc, "%PDF");
@@ -72,7 +72,7 @@ async function world() {
     const created = await store.create({
       apiVersion: API_GROUP_VERSION,
       kind: DETECTION_KIND,
-      metadata: { name, finalizers: [CLEANUP_FINALIZER] },
+      metadata: { name, finalizers: [CLEANUP_FINALIZER], ...(labels ? { labels } : {}) },
       spec: {
         source: { url: "https://x/s.pdf" },
         docType: "invoice",
@@ -139,6 +139,24 @@ describe("the detection lifecycle", () => {
     expect(await w.lifecycle.afterTerminal(b, b.status!, w.clock.now(), log)).toEqual({ result: {} });
     expect(await w.store.get(b.metadata.name)).toBeUndefined();
     expect(await isInArchive(w.objects, "b", "c1", b.metadata.name)).toBe(true);
+  });
+
+  it("keeps a detection created with an Idempotency-Key a resource for the key's 24 hours, then archives it", async () => {
+    const w = await world();
+    const d = await w.finished({ "docverify.io/idempotency-key": "a".repeat(40) });
+    w.clock.advance(HOUR);
+    expect(await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log)).toEqual({
+      result: { requeueAfterMs: expect.any(Number) },
+    });
+    expect(await w.store.get(d.metadata.name)).toBeDefined();
+    w.clock.advance(23 * HOUR);
+    // 24 hours is also this world's retention: the prune comes first, the archive on the next pass.
+    const pruned = await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    if (!("write" in pruned)) throw new Error("expected the pruned status");
+    const step = await w.lifecycle.afterTerminal(d, pruned.write.status, w.clock.now(), log);
+    expect("result" in step && step.result).toEqual({});
+    expect(await w.store.get(d.metadata.name)).toBeUndefined();
+    expect(await isInArchive(w.objects, "b", "c1", d.metadata.name)).toBe(true);
   });
 
   it("finalize removes the files, an archived record left by a cut-short pass, then the finalizer", async () => {

@@ -2,6 +2,7 @@ import { archiveDetection, isArchivable, removeArchivedDetection } from "../core
 import type { Detection, DetectionStatus } from "../core/detection.js";
 import { removeDetectionFiles } from "../core/detection-files.js";
 import type { DetectionJob } from "../core/detection-job.js";
+import { idempotencyHeldUntil } from "../core/idempotency.js";
 import { isTerminal } from "../core/phases.js";
 import {
   type Clock,
@@ -85,7 +86,12 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
       return { write: pruned(status, now, removed) };
     }
     const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
-    const archiveAt = archiveAfterMs > 0 && isArchivable(name) ? completed + archiveAfterMs : undefined;
+    // A detection created with an Idempotency-Key stays a resource (where the key's label is looked up)
+    // for the key's 24 hours (core/idempotency.ts).
+    const archiveAt =
+      archiveAfterMs > 0 && isArchivable(name)
+        ? Math.max(completed + archiveAfterMs, idempotencyHeldUntil(d) ?? 0)
+        : undefined;
     if (archiveAt !== undefined && now.getTime() >= archiveAt)
       return { result: await archive({ ...d, status }, now, log) };
     const next = Math.min(

@@ -146,3 +146,46 @@ describe("clients file reload", () => {
     expect(lines.some((l) => l.level === 40 && /craete/.test(l.msg))).toBe(true);
   });
 });
+
+describe("onChange (credential revocation)", () => {
+  it("is told who was added and removed before they are in use; when it fails the old clients stay and it is asked again", async () => {
+    await writeFile(file, fileOf(client("a"), client("b")));
+    const changes: { added: string[]; removed: string[] }[] = [];
+    let fail = true;
+    registry = await watchClientsFile(file, {
+      log: log(),
+      cost: TEST_SCRYPT_COST,
+      pollMs: 60_000,
+      watch: false,
+      onReload: (ok) => reloads.push(ok),
+      onChange: async (change) => {
+        changes.push(change);
+        if (fail) throw new Error("object store down");
+      },
+    });
+    await writeFile(file, fileOf(client("a"), client("c")));
+    expect(await registry.reload()).toBe(false);
+    expect(registry.ids().sort()).toEqual(["a", "b"]);
+    fail = false;
+    expect(await registry.reload()).toBe(true);
+    expect(registry.ids().sort()).toEqual(["a", "c"]);
+    expect(changes).toEqual([
+      { added: ["c"], removed: ["b"] },
+      { added: ["c"], removed: ["b"] },
+    ]);
+    expect(reloads).toEqual([false, true]);
+  });
+
+  it("a client's fingerprint changes with its secret and with nothing else", async () => {
+    await writeFile(file, fileOf(client("a")));
+    registry = await open();
+    const first = registry.fingerprint("a");
+    await writeFile(file, fileOf(client("a", ["DocumentVerification:*"])));
+    expect(await registry.reload()).toBe(true);
+    expect(registry.fingerprint("a")).toBe(first);
+    await writeFile(file, fileOf({ ...client("a"), client_secret: "rotated" }));
+    expect(await registry.reload()).toBe(true);
+    expect(registry.fingerprint("a")).not.toBe(first);
+    expect(registry.fingerprint("nobody")).toBeUndefined();
+  });
+});

@@ -28,6 +28,11 @@ export interface ClientsFileWatchOptions {
   watch?: boolean;
   /** Called after each reload that read a changed file: ok = the new clients are in use. */
   onReload?: (ok: boolean) => void;
+  /**
+   * Called when a changed file is in use, with the clients it added and removed (before onReload): the
+   * credential revocation (api/auth/revocations.ts) records the removed and reads the added back.
+   */
+  onChange?: (change: { added: string[]; removed: string[] }) => Promise<void>;
 }
 
 /** Logs each client's scopes that name nothing the service knows (they are never granted). */
@@ -89,17 +94,27 @@ export async function watchClientsFile(
     try {
       const next = await build(content);
       const before = new Set(current.ids());
-      current = next;
       const after = next.ids();
-      log.info(
-        {
-          file,
-          clients: after.length,
-          added: after.filter((id) => !before.has(id)),
-          removed: [...before].filter((id) => !after.includes(id)),
-        },
-        "reloaded the clients file",
-      );
+      const added = after.filter((id) => !before.has(id));
+      const removed = [...before].filter((id) => !after.includes(id));
+      // Revocations are recorded before the new clients are in use: a client added back never serves
+      // (even for a moment) the tokens issued before its removal.
+      if (opts.onChange) {
+        try {
+          await opts.onChange({ added, removed });
+        } catch (err) {
+          // The clients loaded before stay in use, and the file is read again on the next check.
+          seen = "";
+          opts.onReload?.(false);
+          log.error(
+            { err, file, added, removed },
+            `recording the removed and added clients failed; the ${current.ids().length} clients loaded before stay in use until it succeeds`,
+          );
+          return false;
+        }
+      }
+      current = next;
+      log.info({ file, clients: after.length, added, removed }, "reloaded the clients file");
       warnUnknownScopes(next, log);
       opts.onReload?.(true);
       return true;
@@ -152,6 +167,7 @@ export async function watchClientsFile(
     verify: (id, secret) => current.verify(id, secret),
     get: (id) => current.get(id),
     ids: () => current.ids(),
+    fingerprint: (id) => current.fingerprint(id),
     reload,
     close() {
       clearInterval(poll);

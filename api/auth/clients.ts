@@ -1,4 +1,11 @@
-import { randomBytes, type ScryptOptions, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
+import {
+  createHash,
+  randomBytes,
+  type ScryptOptions,
+  scrypt,
+  scryptSync,
+  timingSafeEqual,
+} from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { ClientRegistration, ClientsFile } from "../../core/clients.js";
 
@@ -78,6 +85,21 @@ export interface ClientRegistry {
   verify(clientId: string, secret: string): Promise<ClientRegistration | undefined>;
   get(clientId: string): ClientRegistration | undefined;
   ids(): string[];
+  /**
+   * A digest of the client's credential as the clients file has it now (its id and its secret, or its
+   * secret's hash): it changes when the secret does. Kept in memory only; tokens carry an HMAC of it
+   * (api/auth/credential-binding.ts), never the digest itself.
+   */
+  fingerprint(clientId: string): string | undefined;
+}
+
+/** The fingerprint of a client's credential: plain secrets are hashed here and then forgotten. */
+function credentialFingerprint(c: ClientsFile["clients"][number]): string {
+  const material =
+    c.client_secret_hash !== undefined ? `hash\n${c.client_secret_hash}` : `plain\n${c.client_secret}`;
+  return createHash("sha256")
+    .update(`docverify-client-credential\n${c.client_id}\n${material}`)
+    .digest("hex");
 }
 
 function parseClientsFile(input: unknown): ClientsFile {
@@ -93,7 +115,7 @@ function parseClientsFile(input: unknown): ClientsFile {
 
 /** The registry over clients whose stored hashes are known (`hashes[i]` is the PHC string of `clients[i]`). */
 function registryOf(clients: ClientsFile["clients"], hashes: string[], decoyPhc: string): ClientRegistry {
-  const byId = new Map<string, { reg: ClientRegistration; hash: ParsedHash }>();
+  const byId = new Map<string, { reg: ClientRegistration; hash: ParsedHash; fingerprint: string }>();
   clients.forEach((c, i) => {
     const stored = hashes[i]!;
     const hash = parseSecretHash(stored);
@@ -103,7 +125,11 @@ function registryOf(clients: ClientsFile["clients"], hashes: string[], decoyPhc:
       );
     }
     const { client_secret: _plain, ...reg } = c;
-    byId.set(c.client_id, { reg: ClientRegistration.parse({ ...reg, client_secret_hash: stored }), hash });
+    byId.set(c.client_id, {
+      reg: ClientRegistration.parse({ ...reg, client_secret_hash: stored }),
+      hash,
+      fingerprint: credentialFingerprint(c),
+    });
   });
   const decoy = parseSecretHash(decoyPhc)!;
   return {
@@ -117,6 +143,7 @@ function registryOf(clients: ClientsFile["clients"], hashes: string[], decoyPhc:
       return entry ? structuredClone(entry.reg) : undefined;
     },
     ids: () => [...byId.keys()],
+    fingerprint: (clientId) => byId.get(clientId)?.fingerprint,
   };
 }
 

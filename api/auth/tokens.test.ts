@@ -44,9 +44,14 @@ describe("token service", () => {
   });
 
   it("verifies its own tokens into the principal", async () => {
-    const { tokens } = make();
-    const { accessToken } = await tokens.issue("alice", ["a:b", "c:d"]);
-    expect(await tokens.verify(accessToken)).toEqual({ clientId: "alice", scopes: ["a:b", "c:d"] });
+    const { tokens, clock } = make();
+    const { accessToken } = await tokens.issue("alice", ["a:b", "c:d"], "binding-1");
+    expect(await tokens.verify(accessToken)).toEqual({
+      clientId: "alice",
+      scopes: ["a:b", "c:d"],
+      issuedAtMs: clock.now().getTime(),
+      binding: "binding-1",
+    });
     // the cached answer is a copy
     (await tokens.verify(accessToken)).scopes.push("x");
     expect((await tokens.verify(accessToken)).scopes).toEqual(["a:b", "c:d"]);

@@ -21,8 +21,11 @@ export interface IssuedToken {
 }
 
 export interface TokenService {
-  /** Signs an access token for `clientId` carrying exactly `scopes`. */
-  issue(clientId: string, scopes: readonly string[]): Promise<IssuedToken>;
+  /**
+   * Signs an access token for `clientId` carrying exactly `scopes`, bound to `binding` (the client's
+   * credential binding, api/auth/credential-binding.ts: the token is refused once the secret changes).
+   */
+  issue(clientId: string, scopes: readonly string[], binding?: string): Promise<IssuedToken>;
   /**
    * The principal of a valid token; throws ApiError 401 `Token has expired` or `Invalid bearer token`.
    * Verified tokens are cached (bounded) until their exp, so a repeated call costs no signature check.
@@ -42,6 +45,10 @@ export interface TokenServiceOptions {
   /** How many verified tokens to remember (default 10 000). */
   cacheSize?: number;
 }
+
+/** Private claims: the credential binding and the issue time in milliseconds (revocation is that precise). */
+const BINDING_CLAIM = "cfp";
+const ISSUED_MS_CLAIM = "iat_ms";
 
 interface Cached {
   principal: Principal;
@@ -75,10 +82,13 @@ export function createTokenService(opts: TokenServiceOptions): TokenService {
   }
 
   return {
-    async issue(clientId, scopes) {
-      const iat = epochSeconds(clock.now());
+    async issue(clientId, scopes, binding) {
+      const nowMs = clock.now().getTime();
+      const iat = Math.floor(nowMs / 1000);
       const scope = scopes.join(" ");
-      const accessToken = await new SignJWT({ scope })
+      const claims: Record<string, string | number> = { scope, [ISSUED_MS_CLAIM]: nowMs };
+      if (binding !== undefined) claims[BINDING_CLAIM] = binding;
+      const accessToken = await new SignJWT(claims)
         .setProtectedHeader({ alg: "HS256", typ: "JWT" })
         .setSubject(clientId)
         .setIssuer(TOKEN_ISSUER)
@@ -98,7 +108,7 @@ export function createTokenService(opts: TokenServiceOptions): TokenService {
           cache.delete(token);
           throw unauthorized(MESSAGES.expired);
         }
-        return { clientId: hit.principal.clientId, scopes: [...hit.principal.scopes] };
+        return { ...hit.principal, scopes: [...hit.principal.scopes] };
       }
       let payload: Record<string, unknown>;
       try {
@@ -113,13 +123,20 @@ export function createTokenService(opts: TokenServiceOptions): TokenService {
         if (err instanceof joseErrors.JWTExpired) throw unauthorized(MESSAGES.expired);
         throw unauthorized(MESSAGES.invalid);
       }
-      const { sub, scope, exp } = payload;
+      const { sub, scope, exp, iat } = payload;
       if (typeof sub !== "string" || typeof scope !== "string" || typeof exp !== "number") {
         throw unauthorized(MESSAGES.invalid);
       }
-      const principal: Principal = { clientId: sub, scopes: scope.split(" ").filter(Boolean) };
+      const binding = payload[BINDING_CLAIM];
+      const issuedMs = payload[ISSUED_MS_CLAIM];
+      const principal: Principal = {
+        clientId: sub,
+        scopes: scope.split(" ").filter(Boolean),
+        issuedAtMs: typeof issuedMs === "number" ? issuedMs : typeof iat === "number" ? iat * 1000 : 0,
+        ...(typeof binding === "string" ? { binding } : {}),
+      };
       remember(token, { principal, exp });
-      return { clientId: principal.clientId, scopes: [...principal.scopes] };
+      return { ...principal, scopes: [...principal.scopes] };
     },
 
     hmac: (data) => createHmac("sha256", key).update(data).digest("hex"),

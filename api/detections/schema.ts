@@ -5,6 +5,7 @@ import { normalizeRegion } from "../../core/regions.js";
 import { OBJECT_NAME_RE } from "../../core/resource.js";
 import { TRUST_LEVELS } from "../../core/check-result.js";
 import { canonicalDocType, DOC_TYPE_ALIASES, DOC_TYPE_INPUTS } from "../../core/verdict.js";
+import { IDEMPOTENCY_HEADER, idempotencyHeaderSchema } from "../idempotency.js";
 import { UPLOAD_ID_RE } from "../uploads/schema.js";
 
 export const AuthoritativeResult = z
@@ -163,6 +164,7 @@ export const CreateDetectionHeaders = z.object({
         "instead of detections:create, is not billable and counts against the client's sample allowance (429 beyond it).",
       example: "true",
     }),
+  [IDEMPOTENCY_HEADER]: idempotencyHeaderSchema,
 });
 
 export const DetectionIdParams = z.object({

@@ -9,6 +9,7 @@ import { PAGE_FILE_RE } from "../detections/schema.js";
 import { ApiError } from "../errors.js";
 import { errorJson } from "../schema.js";
 import { NOT_FOUND_HTML, REVIEW_HEADERS, reviewPage } from "./page.js";
+import { clientStillTrusts } from "../auth/credential-binding.js";
 import { checkReviewToken, reviewTokenClient } from "./signing.js";
 
 /**
@@ -110,6 +111,9 @@ async function openedBy(
   // The signature first: a forged link costs no lookup.
   const now = Math.floor(deps.clock.now().getTime() / 1000);
   if (!checkReviewToken(token, id, client, now, deps.tokens.hmac)) return undefined;
+  // A removed client's links stop working (issued = expiry - the links' lifetime).
+  const expires = Number(token!.split(".")[0]);
+  if (!clientStillTrusts(deps, client, (expires - deps.config.reviewLinkTtlSeconds) * 1000)) return undefined;
   try {
     return (await locateClientDetection(deps, client, id)).detection;
   } catch (e) {

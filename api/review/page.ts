@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { DetectionDetailData } from "../../core/detection-detail.js";
 import type { EvidenceManifest } from "../../core/evidence.js";
 import { scoreBandOf } from "../../core/verdict.js";
+import { neutralizeForDisplay } from "../../core/display-text.js";
 import type { EvidenceState } from "../detections/evidence-read.js";
 
 /**
@@ -273,7 +274,7 @@ export interface ReviewPageInput {
 export function reviewPage({ detail, state, imageUrl }: ReviewPageInput): string {
   const meta = [
     detail.id,
-    detail.filename ?? undefined,
+    detail.filename ? neutralizeForDisplay(detail.filename) : undefined,
     detail.completed_at ? `completed ${detail.completed_at}` : undefined,
   ]
     .filter(Boolean)

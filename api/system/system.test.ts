@@ -41,9 +41,20 @@ describe("OpenAPI and docs", () => {
       { OAuth2: ["DocumentVerification:detections:create_sample"] },
       { bearerAuth: [] },
     ]);
-    expect(Object.keys(create.responses).sort()).toEqual(["202", "401", "403", "413", "422", "429", "503"]);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      "202",
+      "400",
+      "401",
+      "403",
+      "409",
+      "413",
+      "422",
+      "429",
+      "503",
+    ]);
     expect(create.parameters.map((p: { name: string; in: string }) => [p.in, p.name])).toEqual([
       ["header", "X-Sample-Run"],
+      ["header", "Idempotency-Key"],
     ]);
     expect(create.description).toMatch(/Unknown fields are rejected/);
     const detail = r.body.components.schemas.DetectionDetail;

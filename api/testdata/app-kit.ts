@@ -17,6 +17,7 @@ import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
 import { createLocalWindowCounter } from "../../platform/local/window-counter.js";
 import { createApp } from "../app.js";
 import { createClientRegistry } from "../auth/clients.js";
+import { storedRevocations } from "../auth/revocations.js";
 import { createTokenService } from "../auth/tokens.js";
 import type { ApiDeps } from "../deps.js";
 
@@ -100,6 +101,7 @@ export async function createHarness(
     bucket: config.bucket,
     clients: createClientRegistry({ clients: clientList }, { cost: TEST_SCRYPT_COST }),
     tokens: createTokenService({ key: TEST_KEY, ttlSeconds: config.tokenTtlSeconds, clock }),
+    revocations: storedRevocations(objects, config.bucket, pino({ level: "silent" })),
     usage: createLocalUsageCounter(path.join(dir, "usage")),
     counters: opts.counters ?? createLocalWindowCounter({ clock }),
     config,

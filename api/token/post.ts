@@ -9,6 +9,7 @@ import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { errorJson, jsonResponse, PUBLIC } from "../schema.js";
 import { cacheBodyText, mediaType, readBodyLimited } from "../validation.js";
+import { credentialBinding } from "../auth/credential-binding.js";
 import { TokenError, TokenRequest, TokenResponse } from "./schema.js";
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -218,7 +219,11 @@ export function registerPostToken(app: OpenAPIHono<AppEnv>, guard: TokenGuard): 
             : "This client is registered for no scopes; ask the operator to add scopes to its registration.",
         );
       }
-      const issued = await deps.tokens.issue(client.client_id, granted);
+      const issued = await deps.tokens.issue(
+        client.client_id,
+        granted,
+        credentialBinding(deps, client.client_id),
+      );
       c.header("Cache-Control", "no-store");
       c.header("Pragma", "no-cache");
       return c.json(

@@ -6,6 +6,11 @@ import { ApiError, invalid } from "../errors.js";
 import { errorJson, jsonResponse, validationJson } from "../schema.js";
 import { readReservation, uploadAlreadyUsed, uploadNotFound, writeReservation } from "./reservation.js";
 import { UPLOAD_ID_RE, UploadIdParams, UploadPutQuery, UploadStored } from "./schema.js";
+import { decodeTime } from "ulid";
+import { clientStillTrusts } from "../auth/credential-binding.js";
+
+const REVOKED_UPLOAD_MESSAGE =
+  "The client that created this upload URL is no longer registered as it was then; its upload URLs accept no documents. Get a token for a registered client and create a new upload with POST /v1/uploads.";
 import { checkUploadSignature } from "./signing.js";
 
 export const putUploadRoute = createRoute({
@@ -31,10 +36,14 @@ export const putUploadRoute = createRoute({
   },
   responses: {
     200: jsonResponse(UploadStored, "The document is stored"),
-    403: errorJson("The signature is invalid or the URL has expired", [
-      "The upload URL's signature is not valid; use the upload_url exactly as POST /v1/uploads returned it.",
-      "The upload URL has expired; create a new upload with POST /v1/uploads.",
-    ]),
+    403: errorJson(
+      "The signature is invalid, the URL has expired, or the client that created it was removed since",
+      [
+        "The upload URL's signature is not valid; use the upload_url exactly as POST /v1/uploads returned it.",
+        "The upload URL has expired; create a new upload with POST /v1/uploads.",
+        REVOKED_UPLOAD_MESSAGE,
+      ],
+    ),
     404: errorJson("The upload no longer exists (it expired unused, or went with its detection)", [
       "Upload not found; create a new one with POST /v1/uploads.",
     ]),
@@ -133,6 +142,10 @@ export function registerPutUpload(app: OpenAPIHono<AppEnv>): void {
     const size = await c.var.uploadLocks(id, async () => {
       const reservation = await readReservation(objects, bucket, id);
       if (!reservation) throw uploadNotFound();
+      // A removed client's upload URLs stop working (the upload id's ULID is the time it was reserved).
+      if (!clientStillTrusts(c.var.deps, reservation.client_id, decodeTime(id.slice(4).toUpperCase()))) {
+        throw new ApiError(403, "client_revoked", REVOKED_UPLOAD_MESSAGE);
+      }
       if (reservation.detection !== undefined) throw uploadAlreadyUsed(reservation.detection);
       const limit: SizeLimit = { max: config.maxDocumentBytes, declared: reservation.size_bytes };
       const cap = Math.min(limit.max, limit.declared ?? limit.max);

@@ -92,5 +92,29 @@ export function plainTextPage(page: number, text: string): TablePage {
 
 /** A document page as the reader's input: its layout's runs when it has one, else its text. */
 export function tablePageOf(p: PdfPage): TablePage {
-  return p.layout ? pdfRunsPage(p.number, p.layout.runs) : plainTextPage(p.number, p.text);
+  if (!p.layout) return plainTextPage(p.number, p.text);
+  const ocr = p.layout.runs.some((r) => r.confidence !== undefined);
+  if (!ocr && p.layout.units !== "px") return pdfRunsPage(p.number, p.layout.runs);
+  return ocrRunsPage(p.number, p.layout.runs, p.layout.units === "px" ? "top_left" : "bottom_left");
+}
+
+/**
+ * An OCR'd page's words as the document model keeps them (document/ocr.ts): an image document's pixels with
+ * the origin top left, or PDF points for an image-only PDF page; each with its confidence (0-100) and the
+ * baseline of its row on the straightened page.
+ */
+export function ocrRunsPage(page: number, runs: readonly TextRun[], origin: TablePage["origin"]): TablePage {
+  const pieces: TablePiece[] = [];
+  for (const r of runs) {
+    if (r.hidden || r.text.trim() === "") continue;
+    const c = r.confidence;
+    pieces.push({
+      text: r.text,
+      bbox: r.bbox,
+      baseline: r.y,
+      size: r.size > 0 ? r.size : Math.max(1, Math.abs(r.bbox[3] - r.bbox[1])),
+      ...(c === undefined ? {} : { confidence: Math.max(0, Math.min(1, c > 1 ? c / 100 : c)) }),
+    });
+  }
+  return { page, pieces, origin, source: "ocr_words" };
 }

@@ -5,7 +5,7 @@ import { inferNumberStyle } from "../values/amounts.js";
 import { parseDayMonth } from "../values/dates.js";
 import { figureOf } from "./cells.js";
 import { linesOf } from "./lines.js";
-import { ocrWordsPage, pdfRunsPage, plainTextPage } from "./pieces.js";
+import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
 import { headerRole } from "./vocabulary.js";
 
@@ -39,6 +39,31 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(lines.map((l) => l.cells.map((c) => c.text))).toEqual([["Total due", "1,250.00"], ["Thank"]]);
     // Pixels grow downwards: the first line read is the top one, and confidences are 0-1.
     expect(lines[0]?.cells[0]?.confidence).toBe(0.88);
+  });
+
+  it("an OCR'd page of the document model: its words read top down, with their confidence", () => {
+    // document/ocr.ts keeps an image document's words in pixels (y down, layout.units "px") with a
+    // confidence 0-100: read as PDF runs, its rows came out bottom up and no balance followed another.
+    const word = (text: string, x: number, y: number, confidence: number): TextRun => ({
+      ...run(text, x, y),
+      bbox: [x, y - 24, x + 10 * text.length, y],
+      y,
+      size: 24,
+      confidence,
+    });
+    const page = tablePageOf({
+      number: 1,
+      text: "",
+      layout: {
+        ...layoutPage(1, []).layout!,
+        units: "px",
+        runs: [word("First", 100, 500, 93), word("Second", 100, 560, 61)],
+      },
+    } as unknown as Parameters<typeof tablePageOf>[0]);
+    expect(page).toMatchObject({ origin: "top_left", source: "ocr_words" });
+    const lines = linesOf(page);
+    expect(lines.map((l) => l.cells.map((c) => c.text))).toEqual([["First"], ["Second"]]);
+    expect(lines[1]?.cells[0]?.confidence).toBe(0.61);
   });
 
   it("columns by alignment: right-aligned figures of any width line up on their right edge without a header", () => {

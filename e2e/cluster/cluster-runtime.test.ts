@@ -134,6 +134,28 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(pods.body.items).toHaveLength(0);
   });
 
+  it("an Idempotency-Key create retried answers the same Detection: one in the apiserver, with the key's label", async () => {
+    const body = { source_url: `${w.docBase}/invoice.pdf`, doc_type: "invoice", region: "us" };
+    const key = { "Idempotency-Key": `cluster-${Date.now()}` };
+    const answers = await Promise.all(
+      [0, 1, 2].map(() => w.call("POST", "/v1/detection", body, undefined, key)),
+    );
+    for (const a of answers) expect([202, 409], JSON.stringify(a.body)).toContain(a.status);
+    const ids = new Set(answers.filter((a) => a.status === 202).map((a) => a.body.id as string));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids];
+    const again = await w.call("POST", "/v1/detection", body, undefined, key);
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(id);
+    const other = await w.call("POST", "/v1/detection", { ...body, region: "gb" }, undefined, key);
+    expect(other.status).toBe(422);
+    expect(other.body.detail[0].type).toBe("idempotency_key_reused");
+    // What kubectl sees: exactly one Detection carries the key's label, the one answered.
+    const all = (await adminStore(NS).list()).items;
+    const labelled = all.filter((d) => d.metadata.labels?.["docverify.io/idempotency-key"]);
+    expect(labelled.map((d) => d.metadata.name)).toEqual([id]);
+  });
+
   it("ends hostile documents document_too_complex in their check Pod, without retrying them", async () => {
     for (const file of ["fanout.pdf", "bomb.pdf"]) {
       const created = await call("POST", "/v1/detection", {

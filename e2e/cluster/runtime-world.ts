@@ -283,6 +283,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
       p: string,
       json?: unknown,
       client: TestApiClient | undefined = apiClients[0],
+      headers: Record<string, string> = {},
       // biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes
     ): Promise<{ status: number; body: any }> {
       if (!client) throw new Error("start the api first");
@@ -306,6 +307,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
         headers: {
           authorization: `Bearer ${token}`,
           ...(json ? { "content-type": "application/json" } : {}),
+          ...headers,
         },
         body: json ? JSON.stringify(json) : undefined,
       });

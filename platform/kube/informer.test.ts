@@ -124,3 +124,20 @@ describe("the informer store (list + watch cache)", () => {
     informer.stop();
   });
 });
+
+describe("a consistent list", () => {
+  it("asks the store itself, so it sees another writer's create before the watch delivers it", async () => {
+    const b = backing();
+    // The watch never delivers: the cache lags every write made around it (another replica's create).
+    const silent: ResourceStore<Thing> = { ...b.wrapped, watch: () => ({ stop() {} }) };
+    const informer = createInformerStore(silent);
+    await informer.start();
+    await b.store.create(thing("other-replica", { k: "v" }));
+    expect(await names(informer, { k: "v" })).toEqual([]);
+    const before = b.lists();
+    const { items } = await informer.list({ labels: { k: "v" }, consistent: true });
+    expect(items.map((t) => t.metadata.name)).toEqual(["other-replica"]);
+    expect(b.lists()).toBe(before + 1);
+    informer.stop();
+  });
+});

@@ -113,8 +113,8 @@ export function createInformerStore<T extends Resource>(
     synced: () => isSynced,
 
     async list(listOpts: ListOptions = {}) {
-      // Before the first listing (not started, or it failed), ask the store itself.
-      if (!isSynced) return store.list(listOpts);
+      // Before the first listing (not started, or it failed), or when asked for a consistent read, ask the store itself.
+      if (!isSynced || listOpts.consistent) return store.list(listOpts);
       const items = [...cache.values()]
         .filter((o) => labelsMatch(o, listOpts.labels))
         .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
