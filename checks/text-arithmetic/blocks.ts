@@ -235,6 +235,8 @@ export function checkBlocks(
   // gross / Total deductions / Net pay") sums each of them, not only the rows right above it.
   let closed: Term[][] = [];
   let runBase: Term[] | undefined;
+  // The totals of the current run printed so far (surcharges, discounts under the items' sum).
+  let run: BlockRow[] = [];
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
@@ -318,7 +320,12 @@ export function checkBlocks(
       continue;
     }
     // The first total of a run keeps the amounts above it for the totals printed under it.
-    if (runBase === undefined) runBase = terms.filter((t) => !t.unknown);
+    if (runBase === undefined) {
+      runBase = terms.filter((t) => !t.unknown);
+      run = [];
+    }
+    const runBefore = run;
+    run = [...run, r];
     if (terms.some((t) => t.unknown)) {
       terms = [{ row: r, cents: v }];
       subtotals = [r];
@@ -350,7 +357,13 @@ export function checkBlocks(
       ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
       ...closed.flatMap((b) => [b, ...sides(b)]),
     ];
-    const byOtherBlock = !byTerms && !byTotals && candidates.some((block) => tailsOf(block).some(near));
+    // A grand total under a run of totals ("Positionssumme / Zuschläge / Abschläge / Rechnungssumme"):
+    // the amounts above the run plus the run's totals.
+    const runSum = runBefore.reduce((a, x) => a + (x.figure?.cents ?? 0), 0);
+    const byRun =
+      runBefore.length > 0 && runBase !== undefined && tailsOf(runBase).some((t) => near(t + runSum));
+    const byOtherBlock =
+      !byTerms && !byTotals && (byRun || candidates.some((block) => tailsOf(block).some(near)));
     if (byOtherBlock) {
       ctx.checked++;
       ctx.verified++;
