@@ -362,4 +362,18 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("599,71- €", "comma_decimal", at)?.cents).toBe(-59971);
     expect(figureOf("2,796.48 CR GBP", "dot_decimal", at)?.credit).toBe(true);
   });
+
+  it("two header words drawn as one cell ('Quantity Transaction details') name two columns", () => {
+    const rows = [
+      ["Quantity Transaction details", "Sum"],
+      ["3 Olive oil", "72.75"],
+      ["4 Batteries AA", "22.44"],
+      ["1 Newspaper", "15.03"],
+    ];
+    const r = readTables([pdf(1, grid([{ x: 50 }, { x: 300, align: "right" }], rows, 700))], {
+      region: "GB",
+    });
+    expect(roles(r.tables[0])).toEqual(["quantity", "description", "amount"]);
+    expect(r.tables[0]?.rows).toHaveLength(3);
+  });
 });
