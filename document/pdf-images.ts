@@ -506,7 +506,8 @@ export interface PdfPageRenderer {
 
 const ROTATIONS = [0, 90, 180, 270] as const;
 
-function geometryOf(page: PdfjsPage): PageGeometry {
+/** Where a pdfjs page's user space sits: its view box (normalised), its rotation, in points. */
+export function geometryOf(page: PdfjsPage): PageGeometry {
   const view = (page.view as number[]).slice(0, 4);
   const r = (((page.rotate ?? 0) % 360) + 360) % 360;
   return {

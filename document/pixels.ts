@@ -8,7 +8,7 @@ import {
 } from "../core/page-geometry.js";
 import { RENDER_LIMITS } from "./budget/limits.js";
 import type { DocumentModel } from "./model.js";
-import { decodePdfImage, type PdfImage, scanPdfImages } from "./pdf-images.js";
+import { decodePdfImage, geometryOf, type PdfImage, scanPdfImages } from "./pdf-images.js";
 import { type PdfjsDocument, type PdfjsPage, withPdfjs } from "./pdfjs.js";
 import { ImageDecodeError, MAX_DECODE_PIXELS, type RgbaImage } from "./raster.js";
 
@@ -82,23 +82,6 @@ export interface PixelSource {
   close(): Promise<void>;
 }
 
-const ROTATIONS = [0, 90, 180, 270] as const;
-
-function geometryOf(page: PdfjsPage): PageGeometry {
-  const view = (page.view as number[]).slice(0, 4);
-  const r = (((page.rotate ?? 0) % 360) + 360) % 360;
-  return {
-    number: page.pageNumber,
-    view: [
-      Math.min(view[0]!, view[2]!),
-      Math.min(view[1]!, view[3]!),
-      Math.max(view[0]!, view[2]!),
-      Math.max(view[1]!, view[3]!),
-    ],
-    rotate: ROTATIONS.find((x) => x === r) ?? 0,
-    units: "pt",
-  };
-}
 
 /** The raster size for a page of `g` at `req`, within every bound. */
 export function rasterSize(

@@ -1,7 +1,7 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
 import { isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
-import { parseNumber } from "../../document/values/amounts.js";
+import { parseAmount, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
 
@@ -64,7 +64,11 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     if (anchor) {
       const { table, row } = anchor;
       const sc = sumColumn(tables.get(table.id) as Table);
-      const figures = row.figures.filter((f): f is Figure => f?.money === true && !f.perUnit);
+      // A unit price is never what the row adds: a row whose amount is missing (wrapped onto the next
+      // line, unreadable) contributes no figure rather than its price.
+      const figures = row.figures.filter(
+        (f, i): f is Figure => f?.money === true && !f.perUnit && table.columns[i]?.role !== "unit_price",
+      );
       const figure = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
       out.push({
         page: line.page,
@@ -226,6 +230,13 @@ export function checkBlocks(
   let terms: Term[] = [];
   // Totals that matched since the block began: a grand total may be their sum (subtotal lines).
   let subtotals: BlockRow[] = [];
+  // Blocks of this page closed by a heading (an earnings table above a deductions table), and the
+  // amounts above the run of totals the current total is in: a summary under several tables ("Total
+  // gross / Total deductions / Net pay") sums each of them, not only the rows right above it.
+  let closed: Term[][] = [];
+  let runBase: Term[] | undefined;
+  // The totals of the current run printed so far (surcharges, discounts under the items' sum).
+  let run: BlockRow[] = [];
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
@@ -236,6 +247,8 @@ export function checkBlocks(
       if (!(r.table && r.table === table)) {
         terms = [];
         subtotals = [];
+        closed = [];
+        runBase = undefined;
       }
     }
     table = r.table;
@@ -249,7 +262,21 @@ export function checkBlocks(
       // a document without a ledger ("Total payments" of a payslip's earnings) they are.
       (isStatementLabel(r.label) && !carried && (hasLedger || !r.row));
     if (boundary) {
-      if (r.figures.length === 0 && r.label && !r.row) terms = [];
+      // A heading starts a new block; a line of words with digits between the amounts ("3 x 11,71",
+      // "Ref. 4471") continues the description above it.
+      // A line that shows an amount the reader could not take ("599,71- €") leaves the block unknown.
+      if (
+        r.figures.length === 0 &&
+        /\d[.,]\d{2}\s?[-−]|[-−]\s?\d+[.,]\d{2}\b|[£$€]\s?\d|\d[.,]\d{2}\s?[£$€]/.test(r.label)
+      ) {
+        terms.push({ row: r, cents: 0, unknown: true });
+        continue;
+      }
+      if (r.figures.length === 0 && r.label && !r.row && !/\d/.test(r.label)) {
+        if (terms.length && !terms.some((t) => t.unknown)) closed.push(terms);
+        terms = [];
+        runBase = undefined;
+      }
       continue;
     }
     if (r.unreadable || !r.figure) {
@@ -264,6 +291,7 @@ export function checkBlocks(
       if (d) deferred.push(d);
       continue;
     }
+    if (LABELS.change.test(r.label) && !LABELS.totalish.test(r.label)) checkChange(ctx, r, seen);
     if (isTaxRow(r.label)) {
       const d = checkTaxRate(ctx, r, terms, seen, rates, items, rows);
       if (d) deferred.push(d);
@@ -277,13 +305,27 @@ export function checkBlocks(
     const signedV = subtracted ? -v : v;
     const isTotal =
       carried ||
-      ((LABELS.totalish.test(r.label) || r.row?.kind === "carry") &&
-        !LABELS.taxIncluded.test(r.label) &&
+      // A gross pay line ("Brutto", "Lordo", "Total earnings") totals the earnings.
+      // A subtotal in any of its words ("Imponibile", "Base imponible", "Subtotaal") is one too; not a
+      // "net amount", which on a payslip is gross minus deductions (its own rule).
+      ((LABELS.totalish.test(r.label) ||
+        (LABELS.subtotal.test(r.label) && !/\bnet\b|netto|\bneto\b/i.test(r.label)) ||
+        r.row?.kind === "carry" ||
+        (LABELS.gross.test(r.label) && !LABELS.net.test(r.label))) &&
+        (!LABELS.taxIncluded.test(r.label) || totalIncludingTax(r.label)) &&
         !LABELS.discount.test(r.label));
     if (!isTotal) {
       terms.push({ row: r, cents: signedV });
+      runBase = undefined;
       continue;
     }
+    // The first total of a run keeps the amounts above it for the totals printed under it.
+    if (runBase === undefined) {
+      runBase = terms.filter((t) => !t.unknown);
+      run = [];
+    }
+    const runBefore = run;
+    run = [...run, r];
     if (terms.some((t) => t.unknown)) {
       terms = [{ row: r, cents: v }];
       subtotals = [r];
@@ -306,6 +348,30 @@ export function checkBlocks(
     const near = (t: number) => Math.abs(Math.abs(t) - Math.abs(v)) <= SLACK;
     const byTerms = tails.some(near);
     const byTotals = !byTerms && grand.some(near);
+    // Another block of the page (a table above under its own heading), or the amounts above the run
+    // of totals, that this total is the sum of: it totals them, and the rows right above are not its.
+    // Each block also as its two sides when it mixes signs (earnings and deductions in one column): a
+    // gross total sums the positive amounts, a deductions total the negative ones.
+    const candidates = [
+      ...sides(terms),
+      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
+      ...closed.flatMap((b) => [b, ...sides(b)]),
+    ];
+    // A grand total under a run of totals ("Positionssumme / Zuschläge / Abschläge / Rechnungssumme"):
+    // the amounts above the run plus the run's totals.
+    const runSum = runBefore.reduce((a, x) => a + (x.figure?.cents ?? 0), 0);
+    const byRun =
+      runBefore.length > 0 && runBase !== undefined && tailsOf(runBase).some((t) => near(t + runSum));
+    const byOtherBlock =
+      !byTerms && !byTotals && (byRun || candidates.some((block) => tailsOf(block).some(near)));
+    if (byOtherBlock) {
+      ctx.checked++;
+      ctx.verified++;
+      ctx.confirmed.add(r.figure);
+      subtotals = [...subtotals, r];
+      terms = [{ row: r, cents: v }];
+      continue;
+    }
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
     const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
@@ -316,11 +382,17 @@ export function checkBlocks(
       subtotals = byTotals ? [r] : [...subtotals, r];
     } else if (judged) {
       const overSubtotals = terms.length === 1 && sameTable;
-      const expected = overSubtotals
-        ? (grand[grand.length - 1] as number)
-        : (tails[tails.length - 1] as number);
+      // Under several blocks (a summary under the earnings and deductions tables), the total is read as
+      // the sum of the block it is nearest to: an edited line moves a sum a little, not to another table's.
+      const sumOf = (block: Term[]) => block.reduce((a, t) => a + t.cents, 0);
+      const block = overSubtotals
+        ? undefined
+        : [terms, ...candidates].reduce((a, b) =>
+            Math.abs(Math.abs(sumOf(b)) - Math.abs(v)) < Math.abs(Math.abs(sumOf(a)) - Math.abs(v)) ? b : a,
+          );
+      const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
       const sub = LABELS.subtotal.test(r.label) || carried;
-      const termRows = overSubtotals ? subtotals : terms.map((t) => t.row);
+      const termRows = overSubtotals ? subtotals : (block as Term[]).map((t) => t.row);
       deferred.push({
         needsSupport: true,
         mismatch: {
@@ -350,6 +422,53 @@ export function checkBlocks(
     terms = [{ row: r, cents: v }];
   }
   return deferred;
+}
+
+/**
+ * "Total incl. VAT", "Totaal incl. btw", "Gesamtbetrag inkl. MwSt.": a total that includes the tax (the
+ * gross total of a receipt), not the tax included in it ("incl. VAT 21%", "davon MwSt."): the total word
+ * comes first and no rate is printed.
+ */
+function totalIncludingTax(label: string): boolean {
+  const total = LABELS.totalish.exec(label);
+  const incl = LABELS.taxIncluded.exec(label);
+  return total !== null && incl !== null && total.index < incl.index && !/%/.test(label);
+}
+
+/** A block's positive and negative amounts apart, when it has both. */
+function sides(block: Term[]): Term[][] {
+  const pos = block.filter((t) => t.cents > 0);
+  const neg = block.filter((t) => t.cents < 0);
+  return pos.length && neg.length ? [pos, neg] : [];
+}
+
+/** The sums of every tail of a block's amounts (the last one, the last two, ...). */
+function tailsOf(block: Term[]): number[] {
+  const out: number[] = [];
+  let sum = 0;
+  for (let i = block.length - 1; i >= 0; i--) {
+    sum += (block[i] as Term).cents;
+    out.push(sum);
+  }
+  return out;
+}
+
+/**
+ * A receipt's change: the amount tendered (the row above) minus the total before it. It only confirms
+ * the reading when it holds (several tenders, a tip or a rounding make it something else, so a
+ * difference says nothing).
+ */
+function checkChange(ctx: Ctx, change: BlockRow, seen: BlockRow[]): void {
+  const tendered = seen[seen.length - 2];
+  const total = [...seen.slice(0, -2)]
+    .reverse()
+    .find((x) => LABELS.totalish.test(x.label) && !LABELS.subtotal.test(x.label));
+  if (!tendered?.figure || !total?.figure || !change.figure || LABELS.totalish.test(tendered.label)) return;
+  const given = Math.abs(tendered.figure.cents) - Math.abs(total.figure.cents);
+  if (given <= 0 || Math.abs(given - Math.abs(change.figure.cents)) > SLACK) return;
+  ctx.checked++;
+  ctx.verified++;
+  ctx.confirmed.add(total.figure);
 }
 
 function sameYtd(a: string, b: string) {
@@ -433,7 +552,7 @@ function checkTaxRate(
   const rate = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
   if (rate === undefined || rate <= 0 || rate >= 100 || !r.figure) return undefined;
   const included = LABELS.taxIncluded.test(r.label);
-  const own = r.figures.length >= 2 ? (r.figures[r.figures.length - 2] as Figure) : undefined;
+  const own = r.figures.length >= 2 ? (r.figures[r.figures.length - 2] as Figure) : baseInLabel(ctx, r);
   if (!own && rates.size > 1) return undefined;
   const baseRow = own
     ? undefined
@@ -487,6 +606,28 @@ function checkTaxRate(
     },
     structure,
     figures: [r.figure, base],
+  };
+}
+
+/**
+ * The base a tax row prints inside its label, after its rate: "USt. 8.1% (197.24)", "VAT 20% on 150.00",
+ * "TVA 5,5 % sur 1 200,00 €" — the tax's own base (a partial one, where some lines are exempt).
+ */
+function baseInLabel(ctx: Ctx, r: BlockRow): Figure | undefined {
+  const m =
+    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
+      r.label,
+    );
+  if (!m?.[1] || !r.figure) return undefined;
+  const a = parseAmount(m[1].trim(), { style: ctx.style, loose: true });
+  if (!a || a.cents <= 0 || a.decimals !== 2) return undefined;
+  return {
+    ...r.figure,
+    cents: a.cents,
+    value: a.value,
+    decimals: a.decimals,
+    text: m[1].trim(),
+    money: true,
   };
 }
 

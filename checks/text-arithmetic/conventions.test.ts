@@ -456,6 +456,148 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.evidence?.before).toBe("46.00");
   });
 
+  it("a tax whose base is printed in its label ('USt. 8.1% (197.24)') is checked on that base", () => {
+    const doc = (vat: string, total: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, { x: 545, align: "right" as const }],
+              [
+                ["Description", "Amount"],
+                ["Energy", "178.73"],
+                ["Standing charge", "18.51"],
+                ["Electricity duty", "22.21"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, { x: 545, align: "right" as const }],
+              [
+                ["Net total", "219.45"],
+                ["VAT 8.1% (197.24)", vat],
+                ["Total", total],
+              ],
+              600,
+            ),
+          ],
+        ],
+        { docType: "utility_bill" },
+      );
+    expect(arithmeticFindings(doc("15.98", "235.43")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("17.98", "237.43")).findings;
+    expect(codes(f)).toEqual(["tax_amount_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("17.98");
+    expect(f[0]?.evidence?.before).toBe("15.98");
+  });
+
+  it("a receipt's 'Total incl. VAT' is its gross total (the items add up to it), not a tax included", () => {
+    const doc = (bread: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 400, align: "right" as const }, { x: 545, align: "right" as const }],
+            [
+              ["Description", "Price", "Amount"],
+              ["1 Bread", "10.20", bread],
+              ["1 Coffee", "17.01", "17.01"],
+              ["4 Cheese", "10.64", "42.56"],
+              ["Total incl. VAT", undefined, "69.77"],
+              ["incl. VAT 21%", undefined, "12.11"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("10.20")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("66.20")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "69.77");
+  });
+
+  it("a receipt's change (tendered minus total) confirms the reading its total is judged on", () => {
+    const doc = (bread: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Description", "Amount"],
+              ["Olive oil", "2.62"],
+              ["Coffee beans", "1.70"],
+              ["Cheese", bread],
+              ["Newspaper", "23.65"],
+              ["Total", "49.57"],
+              ["of which VAT 21%", "4.04"],
+              ["of which VAT 10%", "2.39"],
+              ["Cash", "50.00"],
+              ["Change", "0.43"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("21.60")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("29.60")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "49.57");
+  });
+
+  it("a receipt's lines with '3 x 11.71' under them: the words with digits continue the line, they start no new block", () => {
+    const doc = (cheese: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 300, align: "right" as const }],
+            [
+              "Receipt",
+              ["Water 6x1.5L", "35.13"],
+              "3 x 11.71",
+              ["Cheese", cheese],
+              ["Apples", "67.52"],
+              "4 x 16.88",
+              ["Bread", "15.95"],
+              ["Total", "135.70"],
+              ["Cash", "150.00"],
+              ["Change", "14.30"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "receipt" },
+      );
+    expect(arithmeticFindings(doc("17.10")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("27.10")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expect(f[0]?.evidence?.before).toBe("145.70");
+  });
+
+  it("an items row whose amount wrapped onto the next line adds that amount, never its unit price", () => {
+    const cols = [{ x: 50 }, { x: 400, align: "right" as const }, { x: 545, align: "right" as const }];
+    const doc = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Narrative", "Rate", "Amount"],
+            ["Bread", "5.73", "EUR 5.73"],
+            ["Water 6x1.5L", "10.74", "EUR"],
+            [undefined, undefined, "21.48"],
+            ["Cheese", "8.67", "EUR 8.67"],
+            ["Amount due", undefined, "35.88"],
+            ["Tendered", undefined, "50.00"],
+            ["Change", undefined, "14.12"],
+          ],
+          700,
+        ),
+      ],
+      { docType: "receipt" },
+    );
+    expect(arithmeticFindings(doc).findings).toEqual([]);
+  });
+
   it("the amount due repeated in a summary box is compared with the same column, not a year-to-date one", () => {
     const doc = (box: string) =>
       layoutDocument(
@@ -553,6 +695,188 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(codes(f)).toEqual(["total_mismatch"]);
     expectFound(f[0], 1, "2,250.00");
     expect(f[0]?.evidence?.before).toBe("2,350.00");
+  });
+
+  it("a payslip's summary under its earnings and deductions tables: each total sums its own table", () => {
+    const cols = [{ x: 50 }, { x: 450, align: "right" as const }];
+    const doc = (overtime: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Earnings", undefined],
+              ["Description", "Amount"],
+              ["Basic salary", "3,000.00"],
+              ["Overtime", overtime],
+              ["Deductions", undefined],
+              ["Description", "Amount"],
+              ["Income tax", "600.00"],
+              ["Pension", "150.00"],
+              ["Health insurance", "90.00"],
+              ["Total gross", "3,400.00"],
+              ["Total deductions", "840.00"],
+              ["Net pay", "2,560.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip" },
+      );
+    // The gross total sums the earnings table, not the deductions right above it.
+    const ok = arithmeticFindings(doc("400.00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBeGreaterThanOrEqual(3);
+    // "Net amount" (the payslip's net pay) is no subtotal of the totals above it.
+    const net = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Description", "Amount"],
+            ["Basic salary", "3,000.00"],
+            ["Overtime", "400.00"],
+            ["Total gross", "3,400.00"],
+            ["Income tax", "600.00"],
+            ["Pension", "240.00"],
+            ["Total deductions", "840.00"],
+            ["Net amount", "2,560.00"],
+          ],
+          700,
+        ),
+      ],
+      { docType: "payslip" },
+    );
+    expect(arithmeticFindings(net).findings).toEqual([]);
+    // An earnings line edited without its total: the gross total sums nothing above it.
+    const f = arithmeticFindings(doc("500.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("3,400.00");
+    // Expected from the block it is nearest to: the earnings, not the deductions right above it.
+    expect(f[0]?.evidence?.before).toBe("3,500.00");
+  });
+
+  it("balances printed '1,234.56 CR GBP' (sign, then the currency code) and a D/C column of their own", () => {
+    const rows = ledger(-89584, MOVES);
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 420 },
+      { x: 545, align: "right" as const },
+    ];
+    const balance = (b: number) => `${fmt(Math.abs(b))} ${b < 0 ? "DR" : "CR"} GBP`;
+    const doc = (edit?: string) =>
+      layoutDocument([
+        grid(
+          cols,
+          [
+            ["Posting date", "Particulars", "Value", "D/C", "Balance"],
+            ["01/03/2025", "Opening balance", undefined, undefined, balance(-89584)],
+            ...rows.map((r, k) => [
+              `${String(k + 2).padStart(2, "0")}/03/2025`,
+              `PAYMENT ${k}`,
+              k === 4 && edit ? edit : `${fmt(Math.abs(r.move))} GBP`,
+              r.move < 0 ? "DR" : "CR",
+              balance(r.balance),
+            ]),
+          ],
+          700,
+        ),
+      ]);
+    const ok = arithmeticFindings(doc());
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+    const f = arithmeticFindings(doc("65.50 GBP")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expect(f[0]?.evidence?.after).toBe("65.50 GBP");
+  });
+
+  it("a summary box under the table on its columns: its opening balance is no balance brought forward", () => {
+    const rows = ledger(100000, MOVES);
+    const cells = rows.map((r, k) => [
+      `${String(k + 2).padStart(2, "0")}/03/2025`,
+      `PAYMENT ${k}`,
+      r.move < 0 ? fmt(-r.move) : undefined,
+      r.move > 0 ? fmt(r.move) : undefined,
+      fmt(r.balance),
+    ]);
+    const last = rows[rows.length - 1]?.balance as number;
+    const paidIn = MOVES.filter((m) => m > 0).reduce((a, b) => a + b, 0);
+    const paidOut = -MOVES.filter((m) => m < 0).reduce((a, b) => a + b, 0);
+    const doc = layoutDocument([
+      grid(STATEMENT_COLUMNS, [["Date", "Details", "Paid out", "Paid in", "Balance"], ...cells], 700),
+      grid(
+        STATEMENT_COLUMNS,
+        [
+          [undefined, "Opening balance", undefined, undefined, fmt(100000)],
+          [undefined, "Total paid in", undefined, undefined, fmt(paidIn)],
+          [undefined, "Total paid out", undefined, undefined, fmt(paidOut)],
+          [undefined, "Closing balance", undefined, undefined, fmt(last)],
+        ],
+        700 - 14 * (cells.length + 1),
+      ),
+    ]);
+    const ok = arithmeticFindings(doc);
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+  });
+
+  it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
+    const doc = (bonus: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 450, align: "right" as const }],
+            [
+              ["Text", "Betrag"],
+              ["Grundgehalt", "3.000,00"],
+              ["Prämie", bonus],
+              ["Lohnsteuer", "-600,00"],
+              ["Krankenversicherung", "-250,00"],
+              ["Brutto", "3.400,00"],
+              ["Abzüge gesamt", "850,00"],
+              ["Nettoverdienst", "2.550,00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "payslip", region: "DE" },
+      );
+    const ok = arithmeticFindings(doc("400,00"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(3);
+    const f = arithmeticFindings(doc("450,00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "3.400,00");
+    expect(f[0]?.evidence?.before).toBe("3.450,00");
+  });
+
+  it("a subtotal named in any of its words ('Imponibile', 'Base imponible') is a total of the lines above it", () => {
+    const doc = (second: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Descrizione", "Totale"],
+              ["Progettazione grafica", "1.300,00"],
+              ["Hosting cloud", second],
+              ["Corso di formazione", "900,00"],
+              ["Imponibile", "2.600,00"],
+              ["IVA 22%", "572,00"],
+              ["Totale", "3.172,00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "IT" },
+      );
+    expect(arithmeticFindings(doc("400,00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("438,00")).findings;
+    expect(codes(f)).toEqual(["subtotal_mismatch"]);
+    expectFound(f[0], 1, "2.600,00");
+    expect(f[0]?.evidence?.before).toBe("2.638,00");
   });
 
   it("number formats: the document's own figures say how to read 1.500 (a German invoice filed as British), 1'234.50, 1 234,50", () => {

@@ -171,10 +171,19 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
   let prev: { cents: number; row?: TableRow } | undefined = seed ? { cents: seed.cents } : undefined;
   let pending: Move[] = [];
   let since = 0;
+  // An opening balance after the transactions is no balance brought forward: a summary box under the
+  // table (opening, totals in and out, closing) that the reader took for more rows ends the ledger.
+  let moved = false;
+  let ended = false;
   table.rows.forEach((row, i) => {
     const bal = row.figures[h.balance.index];
     const moves = movesOf(row, h);
-    if (row.kind === "total") return;
+    if (ended || row.kind === "total") return;
+    if (row.kind === "opening" && moved && !LABELS.carry.test(row.label)) {
+      ended = true;
+      return;
+    }
+    if (row.kind === "entry" && moves.length > 0) moved = true;
     const firstOnPage = table.rows[i - 1]?.page !== row.page;
     const carryLike =
       row.kind === "opening" ||

@@ -83,7 +83,9 @@ export function figureOf(
   style: NumberStyle,
   at: { box: Box; page: number; confidence: number },
 ): Figure | undefined {
-  const t = text.trim();
+  // A separator glyph the font maps to no character ("5\u0000224,60": a narrow no-break space without a
+  // ToUnicode entry) is still a separator.
+  const t = text.trim().replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {
@@ -117,7 +119,8 @@ export function figureOf(
       };
     }
   }
-  const a = parseAmount(t, { style, loose: true });
+  const a =
+    parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -147,6 +150,28 @@ export function figureOf(
       };
   }
   return undefined;
+}
+
+/**
+ * "2,796.48 CR GBP", "895,84 S EUR", "599,71- €": a sign suffix printed before the currency, as statements
+ * that repeat the currency after every balance do; read as "2,796.48 GBP CR".
+ */
+function signThenCurrency(t: string, style: NumberStyle) {
+  const m = /^(.*\d)\s*(\p{L}{1,3}|[-−])\s*(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
+  if (!m) return undefined;
+  const sign = m[2] === "−" ? "-" : m[2];
+  const a = parseAmount(`${m[1]} ${m[3]}${sign === "-" ? "" : " "}${sign}`, { style, loose: true });
+  return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/** "€(827,47)", "$ (1,234.50)", "(827,47) €": a negative in parentheses with its currency mark outside them. */
+function markOutsideParentheses(t: string, style: NumberStyle) {
+  const m =
+    /^((?:[£$€]|EUR|GBP|USD|CHF)\s?)\(([^()]*\d)\)$/.exec(t) ??
+    /^\(([^()]*\d)\)(\s?(?:[£$€]|EUR|GBP|USD|CHF))$/.exec(t);
+  if (!m?.[1] || !m[2]) return undefined;
+  const a = parseAmount(`(${m[1]}${m[2]})`, { style, loose: true });
+  return a?.negative === "parentheses" ? a : undefined;
 }
 
 /** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */

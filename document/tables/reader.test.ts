@@ -3,6 +3,7 @@ import type { TextRun } from "../page-layout.js";
 import { grid, layoutPage, run, rightRun } from "../testdata/layout-kit.js";
 import { inferNumberStyle } from "../values/amounts.js";
 import { parseDayMonth } from "../values/dates.js";
+import { figureOf } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
@@ -319,5 +320,60 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(readingConfidence(headerless, 2, 3)).toBeLessThan(CONFIDENT);
     // OCR words at 0.6 and plain text: never proof on their own.
     expect(readingConfidence({ ...headed, source: 0.6 }, 29, 30)).toBeLessThan(CONFIDENT);
+  });
+
+  it("a reference wrapped onto a line of its own continues its row, under a header that names no column of words", () => {
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const rows: (string | undefined)[][] = [[undefined, undefined, "Paid out", "Balance"]];
+    let balance = 1000;
+    for (let k = 0; k < 8; k++) {
+      balance -= 10 + k;
+      rows.push([
+        `${String(k + 2).padStart(2, "0")}/03/2025`,
+        `Transfer ${k} Reference`,
+        `${10 + k}.00`,
+        `${balance}.00`,
+      ]);
+      if (k === 2) rows.push([undefined, "68681843", undefined, undefined]);
+    }
+    const r = readTables([pdf(1, grid(cols, rows, 700))], { region: "GB" });
+    expect(r.tables).toHaveLength(1);
+    expect(r.tables[0]?.rows).toHaveLength(8);
+    expect(r.tables[0]?.rows[2]?.description).toMatch(/68681843/);
+  });
+
+  it("a group separator whose glyph maps to no character ('5\\u0000224,60EUR') is still a separator", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("5\u0000224,60EUR", "comma_decimal", at)?.cents).toBe(522460);
+    expect(figureOf("1\u0000234.56", "dot_decimal", at)?.cents).toBe(123456);
+  });
+
+  it("a negative in parentheses with its currency mark outside them ('€(827,47)', '(827,47) €') is a figure", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("€(827,47)", "comma_decimal", at)?.cents).toBe(-82747);
+    expect(figureOf("(827,47) €", "comma_decimal", at)?.cents).toBe(-82747);
+    expect(figureOf("$ (1,234.50)", "dot_decimal", at)?.cents).toBe(-123450);
+    // A sign suffix before the currency: "599,71- €", "2,796.48 CR GBP".
+    expect(figureOf("599,71- €", "comma_decimal", at)?.cents).toBe(-59971);
+    expect(figureOf("2,796.48 CR GBP", "dot_decimal", at)?.credit).toBe(true);
+  });
+
+  it("two header words drawn as one cell ('Quantity Transaction details') name two columns", () => {
+    const rows = [
+      ["Quantity Transaction details", "Sum"],
+      ["3 Olive oil", "72.75"],
+      ["4 Batteries AA", "22.44"],
+      ["1 Newspaper", "15.03"],
+    ];
+    const r = readTables([pdf(1, grid([{ x: 50 }, { x: 300, align: "right" }], rows, 700))], {
+      region: "GB",
+    });
+    expect(roles(r.tables[0])).toEqual(["quantity", "description", "amount"]);
+    expect(r.tables[0]?.rows).toHaveLength(3);
   });
 });

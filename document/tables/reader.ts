@@ -269,11 +269,40 @@ function headerCellsOf(line: ReadLine): HeaderCell[] | undefined {
   for (const c of line.cells) {
     const role = headerRole(c.text);
     if (role) cells.push({ role, text: c.text, left: c.box[0], right: c.box[2] });
-    else unnamed++;
+    else {
+      const two = mergedHeaderCell(c.text, c.box);
+      if (two) cells.push(...two);
+      else unnamed++;
+    }
   }
   if (cells.length < 2 || unnamed > cells.length) return undefined;
   if (!cells.some((c) => NUMERIC_ROLES.has(c.role))) return undefined;
   return cells;
+}
+
+/**
+ * Two header words drawn so close that they read as one cell ("Quantity Transaction details", "Aantal
+ * Naam / Omschrijving", "F. contable Movimiento"): split where both parts name a column, each part given
+ * its share of the cell's width.
+ */
+function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | undefined {
+  const words = text.trim().split(/\s+/);
+  if (words.length < 2 || words.length > 6) return undefined;
+  const left = box[0] as number;
+  const right = box[2] as number;
+  for (let k = 1; k < words.length; k++) {
+    const a = words.slice(0, k).join(" ");
+    const b = words.slice(k).join(" ");
+    const ra = headerRole(a);
+    const rb = headerRole(b);
+    if (!ra || !rb || ra === rb) continue;
+    const cut = left + ((right - left) * (a.length + 0.5)) / text.trim().length;
+    return [
+      { role: ra, text: a, left, right: cut },
+      { role: rb, text: b, left: cut, right },
+    ];
+  }
+  return undefined;
 }
 
 /** A header set on two lines ("Unit" over "price", "Paid" over "out"): the cells joined by column. */
@@ -433,6 +462,9 @@ function readBody(
   let pending: ReadLine[] = [];
   let lastBaseline = top ?? (lines[start]?.baseline ?? 0) + 1.5 * em;
   const gaps: number[] = [];
+  // Where the rows read so far begin: a description column the header did not name still holds the
+  // lines continuing it.
+  let rowsLeft = left;
   for (let k = start; k < lines.length; k++) {
     if (claimed.has(k)) break;
     const line = lines[k] as ReadLine;
@@ -493,6 +525,7 @@ function readBody(
       pending = [];
       rows.push(row);
       taken.push(k);
+      rowsLeft = Math.min(rowsLeft, line.cells[0]?.box[0] ?? rowsLeft);
       if (rows.length > 1) gaps.push(gap);
       lastBaseline = line.baseline;
       continue;
@@ -500,7 +533,7 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
-    if ((line.cells[0]?.box[0] ?? 0) < left - 2 * em) break;
+    if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
     lastBaseline = line.baseline;
