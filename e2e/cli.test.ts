@@ -60,6 +60,47 @@ describe("docverify submit", () => {
     expect(summary.stderr).toMatch(/Uploading statement\.pdf \(\d+ bytes\)…/);
   });
 
+  it("docverify verify: the attestation of a real detection verifies (the key generated standalone), a changed byte does not", async () => {
+    const file = path.join(tmp, "attested.pdf");
+    const bytes = await makeDocument({
+      seed: 26,
+      docType: "bank_statement",
+      region: "GB",
+      creationDate: new Date("2024-03-10T10:00:00Z"),
+      modDate: new Date("2024-03-01T10:00:00Z"),
+    });
+    await writeFile(file, bytes);
+    const submitted = await docverify([
+      "submit",
+      file,
+      "--doc-type",
+      "bank_statement",
+      "--region",
+      "GB",
+      "--json",
+    ]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = (JSON.parse(submitted.stdout) as { id: string }).id;
+    const att = await svc.call("GET", `/v1/detection/${id}/attestation`, { client: CLIENTS.full });
+    expect(att.status).toBe(200);
+    const attestation = path.join(tmp, "attestation.json");
+    await writeFile(attestation, JSON.stringify(att.body));
+    const jwks = `${svc.url}/.well-known/jwks.json`;
+    const ok = await docverify(["verify", file, attestation, "--jwks", jwks]);
+    expect(ok.code, `${ok.stdout}${ok.stderr}`).toBe(0);
+    expect(ok.stdout).toMatch(
+      /^re-run: the same [1-9]\d* finding\(s\) \(check, code, severity\) as attested$/m,
+    );
+    expect(ok.stdout).toMatch(/VERIFIED\n$/);
+    const changed = Buffer.from(bytes);
+    changed[changed.length - 20]! ^= 1;
+    const other = path.join(tmp, "attested-changed.pdf");
+    await writeFile(other, changed);
+    const bad = await docverify(["verify", other, attestation, "--jwks", jwks]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/^document: MISMATCH/m);
+  });
+
   it("a bad option is refused before anything is uploaded", async () => {
     const file = path.join(tmp, "x.pdf");
     await writeFile(file, "%PDF-1.4\n%%EOF\n");
