@@ -7,10 +7,14 @@
  * (410 Gone) while the tests run, and the operator has to recover from that again and again.
  */
 import { execFile } from "node:child_process";
+import { createHash, generateKeyPairSync } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { compactVerify, createLocalJWKSet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Detection, DETECTION_KIND, keys } from "../../core/detection.js";
+import { DETECTION_KIND, type Detection, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
 import { API_GROUP_VERSION } from "../../core/resource.js";
 import { makeDocument, makeRandomBytes } from "../../fixtures/documents.js";
@@ -73,7 +77,16 @@ describe.skipIf(missing.length > 0)(title, () => {
     const a = await newOperator("operator-a");
     await a.waitForLog(/is the leader/, 30_000);
     await newOperator("operator-b");
-    await w.startApi([{ ...CLIENT, sample_allowance: 1 }]);
+    // The attestation key as the chart gives it: an Ed25519 PKCS#8 PEM in a mounted file.
+    const keyDir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-attestation-"));
+    const keyFile = path.join(keyDir, "key");
+    await writeFile(
+      keyFile,
+      generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string,
+      { mode: 0o600 },
+    );
+    await w.startApi([{ ...CLIENT, sample_allowance: 1 }], { DOCVERIFY_ATTESTATION_KEY_FILE: keyFile });
+    invoiceSha256 = createHash("sha256").update(docs.invoice).digest("hex");
   }, 240_000);
 
   afterAll(async () => {
@@ -99,6 +112,7 @@ describe.skipIf(missing.length > 0)(title, () => {
   });
 
   let completedId = "";
+  let invoiceSha256 = "";
 
   it("runs a detection through the REST API to COMPLETED with a verdict, with Events on the Detection", async () => {
     const created = await call("POST", "/v1/detection", {
@@ -132,6 +146,21 @@ describe.skipIf(missing.length > 0)(title, () => {
       `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
     );
     expect(pods.body.items).toHaveLength(0);
+  });
+
+  it("the completed detection's attestation verifies with the api's JWKS and attests the invoice's sha256", async () => {
+    expect(completedId).not.toBe("");
+    const r = await call("GET", `/v1/detection/${completedId}/attestation`);
+    expect(r.status).toBe(200);
+    const jwks = await (await fetch(`${w.apiUrl}/.well-known/jwks.json`)).json();
+    expect(JSON.stringify(jwks)).not.toMatch(/"d"\s*:/);
+    const { payload } = await compactVerify(r.body.attestation as string, createLocalJWKSet(jwks));
+    const attested = JSON.parse(new TextDecoder().decode(payload));
+    expect(attested).toMatchObject({ detection_id: completedId, document_sha256: invoiceSha256 });
+    expect(attested.checks.length).toBeGreaterThan(0);
+    expect(attested.checks.every((c: { version: string | null }) => typeof c.version === "string")).toBe(
+      true,
+    );
   });
 
   it("an Idempotency-Key create retried answers the same Detection: one in the apiserver, with the key's label", async () => {
