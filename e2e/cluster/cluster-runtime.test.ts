@@ -12,7 +12,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { compactVerify, createLocalJWKSet } from "jose";
+import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DETECTION_KIND, type Detection, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
@@ -152,7 +152,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(completedId).not.toBe("");
     const r = await call("GET", `/v1/detection/${completedId}/attestation`);
     expect(r.status).toBe(200);
-    const jwks = await (await fetch(`${w.apiUrl}/.well-known/jwks.json`)).json();
+    const jwks = (await (await fetch(`${w.apiUrl}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
     expect(JSON.stringify(jwks)).not.toMatch(/"d"\s*:/);
     const { payload } = await compactVerify(r.body.attestation as string, createLocalJWKSet(jwks));
     const attested = JSON.parse(new TextDecoder().decode(payload));
