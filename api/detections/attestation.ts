@@ -18,7 +18,7 @@ export const Attestation = z
         "(64 lowercase hex of the submitted bytes), document_size, content_type, doc_type, region, service " +
         "{name, version}, checks [{id, version, outcome, severity}], findings [{check_id, code, severity, page, " +
         "bbox}], policy {name, version} or null, verdict {fraud_score, risk_level, document_type_match, " +
-        "actual_doc_type}, completed_at. The same detection always gives the same JWS.",
+        "actual_doc_type}, completed_at. Signed with the same key, the same detection always gives the same JWS.",
       example: "eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJmb3JtYXQiOjEsLi4ufQ.c2lnbmF0dXJl",
     }),
   })
