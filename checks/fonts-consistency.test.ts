@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { makeDocument, makePng } from "../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
 import { prefixFonts } from "../fixtures/pdf-text-edit.js";
+import { layoutDocument, run } from "../document/testdata/layout-kit.js";
 import { fontFace, fontsConsistencyCheck } from "./fonts-consistency.js";
 import { genuineResults, runOn, tamperedResult } from "./testdata/text-check-kit.js";
 
@@ -138,6 +139,24 @@ describe("fonts.consistency", () => {
     });
     const r = await runOn(check, await doc.save(), { docType: "invoice", region: "GB" });
     expect(r.findings.filter((f) => (f.severity ?? 0) >= 2)).toEqual([]);
+  });
+
+  it("a value in a font left out among embedded subsets is an anomaly; one embedded whole among subsets a note", async () => {
+    // FOP embeds whole what it cannot subset, Ghostscript draws bitmap faces as Type 3: a genuine producer's
+    // choice. A font not embedded at all among embedded ones is what an editor's added text looks like.
+    const page = (odd: { font: string; fontEmbedded: boolean }) => [
+      ...Array.from({ length: 12 }, (_, i) => ({
+        ...run(`Line ${i + 1} of the statement`, 50, 700 - 14 * i, { font: "ABCDEF+LiberationSans" }),
+      })),
+      { ...run("Total", 50, 500, { font: "ABCDEF+LiberationSans" }) },
+      { ...run("1,250.00", 300, 500, { font: odd.font }), fontEmbedded: odd.fontEmbedded },
+    ];
+    const origin = async (odd: { font: string; fontEmbedded: boolean }) =>
+      (
+        await check.run(layoutDocument([page(odd)], { docType: "invoice" }), { now: new Date() })
+      ).findings.find((f) => f.code === "font_origin_mixed")?.severity;
+    expect(await origin({ font: "Helvetica", fontEmbedded: false })).toBe(3);
+    expect(await origin({ font: "DejaVuSansMono", fontEmbedded: true })).toBe(2);
   });
 
   it("skips images and stays bounded on hostile pages", async () => {

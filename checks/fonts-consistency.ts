@@ -408,7 +408,11 @@ function originFindings(page: number, runs: readonly TextRun[], region: string, 
           fonts: [...new Set(rs.map((r) => r.font))],
           pageFontOrigin: main[0],
         },
-        severity: 3,
+        // A font left out (not embedded) among embedded ones is what an editor's added text looks like; a
+        // font embedded whole among subsets (or the reverse) is how producers treat some faces anyway (FOP
+        // embeds what it cannot subset, Ghostscript draws bitmap faces as Type 3): a note, which corroborates
+        // nothing.
+        severity: kind === "not embedded" || main[0] === "not embedded" ? 3 : 2,
       });
     }
   }

@@ -168,11 +168,22 @@ describe("the clients file, edited while the service runs", () => {
     expect((await svc.call("GET", "/v1/detection", { client: CLIENTS.full })).status).toBe(200);
     expect((await svc.call("GET", "/v1/detection", { token: auditor })).status).toBe(401);
 
-    // Putting the client back makes its unexpired token work again.
+    // Putting the client back lets it fetch a new token; the token issued before its removal stays void
+    // (issue 25: a removed client's credentials are revoked, not suspended).
     await writeFile(svc.clientsFile, JSON.stringify({ clients: Object.values(CLIENTS) }));
-    await until(
-      async () => (await svc.call("GET", "/v1/detection", { token: auditor })).status === 200,
-      "the restored client's token works",
-    );
+    await until(async () => {
+      const fresh = await tokenRequest(
+        connectionFrom("127.0.0.51"),
+        CLIENTS.readonly.client_id,
+        CLIENTS.readonly.client_secret,
+      );
+      const token = fresh.body.access_token;
+      return (
+        fresh.status === 200 &&
+        typeof token === "string" &&
+        (await svc.call("GET", "/v1/detection", { token })).status === 200
+      );
+    }, "the restored client gets a new token that works");
+    expect((await svc.call("GET", "/v1/detection", { token: auditor })).status).toBe(401);
   });
 });
