@@ -19,7 +19,11 @@ import { idMrzCheck } from "./id-mrz.js";
  */
 const NOW = new Date("2026-06-01T00:00:00Z");
 
-async function scanned(r: IdRendering, seed: number): Promise<DocumentModel> {
+async function scanned(
+  r: IdRendering,
+  seed: number,
+  declaredDocType: DocumentModel["declaredDocType"] = "id_document",
+): Promise<DocumentModel> {
   const rendered = await renderId(r, seed);
   const shot = await capture(rendered.image, drawCapture("scan", seed), seed);
   return buildDocumentModel({
@@ -27,7 +31,7 @@ async function scanned(r: IdRendering, seed: number): Promise<DocumentModel> {
     contentType: "image/jpeg",
     filename: "passport.jpg",
     declaredContentType: null,
-    declaredDocType: "id_document",
+    declaredDocType,
     region: "EU",
   });
 }
@@ -53,6 +57,18 @@ describe("id.mrz", () => {
     // The MRZ is at the bottom of the page: the box is in the lower fifth of the image.
     expect(f?.bbox?.[1]).toBeGreaterThan(0.75 * 1335);
   }, 180_000);
+
+  it("on a document not declared an identity document, a zone naming no ICAO state gives notes only", async () => {
+    // A receipt's lines of letters and `<` read as an MRZ fail their check digits: OCR of other text. The same
+    // zone on a declared identity document stays proof.
+    const s = { ...makeSpecimen(32, "td3"), layout: 1, issuer: "QQQ", nationality: "QQQ" };
+    const rendering = tamperedRendering(s, "mrz_check_digit", 32);
+    const asReceipt = await idMrzCheck.run(await scanned(rendering, 32, "receipt"), { now: NOW });
+    expect(asReceipt.findings.some((f) => f.code === "mrz_state_unknown")).toBe(true);
+    expect(asReceipt.findings.filter((f) => (f.severity ?? 0) > 2)).toEqual([]);
+    const asId = await idMrzCheck.run(await scanned(rendering, 32), { now: NOW });
+    expect(asId.findings.find((f) => f.code === "mrz_check_digit_failed")?.severity).toBe(8);
+  }, 240_000);
 
   it("holds the visual zone against the MRZ: both values, both boxes", async () => {
     // A seed whose tamper changes the printed date of birth (the MRZ keeps the issued one).

@@ -248,6 +248,32 @@ function mismatchFindings(page: IdPage): Finding[] {
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
+/**
+ * Whether a zone read on a document not declared an identity document is an MRZ at all: its issuing state
+ * and nationality must be ICAO codes. Receipts and other pictures carry lines of letters, digits and `<` that
+ * the locator takes for an MRZ; read as one, their "check digits" and "dates" fail — OCR of another text, not
+ * a forged passport (5 of 120 genuine scanned receipts scored 99-100 that way). A declared identity document
+ * is judged as read.
+ */
+function trustedAsMrz(declared: string, v: NonNullable<IdPage["mrz"]>["validation"]): boolean {
+  return declared === "id_document" || !v.problems.some((p) => p.code === "state_unknown");
+}
+
+/** The findings of a zone that may not be an MRZ, as notes saying why. */
+function asNotes(findings: Finding[]): Finding[] {
+  return findings.map((f) =>
+    (f.severity ?? 0) <= NOTE_SEVERITY
+      ? f
+      : {
+          ...f,
+          message: `${f.message} The document is not declared an identity document and the zone names no ICAO state, so it may be other text read as an MRZ: a note, not a finding.`,
+          severity: NOTE_SEVERITY,
+        },
+  );
+}
+
+const NOTE_SEVERITY = 2;
+
 export const idMrzCheck = defineCheck({
   id: ID_MRZ_CHECK_ID,
   codes: ID_MRZ_CODES,
@@ -272,7 +298,8 @@ export const idMrzCheck = defineCheck({
     for (const page of pages) {
       const mrz = page.mrz!;
       const v = mrz.validation;
-      findings.push(...problemFindings(page), ...mismatchFindings(page));
+      const own = [...problemFindings(page), ...mismatchFindings(page)];
+      findings.push(...(trustedAsMrz(doc.declaredDocType, v) ? own : asNotes(own)));
       const unread = mrz.reading.lines.join("").split("?").length - 1;
       if (unread > 0)
         findings.push({
