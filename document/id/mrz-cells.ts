@@ -1,3 +1,4 @@
+import { otsu } from "../scan-geometry.js";
 import type { GreyImage } from "./geometry.js";
 
 /**
@@ -65,33 +66,6 @@ interface Glyph {
   y1: number;
   cx: number;
   pixels: number[];
-}
-
-function otsu(data: Uint8Array): number {
-  const hist = new Array<number>(256).fill(0);
-  for (const v of data) hist[v]!++;
-  const total = data.length;
-  let sum = 0;
-  for (let i = 0; i < 256; i++) sum += i * hist[i]!;
-  let sumB = 0;
-  let wB = 0;
-  let best = 0;
-  let threshold = 128;
-  for (let t = 0; t < 256; t++) {
-    wB += hist[t]!;
-    if (wB === 0) continue;
-    const wF = total - wB;
-    if (wF === 0) break;
-    sumB += t * hist[t]!;
-    const mB = sumB / wB;
-    const mF = (sum - sumB) / wF;
-    const between = wB * wF * (mB - mF) ** 2;
-    if (between > best) {
-      best = between;
-      threshold = t;
-    }
-  }
-  return threshold;
 }
 
 function glyphsOf(img: GreyImage, ink: Uint8Array, minHeight: number): Glyph[] {
