@@ -139,13 +139,17 @@ describe.skipIf(missing.length > 0)(title, () => {
     });
     const reasons = events.map((e) => e.reason);
     for (const r of ["StepStarted", "StepSucceeded", "Completed"]) expect(reasons).toContain(r);
-    // Finished step Pods are deleted by the operator once their results are recorded.
-    const pods = await apiRequest<{ items: unknown[] }>(
-      w.admin,
-      "GET",
-      `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
-    );
-    expect(pods.body.items).toHaveLength(0);
+    // Finished step Pods are deleted by the operator once their results are recorded (the deletion may
+    // land just after the Completed event on a busy machine: wait for it).
+    const remaining = await until("the finished step Pods to be deleted", async () => {
+      const pods = await apiRequest<{ items: unknown[] }>(
+        w.admin,
+        "GET",
+        `/api/v1/namespaces/${NS}/pods?labelSelector=docverify.io/detection=${id}`,
+      );
+      return pods.body.items.length === 0 ? pods.body.items : undefined;
+    });
+    expect(remaining).toHaveLength(0);
   });
 
   it("the completed detection's attestation verifies with the api's JWKS and attests the invoice's sha256", async () => {
