@@ -1,3 +1,4 @@
+import type { TenantMemory } from "../core/tenant-memory.js";
 import type { Registry } from "prom-client";
 import type { Config } from "../core/config.js";
 import type { Detection } from "../core/detection.js";
@@ -18,6 +19,8 @@ export interface ApiDeps {
   /** DetectionJobs (POST /jobs); absent when the deployment runs no job controller: /jobs answers 503. */
   jobs?: ResourceStore<DetectionJob>;
   objects: ObjectStore;
+  /** The tenant memory: an archived detection's DELETE forgets it (issue 23). */
+  memory?: TenantMemory;
   /** The service's own bucket (S3_BUCKET). */
   bucket: string;
   clients: ClientRegistry;

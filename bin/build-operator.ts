@@ -1,3 +1,4 @@
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Config } from "../core/config.js";
@@ -99,11 +100,14 @@ function operatorComponents(
   const clock = opts.clock ?? systemClock;
   const { detections, jobs, objects, scheduler, runner, events } = ports;
   const bucket = config.bucket;
+  // The tenant memory lives in the object store in both runtimes (platform/memory/, issue 23).
+  const memory = createObjectStoreMemory(objects, bucket);
 
   const reconciler = createDetectionReconciler({
     store: detections,
     objects,
     bucket,
+    memory,
     scheduler,
     runner,
     clock,
@@ -145,6 +149,7 @@ function operatorComponents(
     metrics,
   });
   const archivePruner = createArchivePruner({
+    memory,
     objects,
     bucket,
     clock,

@@ -59,3 +59,28 @@ export async function loadOrCreateDevClient(
   await writeFile(file, `${JSON.stringify(client, null, 2)}\n`, { mode: 0o600 });
   return { client, created: true, file };
 }
+
+/**
+ * The tenant memory's key (issue 23): DOCVERIFY_MEMORY_KEY, the file DOCVERIFY_MEMORY_KEY_FILE, or
+ * (standalone, `generateInto` set) a random key generated once into the data directory. Undefined when the
+ * memory is off or no key is configured (the cluster: the chart's secret sets one).
+ */
+export async function loadMemoryKey(config: Config, generateInto?: string): Promise<Uint8Array | undefined> {
+  if (!config.memory.enabled) return undefined;
+  let key = config.memory.key;
+  if (!key && config.memory.keyFile) key = (await readFile(config.memory.keyFile, "utf8")).trim();
+  if (!key && generateInto) {
+    const file = path.join(generateInto, "memory-key");
+    if (!existsSync(file)) {
+      await mkdir(generateInto, { recursive: true });
+      await writeFile(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" }).catch((e) => {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      });
+    }
+    key = (await readFile(file, "utf8")).trim();
+  }
+  if (!key) return undefined;
+  const bytes = new TextEncoder().encode(key);
+  if (bytes.length < 32) throw new Error("The memory key (DOCVERIFY_MEMORY_KEY) must be at least 32 bytes long.");
+  return bytes;
+}

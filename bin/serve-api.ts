@@ -1,3 +1,4 @@
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { serve } from "@hono/node-server";
 import { createApp } from "../api/app.js";
 import type { Registry } from "prom-client";
@@ -61,6 +62,7 @@ export function serveApi(
   const { config } = ports;
   const deps: ApiDeps = {
     ...ports,
+    memory: ports.memory ?? createObjectStoreMemory(ports.objects, ports.bucket),
     clients: opts.clients,
     tokens: createTokenService({
       key: opts.signingKey,

@@ -7,7 +7,9 @@ import { type StepResult, writeStepResult } from "../core/step-results.js";
 import { type ObjectStore, systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { NEUTRAL_LINES } from "./logging.js";
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { objectStoreFor, s3ObjectStoreFor } from "./object-stores.js";
+import { loadMemoryKey } from "./secrets.js";
 
 /**
  * Runs one step with its configuration taken from `env` (never process.env directly, so a warm worker can
@@ -67,6 +69,14 @@ export async function executeStep(
       clock: systemClock,
     };
     await ctx.objects.ensureBucket(ctx.bucket);
+    if (step === "check") {
+      // The tenant memory (issue 23): only the check step looks up and fingerprints.
+      const cluster = env.DOCVERIFY_RUNTIME === "cluster";
+      const key = await loadMemoryKey(config, cluster ? undefined : config.dataDir);
+      if (key) ctx.memory = { store: createObjectStoreMemory(ctx.objects, ctx.bucket), key };
+      else if (config.memory.enabled)
+        ctx.log.warn("the tenant memory is on but no DOCVERIFY_MEMORY_KEY is set: nothing is remembered");
+    }
     const run = await loadStep(step);
     // How long the process took to get here (one process per step: its start cost, see bench/scale.ts).
     ctx.log.info({ processUptimeMs: Math.round(process.uptime() * 1000) }, "step code loaded");

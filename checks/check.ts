@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { CheckOutcome, CheckResult, Finding, Trust } from "../core/check-result.js";
 import { type CodeTable, codeTableProblems, maxSeverityOf } from "../core/finding-levels.js";
 import type { DocumentModel } from "../document/model.js";
+import type { HistoryInput } from "./history-matches/gather.js";
 
 /**
  * The contract between the check step and every check: the document is parsed once per check step
@@ -25,6 +26,8 @@ export interface CheckContext {
   trustAnchorsPem?: string;
   /** Why DOCVERIFY_TRUST_ANCHORS could not be read, when it is set but unreadable. */
   trustAnchorsError?: string;
+  /** The tenant memory's inputs, gathered once by the check step (absent when the memory is off). */
+  history?: HistoryInput;
 }
 
 /** What the check step runs. */

@@ -1,6 +1,7 @@
 import type { Check } from "./check.js";
 import { fileTypeCheck } from "./file-type.js";
 import { fontsConsistencyCheck } from "./fonts-consistency.js";
+import { historyMatchesCheck } from "./history-matches/history-matches.js";
 import { imageCaptureCheck } from "./image-capture/image-capture.js";
 import { idBarcodeCheck } from "./id-barcode/id-barcode.js";
 import { idMrzCheck } from "./id-mrz/id-mrz.js";
@@ -45,4 +46,5 @@ export const CHECKS: readonly Check[] = [
   ...PIXEL_CHECKS,
   idMrzCheck,
   idBarcodeCheck,
+  historyMatchesCheck,
 ];

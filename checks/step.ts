@@ -3,6 +3,8 @@ import { type AuthoritativeInfo, type CheckStepResult, keys, type StepInput } fr
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { writeStored } from "../core/stored.js";
+import { MEMORY_ENTRY, tenantOf } from "../core/tenant-memory.js";
 import { admitDocument } from "../document/budget/gate.js";
 import { renderPageText } from "../document/document-text.js";
 import type { DocumentModel } from "../document/model.js";
@@ -17,6 +19,8 @@ import {
 import { setPdfjsLimits } from "../document/pdfjs.js";
 import { releasePixels, sharePixels } from "../document/pixels.js";
 import type { Check, CheckContext } from "./check.js";
+import { gatherHistory, type HistoryInput } from "./history-matches/gather.js";
+import { tenantKeys } from "./history-matches/keys.js";
 import { reviewOcrFindings } from "./ocr-review.js";
 import { CHECKS } from "./registry.js";
 import { type RenderLimits, RENDER_DEFAULTS, writeEvidence } from "./step-evidence.js";
@@ -257,10 +261,12 @@ async function checkAndReport(
   });
   const anchors = await loadTrustAnchors(ctx.config.trustAnchorsFile);
   if (anchors.error) log.warn({ reason: anchors.error }, "the trust anchors file cannot be read");
+  const history = await gatherMemory(doc, input, ctx, log);
   const base: Omit<CheckContext, "signal"> = {
     now,
     ...(anchors.pem ? { trustAnchorsPem: anchors.pem } : {}),
     ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
+    ...(history ? { history } : {}),
   };
   let checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
 
@@ -309,6 +315,17 @@ async function checkAndReport(
       }
     : undefined;
 
+  // The detection's memory entry waits beside its results until the detection is remembered (terminal).
+  if (history) {
+    await writeStored(
+      ctx.objects,
+      ctx.bucket,
+      MEMORY_ENTRY,
+      { tenant: history.keys.id, entry: history.fingerprint.entry },
+      input.detection,
+    );
+  }
+
   const textKey = keys.text(input.detection);
   const text = renderText(doc);
   await ctx.objects.put(ctx.bucket, textKey, text, { contentType: "text/plain; charset=utf-8" });
@@ -353,6 +370,41 @@ async function checkAndReport(
     ...(evidence ? { evidence } : {}),
     facts: producerFacts(doc),
   };
+}
+
+/**
+ * The tenant memory's inputs (checks/history-matches/gather.ts): the document's fingerprint and the
+ * tenant's earlier entries it may match, read once before the checks run. Undefined when the memory is off.
+ */
+async function gatherMemory(
+  doc: DocumentModel,
+  input: StepInput,
+  ctx: StepContext,
+  log: StepContext["log"],
+): Promise<HistoryInput | undefined> {
+  if (!ctx.memory || !input.document) return undefined;
+  const started = performance.now();
+  const keys = tenantKeys(ctx.memory.key, tenantOf(input.spec));
+  const history = await gatherHistory(
+    doc,
+    {
+      detection: input.detection,
+      sha256: input.document.sha256,
+      docType: input.spec.docType,
+      at: ctx.clock.now().toISOString(),
+    },
+    keys,
+    ctx.memory.store,
+  );
+  log.info(
+    {
+      earlier: history.earlier.length,
+      cells: history.fingerprint.cells.length,
+      ms: Math.round(performance.now() - started),
+    },
+    "tenant memory looked up",
+  );
+  return history;
 }
 
 /** The producer and creator the file names (Info first, then XMP), clipped, for a tenant's policy. */

@@ -10,6 +10,11 @@ export const ClientRegistration = z
     scopes: z.array(z.string()),
     sample_allowance: z.number().int().nonnegative().default(0),
     buckets: z.array(z.string()).default([]),
+    /**
+     * The tenant the client belongs to (several clients of one customer share a tenant memory, issue 23);
+     * absent: the client is a tenant of its own.
+     */
+    tenant: z.string().min(1).max(200).optional(),
   })
   .refine((c) => (c.client_secret === undefined) !== (c.client_secret_hash === undefined), {
     message: "each client needs exactly one of client_secret or client_secret_hash",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { MemorySettings } from "./tenant-memory.js";
 import { DEFAULT_DOCUMENT_BUDGET, type DocumentBudget } from "./document-budget.js";
 import {
   DEFAULT_MAX_RESOURCE_BYTES,
@@ -65,6 +66,9 @@ const EnvSchema = z.object({
   PORT: int(0),
   HOST: str,
   DOCVERIFY_DATA_DIR: str,
+  DOCVERIFY_MEMORY: z.enum(["on", "off"]).optional(),
+  DOCVERIFY_MEMORY_KEY: str,
+  DOCVERIFY_MEMORY_KEY_FILE: str,
   DOCVERIFY_CLIENTS_FILE: str,
   DOCVERIFY_TOKEN_TTL_SECONDS: int(1),
   DOCVERIFY_RETENTION_SECONDS: int(1),
@@ -219,6 +223,12 @@ export interface Config {
     useSsl: boolean;
   };
   kubeNamespace?: string;
+  /**
+   * The tenant memory (issue 23; docs/api.md, "Tenant memory"): on by default; its key (at least 32 bytes)
+   * from DOCVERIFY_MEMORY_KEY or the file DOCVERIFY_MEMORY_KEY_FILE, or standalone generated into the data
+   * directory. Without a key in the cluster the check step remembers nothing (and says so in its log).
+   */
+  memory: MemorySettings;
 }
 
 export class ConfigError extends Error {
@@ -310,5 +320,10 @@ export function loadConfig(
       useSsl: e.S3_USE_SSL ?? false,
     },
     kubeNamespace: e.KUBE_NAMESPACE,
+    memory: {
+      enabled: e.DOCVERIFY_MEMORY !== "off",
+      ...(e.DOCVERIFY_MEMORY_KEY ? { key: e.DOCVERIFY_MEMORY_KEY } : {}),
+      ...(e.DOCVERIFY_MEMORY_KEY_FILE ? { keyFile: e.DOCVERIFY_MEMORY_KEY_FILE } : {}),
+    },
   };
 }

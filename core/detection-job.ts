@@ -40,6 +40,8 @@ export const DetectionJobSpec = z.object({
   region: z.string().regex(/^[A-Z]{2}$/),
   /** The client that created the job; its detections are submitted by the same client. */
   submittedBy: z.string(),
+  /** The tenant of the client's entry (the Detections it creates join that tenant's memory). */
+  tenant: z.string().optional(),
 });
 export type DetectionJobSpec = z.infer<typeof DetectionJobSpec>;
 

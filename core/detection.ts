@@ -30,6 +30,8 @@ export const DetectionSpec = z.object({
   docType: z.enum(DOC_TYPES),
   region: z.string().regex(/^[A-Z]{2}$/),
   submittedBy: z.string(),
+  /** The tenant whose memory the detection joins (the client entry's `tenant`); absent: the client itself. */
+  tenant: z.string().optional(),
   sample: z.boolean().default(false),
   batchId: z.string().optional(),
   priority: z.enum(PRIORITIES).default("interactive"),

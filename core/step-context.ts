@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "./config.js";
 import type { Clock, ObjectStore } from "./ports.js";
+import type { TenantMemory } from "./tenant-memory.js";
 
 export type { Logger };
 
@@ -15,4 +16,9 @@ export interface StepContext {
   config: Config;
   log: Logger;
   clock: Clock;
+  /**
+   * The tenant memory and the deployment's memory key (the check step looks up and fingerprints with them);
+   * absent when the memory is off (DOCVERIFY_MEMORY=off) and in the evaluation harness.
+   */
+  memory?: { store: TenantMemory; key: Uint8Array };
 }

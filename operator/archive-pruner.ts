@@ -1,3 +1,4 @@
+import type { TenantMemory } from "../core/tenant-memory.js";
 import { dueArchivedDetections, pruneArchivedDetection } from "../core/archive.js";
 import type { Clock, ObjectStore } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
@@ -12,6 +13,8 @@ export interface ArchivePrunerDeps {
   /** DOCVERIFY_RETENTION_SECONDS: how long after it finished a detection's verdict and files are kept. */
   retentionSeconds: number;
   metrics?: Pick<OperatorMetrics, "archivedPruned">;
+  /** The tenant memory: a pruned detection is forgotten (issue 23). */
+  memory?: TenantMemory;
 }
 
 export interface PruneResult {
@@ -36,6 +39,7 @@ export function createArchivePruner(deps: ArchivePrunerDeps) {
     const result: PruneResult = { pruned: 0, objects: 0 };
     const completedBefore = new Date(clock.now().getTime() - deps.retentionSeconds * 1000);
     for await (const due of dueArchivedDetections(objects, bucket, completedBefore)) {
+      await deps.memory?.forget(due.id);
       const removed = await pruneArchivedDetection(objects, bucket, due);
       result.pruned++;
       result.objects += removed;

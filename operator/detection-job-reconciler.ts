@@ -247,6 +247,7 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
         docType: job.spec.docType,
         region: job.spec.region,
         submittedBy: job.spec.submittedBy,
+        ...(job.spec.tenant !== undefined ? { tenant: job.spec.tenant } : {}),
         sample: false,
         batchId: jobId,
         priority: "batch",

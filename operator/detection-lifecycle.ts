@@ -13,6 +13,8 @@ import {
   type WorkloadRunner,
 } from "../core/ports.js";
 import { CLEANUP_FINALIZER } from "../core/resource.js";
+import { readStored } from "../core/stored.js";
+import { MEMORY_ENTRY, type TenantMemory } from "../core/tenant-memory.js";
 import type { Logger } from "../core/step-context.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import { pruned, type StatusEvent, type Transition } from "./detection-status.js";
@@ -27,6 +29,8 @@ export interface LifecycleSettings {
 
 export interface DetectionLifecycleDeps {
   store: ResourceStore<Detection>;
+  /** The tenant memory (issue 23): remembers a finished detection, forgets a deleted or pruned one. */
+  memory?: TenantMemory;
   objects: ObjectStore;
   bucket: string;
   scheduler: Scheduler;
@@ -81,10 +85,13 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     const pruneAt = completed + settings.retentionSeconds * 1000;
     if (!status.prunedAt && now.getTime() >= pruneAt) {
       // Retention: the verdict (and so its reasoning) reads null; status, score and durable fields stay.
+      // The tenant memory forgets it first (its entry is found through the detection's id alone).
+      await deps.memory?.forget(name);
       const removed = await removeFiles(d);
       log.info({ removedObjects: removed }, "retention period over; verdict and stored files pruned");
       return { write: pruned(status, now, removed) };
     }
+    if (!status.prunedAt) await remember(name, log);
     const archiveAfterMs = (settings.archiveAfterSeconds ?? 0) * 1000;
     // A detection created with an Idempotency-Key stays a resource (where the key's label is looked up)
     // for the key's 24 hours (core/idempotency.ts).
@@ -156,6 +163,7 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     for (const s of d.status?.steps ?? []) await runner.delete(s.workload);
     await scheduler.release(name);
     if (!d.metadata.finalizers?.includes(CLEANUP_FINALIZER)) return {};
+    await deps.memory?.forget(name);
     const removed = await removeFiles(d);
     // An archive pass cut short (or one that lost a race with this DELETE) may have left the record.
     if (await removeArchivedDetection(objects, bucket, d.spec.submittedBy, name))
@@ -164,6 +172,21 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     if (gone === "conflict") return { requeue: true };
     if (gone === "removed") log.info({ removedObjects: removed }, "deleted; stored files removed");
     return {};
+  }
+
+  /**
+   * Files the check step's memory entry (runs/<id>/memory.json) in the tenant memory once the detection is
+   * terminal, so the memory holds finished detections only (docs/decisions.md, "Tenant memory"). Idempotent:
+   * a detection already remembered, or without an entry (memory off, a failed check), is left alone.
+   */
+  async function remember(name: string, log: Logger): Promise<void> {
+    const memory = deps.memory;
+    if (!memory || (await memory.has(name))) return;
+    const read = await readStored(objects, bucket, MEMORY_ENTRY, name);
+    if (read.kind === "invalid") log.warn({ reason: read.reason }, "the tenant memory entry is unreadable; not remembered");
+    if (read.kind !== "ok" || read.value.entry.detection !== name) return;
+    await memory.remember(read.value.tenant, read.value.entry);
+    log.info({ keys: read.value.entry.keys.length }, "remembered in the tenant memory");
   }
 
   /** Removes the cleanup finalizer with the version read: a Conflict means "look again". */

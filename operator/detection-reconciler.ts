@@ -1,3 +1,4 @@
+import type { TenantMemory } from "../core/tenant-memory.js";
 import {
   type Detection,
   type DetectionStatus,
@@ -64,6 +65,8 @@ export const reconcilerSettingsOf = (config: Config): ReconcilerSettings => ({
 
 export interface DetectionReconcilerDeps {
   store: ResourceStore<Detection>;
+  /** The tenant memory: a finished detection is remembered, a deleted or pruned one forgotten (issue 23). */
+  memory?: TenantMemory;
   objects: ObjectStore;
   bucket: string;
   scheduler: Scheduler;

@@ -57,6 +57,8 @@ export function registerDeleteDetection(app: OpenAPIHono<AppEnv>): void {
       // Archived: no resource and no finalizer any more; the files go here, before the record.
       await removeDetectionFiles(deps.objects, deps.bucket, found.detection);
     }
+    // The tenant memory's entry goes with the detection (a live one's goes with its finalizer too).
+    if (found) await deps.memory?.forget(detection_id);
     // The record (if any) goes last: archived, or written by an archive pass that this DELETE overtook
     // (the operator's finalizer removes it too, but a resource whose finalizer the archiver had already
     // removed is gone at once). A DELETE cut short leaves the record, so a repeated DELETE finishes it.

@@ -29,6 +29,9 @@ import {
   parseSampleHeader,
 } from "./schema.js";
 
+/** The tenant of the client's entry, when it names one (issue 23: the tenant memory). */
+const tenantSpec = (tenant: string | undefined) => (tenant !== undefined ? { tenant } : {});
+
 export const SAMPLE_USAGE_KIND = "sample";
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -207,6 +210,7 @@ async function createDetection(
       docType: body.doc_type,
       region: normalizeRegion(body.region)!,
       submittedBy: clientId,
+      ...tenantSpec(deps.clients.get(clientId)?.tenant),
       sample,
       priority: sample ? "sample" : "interactive",
     },
