@@ -11,6 +11,9 @@ import { API_GROUP_VERSION, CLEANUP_FINALIZER } from "../core/resource.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
+import { writeStored } from "../core/stored.js";
+import { MEMORY_ENTRY, type MemoryEntry } from "../core/tenant-memory.js";
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { createDetectionLifecycle } from "./detection-lifecycle.js";
 import type { StatusEvent } from "./detection-status.js";
 
@@ -53,8 +56,10 @@ async function world() {
     close: async () => {},
   };
   const events: StatusEvent[] = [];
+  const memory = createObjectStoreMemory(objects, "b");
   const lifecycle = createDetectionLifecycle({
     store,
+    memory,
     objects,
     bucket: "b",
     scheduler: createLocalScheduler({ capacity: 1 }),
@@ -97,7 +102,32 @@ async function world() {
     };
     return store.updateStatus({ ...created, status });
   }
-  return { clock, store, objects, lifecycle, deleted, events, finished };
+  /** The check step's memory entry of `name` (what checks/step.ts writes beside the results). */
+  async function checkedWithMemory(name: string): Promise<void> {
+    const entry: MemoryEntry = {
+      v: 1,
+      detection: name,
+      at: clock.now().toISOString(),
+      docType: "invoice",
+      file: "f".repeat(22),
+      identifiers: [],
+      template: "t".repeat(22),
+      templateSealed: "x",
+      content: "",
+      wording: "",
+      cells: [],
+      cellsSealed: "x",
+      keys: [`f.${"f".repeat(22)}`, `t.${"t".repeat(22)}/-`],
+    };
+    await writeStored(objects, "b", MEMORY_ENTRY, { tenant: "tenant1", entry }, name);
+  }
+  /** Every object of the tenant memory that names `name`. */
+  async function memoryOf(name: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const o of objects.list("b", "memory/")) if (o.key.includes(name)) out.push(o.key);
+    return out;
+  }
+  return { clock, store, objects, lifecycle, deleted, events, finished, memory, checkedWithMemory, memoryOf };
 }
 
 describe("the detection lifecycle", () => {
@@ -172,5 +202,41 @@ describe("the detection lifecycle", () => {
     expect(await w.objects.stat("b", keys.document(d.metadata.name, "s.pdf"))).toBeUndefined();
     // Repeated (a second event for the same deletion): nothing left to do, no error.
     expect(await w.lifecycle.finalize(deleting, log)).toEqual({});
+  });
+
+  it("remembers a finished detection's memory entry once, and forgets it at retention (issue 23)", async () => {
+    const w = await world();
+    const d = await w.finished();
+    await w.checkedWithMemory(d.metadata.name);
+    await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    expect(await w.memory.has(d.metadata.name)).toBe(true);
+    expect((await w.memoryOf(d.metadata.name)).sort()).toEqual(
+      [
+        `memory/by-detection/${d.metadata.name}`,
+        `memory/tenant1/e/${d.metadata.name}.json`,
+        `memory/tenant1/x/f.${"f".repeat(22)}/${d.metadata.name}`,
+        `memory/tenant1/x/t.${"t".repeat(22)}/-/${d.metadata.name}`,
+      ].sort(),
+    );
+    const found = await w.memory.lookup("tenant1", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 });
+    expect(found.map((e) => e.detection)).toEqual([d.metadata.name]);
+    // Another tenant's lookup under the same key finds nothing.
+    expect(await w.memory.lookup("tenant2", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 })).toEqual([]);
+    w.clock.advance(25 * HOUR);
+    const step = await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    expect("write" in step).toBe(true);
+    expect(await w.memoryOf(d.metadata.name)).toEqual([]);
+  });
+
+  it("forgets a deleted detection's memory entry in its finalizer", async () => {
+    const w = await world();
+    const d = await w.finished();
+    await w.checkedWithMemory(d.metadata.name);
+    await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
+    expect((await w.memoryOf(d.metadata.name)).length).toBe(4);
+    await w.store.delete(d.metadata.name);
+    const deleting = (await w.store.get(d.metadata.name))!;
+    await w.lifecycle.finalize(deleting, log);
+    expect(await w.memoryOf(d.metadata.name)).toEqual([]);
   });
 });
