@@ -1,0 +1,158 @@
+/**
+ * The tenant memory (issue 23) in the cluster runtime, on a real kube-apiserver + etcd with the real operator,
+ * api, step Pods (node player), Redis and S3 (s3rver): the same PDF twice names the first detection; the
+ * statement re-rendered by its producer with another holder is matched with the names side by side; another
+ * tenant's identical document matches nothing; DELETE and then retention remove the entries and their index
+ * keys from S3 (asserted on the bucket). Retention is an operator restart with a 1-second retention period.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ObjectStore } from "../../core/ports.js";
+import { buildDocument } from "../../fixtures/real-producer/content.js";
+import { produce } from "../../fixtures/real-producer/produce.js";
+import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
+
+const NS = "docverify-memory";
+const CLIENT = {
+  client_id: "acme-bank",
+  client_secret: "s3cret-acme-0123456789",
+  scopes: ["DocumentVerification:*"],
+};
+const OTHER = {
+  client_id: "other-bank",
+  client_secret: "s3cret-other-0123456789",
+  scopes: ["DocumentVerification:*"],
+};
+const MEMORY_KEY = "cluster-e2e-memory-key-0123456789abcdef";
+
+const missing = missingPrerequisites();
+const title = missing.length
+  ? `tenant memory in the cluster runtime: SKIPPED — ${missing.join("; ")}`
+  : "tenant memory in the cluster runtime";
+
+describe.skipIf(missing.length > 0)(title, () => {
+  let w: RuntimeWorld;
+  let dir: string;
+  let objects: ObjectStore;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "docverify-memory-e2e-"));
+    const doc = buildDocument(7, "bank_statement", "GB");
+    const opts = { family: "ghostscript" as const, tz: "UTC", at: doc.issuedOn };
+    await produce(doc, path.join(dir, "a"), path.join(dir, "a.pdf"), opts);
+    await produce(
+      { ...doc, recipient: { ...doc.recipient, name: "Jane Other" } },
+      path.join(dir, "b"),
+      path.join(dir, "b.pdf"),
+      opts,
+    );
+    w = await startRuntimeWorld({
+      namespace: NS,
+      documents: {
+        "/a.pdf": await readFile(path.join(dir, "a.pdf")),
+        "/b.pdf": await readFile(path.join(dir, "b.pdf")),
+      },
+    });
+    await w.newOperator("op-1", { DOCVERIFY_MEMORY_KEY: MEMORY_KEY });
+    await w.startApi([CLIENT, OTHER]);
+    objects = w.objects();
+  }, 240_000);
+
+  afterAll(async () => {
+    await w?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  /** Keys of the tenant memory on S3 (all, or those of one detection). */
+  async function memoryKeys(id?: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const o of objects.list("docverify", "memory/"))
+      if (id === undefined || o.key.includes(id)) out.push(o.key);
+    return out;
+  }
+
+  async function submit(source: string, client = CLIENT): Promise<string> {
+    const r = await w.call(
+      "POST",
+      "/v1/detection",
+      { source_url: `${w.docBase}${source}`, doc_type: "bank_statement", region: "GB" },
+      client,
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const id = r.body.id as string;
+    const done = await until(
+      `detection ${id} to finish`,
+      async () => {
+        const b = (await w.call("GET", `/v1/detection/${id}`, undefined, client)).body;
+        return b.status === "COMPLETED" || b.status === "FAILED" ? b : undefined;
+      },
+      180_000,
+    );
+    expect(done.status, w.diagnostics()).toBe("COMPLETED");
+    await until(
+      `the memory entry of ${id}`,
+      async () => ((await memoryKeys(id)).some((k) => k.endsWith(`/e/${id}.json`)) ? true : undefined),
+      60_000,
+    );
+    return id;
+  }
+
+  async function historyOf(id: string, client = CLIENT) {
+    const ev = await w.call("GET", `/v1/detection/${id}/evidence`, undefined, client);
+    expect(ev.status).toBe(200);
+    const d = (await w.call("GET", `/v1/detection/${id}`, undefined, client)).body;
+    return {
+      // biome-ignore lint/suspicious/noExplicitAny: evidence findings as JSON
+      findings: (ev.body.findings as any[]).filter((f) => f.check_id === "history.matches"),
+      discovered: (d.discovered ?? []) as string[],
+      score: d.score as number,
+    };
+  }
+
+  it("duplicate, another holder, another tenant; DELETE and retention remove the entries from S3", async () => {
+    const first = await submit("/a.pdf");
+    expect((await historyOf(first)).findings).toEqual([]);
+
+    const second = await submit("/a.pdf");
+    const dup = await historyOf(second);
+    expect(dup.discovered).toContain("duplicate_submission");
+    expect(dup.findings.find((f) => f.code === "duplicate_submission")?.evidence.earlier).toContain(first);
+
+    const renamed = await submit("/b.pdf");
+    const other = await historyOf(renamed);
+    expect(other.discovered).toContain("seen_with_other_values");
+    const changed = other.findings.filter((f) => f.code === "same_document_other_values");
+    expect(changed.map((f) => [f.before, f.after])).toContainEqual(["Amelia Thomas", "Jane Other"]);
+    expect(other.score).toBeLessThan(50);
+
+    const foreign = await submit("/a.pdf", OTHER);
+    const none = await historyOf(foreign, OTHER);
+    expect(none.findings).toEqual([]);
+    expect(none.discovered).not.toContain("duplicate_submission");
+
+    // DELETE: the entry, its index markers and its owner record go.
+    expect((await memoryKeys(first)).length).toBeGreaterThan(3);
+    expect((await w.call("DELETE", `/v1/detection/${first}`)).status).toBe(200);
+    await until(
+      "the deleted detection's memory",
+      async () => ((await memoryKeys(first)).length === 0 ? true : undefined),
+      60_000,
+    );
+    expect((await memoryKeys()).length).toBeGreaterThan(0);
+
+    // Retention of 1 s (an operator restart): every remembered detection is forgotten.
+    for (const o of w.operators) await o.stop();
+    const pruning = await w.newOperator("op-prune", {
+      DOCVERIFY_MEMORY_KEY: MEMORY_KEY,
+      DOCVERIFY_RETENTION_SECONDS: "1",
+    });
+    await pruning.waitForLog(/is the leader/, 30_000);
+    await until(
+      "the tenant memory to be empty after retention",
+      async () => ((await memoryKeys()).length === 0 ? true : undefined),
+      120_000,
+    );
+  }, 900_000);
+});
