@@ -19,9 +19,12 @@ import { defineStored } from "./stored.js";
  * document, never the whole memory. Cross-tenant matching is not offered: the tenant is part of every path.
  */
 
-/** One cell of the document: page, position (x, y in points, rounded), keyed hash of its text (64 bits). */
-export const MemoryCell = z.tuple([z.number().int(), z.number().int(), z.number().int(), z.string()]);
-export type MemoryCell = z.infer<typeof MemoryCell>;
+/**
+ * The document's cells, one string: per cell `page:x:y:hash` (position in points, rounded; keyed hash of its
+ * text, 64 bits), separated by spaces. One string rather than an array of tuples: an entry is read and
+ * validated on every lookup that finds it, and validating hundreds of tuples cost milliseconds each time.
+ */
+export const MemoryCells = z.string().regex(/^(\d+:-?\d+:-?\d+:[A-Za-z0-9_-]+( |$))*$/);
 
 /** A keyed identifier: what it is (iban, account, invoice, customer) and its keyed hash. */
 export const MemoryIdentifier = z.object({ kind: z.string(), hash: z.string(), sealed: z.string() });
@@ -51,7 +54,7 @@ export const MemoryEntry = z.object({
   content: z.string(),
   /** MinHash signature of the cells' text with every digit masked (the fixed wording and the geometry). */
   wording: z.string(),
-  cells: z.array(MemoryCell),
+  cells: MemoryCells,
   /** The cells' texts, in the order of `cells`, as one sealed JSON array. */
   cellsSealed: z.string(),
   /** Index keys the entry is filed under (a key with one `/` is a group and a member). */

@@ -115,7 +115,7 @@ async function world() {
       templateSealed: "x",
       content: "",
       wording: "",
-      cells: [],
+      cells: "",
       cellsSealed: "x",
       keys: [`f.${"f".repeat(22)}`, `t.${"t".repeat(22)}/-`],
     };

@@ -60,7 +60,17 @@ const fontName = (f: string) => f.replace(/^[A-Z]{6}\+/, "");
 
 export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: TenantKeys): Fingerprint {
   const lines = documentLines(doc);
-  const cells = placedCells(lines, k);
+  // One keyed digest per distinct token: the cells' hashes and both signatures are made from them.
+  const digests = new Map<string, Buffer>();
+  const digest = (t: string) => {
+    let d = digests.get(t);
+    if (!d) {
+      d = k.token(t);
+      digests.set(t, d);
+    }
+    return d;
+  };
+  const cells = placedCells(lines, (text) => digest(norm(text)).toString("base64url").slice(0, 11));
   const template = templateOf(doc);
   const templateKey = k.hash("template", JSON.stringify(template));
   const issuer = issuerOf(lines);
@@ -70,13 +80,9 @@ export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: Tena
     hash: k.hash(`id:${i.kind}`, i.value),
     text: i.value,
   }));
-  const content = minhash(
-    cells.map((c) => norm(c.text)),
-    k,
-  );
+  const content = minhash(cells.map((c) => digest(norm(c.text))));
   const wording = minhash(
-    cells.map((c) => `${c.page}|${Math.round(c.x / 12)}|${Math.round(c.y / 12)}|${masked(c.text)}`),
-    k,
+    cells.map((c) => digest(`${c.page}|${Math.round(c.x / 12)}|${Math.round(c.y / 12)}|${masked(c.text)}`)),
   );
   const file = k.hash("file", input.sha256);
   const issuerHash = issuer ? k.hash("issuer", norm(issuer)) : undefined;
@@ -101,7 +107,7 @@ export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: Tena
     templateSealed: k.seal(JSON.stringify(template)),
     content: encodeSignature(content),
     wording: encodeSignature(wording),
-    cells: cells.map((c) => [c.page, c.x, c.y, c.hash]),
+    cells: cells.map((c) => `${c.page}:${c.x}:${c.y}:${c.hash}`).join(" "),
     cellsSealed: k.seal(JSON.stringify(cells.map((c) => c.text))),
     keys: [...new Set(keys)],
   };
@@ -115,7 +121,7 @@ export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: Tena
   };
 }
 
-function placedCells(lines: readonly Line[], k: TenantKeys): FingerprintCell[] {
+function placedCells(lines: readonly Line[], hashOf: (text: string) => string): FingerprintCell[] {
   const out: FingerprintCell[] = [];
   for (const line of lines) {
     line.cells.forEach((cell, i) => {
@@ -129,7 +135,7 @@ function placedCells(lines: readonly Line[], k: TenantKeys): FingerprintCell[] {
         page: line.page,
         x,
         y,
-        hash: k.hash("cell", norm(text)).slice(0, 11),
+        hash: hashOf(text),
         ...(cell.bbox ? { bbox: cell.bbox } : {}),
       });
     });
@@ -229,11 +235,10 @@ function placed(text: string, page: number, bbox?: Box): PlacedValue {
 // MinHash and LSH
 // ---------------------------------------------------------------------------------------------
 
-/** MinHash of a set of tokens: per token two 32-bit keyed hashes, mixed into SIGNATURE values. */
-export function minhash(tokens: readonly string[], k: TenantKeys): Uint32Array {
+/** MinHash of a set of tokens given as keyed digests: two 32-bit words each, mixed into SIGNATURE values. */
+export function minhash(tokens: readonly Buffer[]): Uint32Array {
   const sig = new Uint32Array(SIGNATURE).fill(0xffffffff);
-  for (const t of new Set(tokens)) {
-    const d = k.token(t);
+  for (const d of new Set(tokens)) {
     const h1 = d.readUInt32LE(0);
     const h2 = d.readUInt32LE(4) | 1;
     for (let i = 0; i < SIGNATURE; i++) {

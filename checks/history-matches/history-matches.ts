@@ -109,14 +109,16 @@ export function decideHistory(h: HistoryInput): Inspection {
 
   // 2. The same document with other values: most cells unchanged in their places, some changed.
   const content = decodeSignature(entry.content);
-  let best: { e: MemoryEntry; same: number; changed: { cell: FingerprintCell; before: string }[] } | undefined;
+  let best:
+    | { e: MemoryEntry; same: number; earlierCells: number; changed: { cell: FingerprintCell; before: string }[] }
+    | undefined;
   for (const e of h.earlier) {
     if (duplicateIds.has(e.detection) || !content) continue;
     const sig = decodeSignature(e.content);
     if (!sig || similarity(content, sig) < CONTENT_MIN) continue;
     const diff = cellDiff(fp.cells, e, h);
     if (!diff) continue;
-    const share = diff.same / Math.max(fp.cells.length, e.cells.length);
+    const share = diff.same / Math.max(fp.cells.length, diff.earlierCells);
     if (share >= SAME_DOCUMENT_SHARE && diff.changed.length > 0 && (!best || diff.same > best.same))
       best = { e, ...diff };
   }
@@ -198,19 +200,22 @@ function cellDiff(
   cells: readonly FingerprintCell[],
   e: MemoryEntry,
   h: HistoryInput,
-): { same: number; changed: { cell: FingerprintCell; before: string }[] } | undefined {
+): { same: number; earlierCells: number; changed: { cell: FingerprintCell; before: string }[] } | undefined {
+  // Place → index of the earlier cell, and its text's hash.
   const at = new Map<string, number>();
-  e.cells.forEach(([page, x, y], i) => {
-    at.set(`${page}|${x}|${y}`, i);
-  });
+  const hashes: string[] = [];
+  for (const [i, cell] of (e.cells ? e.cells.split(" ") : []).entries()) {
+    const cut = cell.lastIndexOf(":");
+    at.set(cell.slice(0, cut), i);
+    hashes.push(cell.slice(cut + 1));
+  }
   let texts: string[] | undefined;
   let same = 0;
   const changed: { cell: FingerprintCell; before: string }[] = [];
   for (const c of cells) {
-    const i = at.get(`${c.page}|${c.x}|${c.y}`);
+    const i = at.get(`${c.page}:${c.x}:${c.y}`);
     if (i === undefined) continue;
-    const old = e.cells[i] as [number, number, number, string];
-    if (old[3] === c.hash) {
+    if (hashes[i] === c.hash) {
       same++;
       continue;
     }
@@ -221,7 +226,7 @@ function cellDiff(
     }
     changed.push({ cell: c, before: texts[i] ?? "" });
   }
-  return { same, changed };
+  return { same, earlierCells: hashes.length, changed };
 }
 
 function parseTemplate(s: string | undefined): TemplateDescription | undefined {

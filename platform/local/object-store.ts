@@ -335,7 +335,11 @@ export function createLocalObjectStore(root: string): ObjectStore {
     list(bucket, prefix, opts) {
       checkBucket(bucket);
       checkPrefix(prefix);
-      return walk(bucket, bucketDir(bucket), "", prefix, opts?.startAfter);
+      // Every key under the prefix lies in the folder its last '/' names: start there, so a listing deep in
+      // a large tree (the tenant memory's index keys, platform/memory/) reads no folder above it.
+      const base = prefix.slice(0, prefix.lastIndexOf("/") + 1);
+      const dir = base ? join(bucketDir(bucket), ...base.slice(0, -1).split("/")) : bucketDir(bucket);
+      return walk(bucket, dir, base, prefix, opts?.startAfter);
     },
 
     async delete(bucket, key) {
