@@ -66,7 +66,11 @@ async function renderAll(dir: string): Promise<Map<string, Uint8Array>> {
     await Promise.all(
       docs.slice(i, i + 2).map(async ([name, doc]) => {
         const file = path.join(dir, `${name}.pdf`);
-        await produce(doc, path.join(dir, name), file, { family: "ghostscript", tz: "UTC", at: doc.issuedOn });
+        await produce(doc, path.join(dir, name), file, {
+          family: "ghostscript",
+          tz: "UTC",
+          at: doc.issuedOn,
+        });
         out.set(name, new Uint8Array(await readFile(file)));
       }),
     );
@@ -200,7 +204,12 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         const history = await gatherHistory(
           model,
-          { detection: `probe-${r}`, sha256: sha(pdfs.get(name) as Uint8Array), docType: "bank_statement", at: "t" },
+          {
+            detection: `probe-${r}`,
+            sha256: sha(pdfs.get(name) as Uint8Array),
+            docType: "bank_statement",
+            at: "t",
+          },
           keys,
           memory,
         );

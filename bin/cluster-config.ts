@@ -74,7 +74,12 @@ const StepPodJson = z
   .strict();
 
 /** Secrets a step may need, passed by secretKeyRef when DOCVERIFY_STEP_ENV_SECRET names a Secret. */
-const SECRET_ENV = ["S3_ACCESS_KEY", "S3_SECRET_KEY", "DOCVERIFY_LLM_API_KEY", "DOCVERIFY_MEMORY_KEY"] as const;
+const SECRET_ENV = [
+  "S3_ACCESS_KEY",
+  "S3_SECRET_KEY",
+  "DOCVERIFY_LLM_API_KEY",
+  "DOCVERIFY_MEMORY_KEY",
+] as const;
 
 /** Step Pod options from the operator's environment: its DOCVERIFY_* and S3_* settings pass on to steps. */
 export function stepPodOptionsFromEnv(env: Record<string, string | undefined>): StepPodOptions {

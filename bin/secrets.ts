@@ -81,6 +81,7 @@ export async function loadMemoryKey(config: Config, generateInto?: string): Prom
   }
   if (!key) return undefined;
   const bytes = new TextEncoder().encode(key);
-  if (bytes.length < 32) throw new Error("The memory key (DOCVERIFY_MEMORY_KEY) must be at least 32 bytes long.");
+  if (bytes.length < 32)
+    throw new Error("The memory key (DOCVERIFY_MEMORY_KEY) must be at least 32 bytes long.");
   return bytes;
 }

@@ -103,7 +103,8 @@ export interface MemorySettings {
 }
 
 /** The tenant of a detection: the client entry's `tenant`, else the client. */
-export const tenantOf = (spec: { submittedBy: string; tenant?: string }): string => spec.tenant ?? spec.submittedBy;
+export const tenantOf = (spec: { submittedBy: string; tenant?: string }): string =>
+  spec.tenant ?? spec.submittedBy;
 
 /** Where the object-store adapter keeps a tenant's entries and index keys (platform/memory/). */
 export const memoryKeys = {

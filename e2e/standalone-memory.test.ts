@@ -56,7 +56,11 @@ async function submit(client: TestClient, pdf: Uint8Array): Promise<string> {
   });
   expect(up.status).toBe(201);
   expect((await fetch(up.body.upload_url, { method: "PUT", body: pdf })).status).toBe(200);
-  const created = await svc.create(client, { upload_id: up.body.upload_id, doc_type: "bank_statement", region: "GB" });
+  const created = await svc.create(client, {
+    upload_id: up.body.upload_id,
+    doc_type: "bank_statement",
+    region: "GB",
+  });
   expect(created.status).toBe(202);
   const id = created.body.id as string;
   const done = await svc.waitTerminal(client, id);

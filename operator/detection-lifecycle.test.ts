@@ -221,7 +221,9 @@ describe("the detection lifecycle", () => {
     const found = await w.memory.lookup("tenant1", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 });
     expect(found.map((e) => e.detection)).toEqual([d.metadata.name]);
     // Another tenant's lookup under the same key finds nothing.
-    expect(await w.memory.lookup("tenant2", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 })).toEqual([]);
+    expect(await w.memory.lookup("tenant2", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 })).toEqual(
+      [],
+    );
     w.clock.advance(25 * HOUR);
     const step = await w.lifecycle.afterTerminal(d, d.status!, w.clock.now(), log);
     expect("write" in step).toBe(true);

@@ -183,7 +183,8 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     const memory = deps.memory;
     if (!memory || (await memory.has(name))) return;
     const read = await readStored(objects, bucket, MEMORY_ENTRY, name);
-    if (read.kind === "invalid") log.warn({ reason: read.reason }, "the tenant memory entry is unreadable; not remembered");
+    if (read.kind === "invalid")
+      log.warn({ reason: read.reason }, "the tenant memory entry is unreadable; not remembered");
     if (read.kind !== "ok" || read.value.entry.detection !== name) return;
     await memory.remember(read.value.tenant, read.value.entry);
     log.info({ keys: read.value.entry.keys.length }, "remembered in the tenant memory");

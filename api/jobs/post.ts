@@ -148,7 +148,9 @@ export function registerCreateJob(app: OpenAPIHono<AppEnv>): void {
         docType: body.doc_type ?? "other",
         region: normalizeRegion(body.region ?? deps.config.defaultRegion) ?? deps.config.defaultRegion,
         submittedBy: clientId,
-        ...(deps.clients.get(clientId)?.tenant !== undefined ? { tenant: deps.clients.get(clientId)?.tenant } : {}),
+        ...(deps.clients.get(clientId)?.tenant !== undefined
+          ? { tenant: deps.clients.get(clientId)?.tenant }
+          : {}),
       },
     };
     let created: DetectionJob;

@@ -152,7 +152,8 @@ export function templateOf(doc: DocumentModel): TemplateDescription {
   const first = pdf?.pages[0] ?? doc.imagePages?.[0];
   const page = first ? `${Math.round(first.width)}x${Math.round(first.height)}` : "";
   const fonts = new Set<string>();
-  for (const p of pdf?.pages ?? []) for (const r of p.layout?.runs ?? []) if (r.font) fonts.add(fontName(r.font));
+  for (const p of pdf?.pages ?? [])
+    for (const r of p.layout?.runs ?? []) if (r.font) fonts.add(fontName(r.font));
   return { producer: producer || doc.contentType, page, fonts: [...fonts].sort() };
 }
 
@@ -197,14 +198,26 @@ function holderOf(lines: readonly Line[], issuer: string | undefined): PlacedVal
 }
 
 const IDENTIFIER_LABELS: [string, RegExp][] = [
-  ["account", /^(account( number| no\.?)?|acct\.? no\.?|kontonummer|konto(-?nr\.?)?|n° de compte|numéro de compte|compte)\s*:?$/i],
-  ["invoice", /^(invoice( number| no\.?| #)?|rechnungs(nummer|-?nr\.?)|n° de facture|numéro de facture|facture n°)\s*:?$/i],
-  ["customer", /^(customer( number| no\.?| id)|kundennummer|kunden-?nr\.?|n° client|numéro client|référence client)\s*:?$/i],
+  [
+    "account",
+    /^(account( number| no\.?)?|acct\.? no\.?|kontonummer|konto(-?nr\.?)?|n° de compte|numéro de compte|compte)\s*:?$/i,
+  ],
+  [
+    "invoice",
+    /^(invoice( number| no\.?| #)?|rechnungs(nummer|-?nr\.?)|n° de facture|numéro de facture|facture n°)\s*:?$/i,
+  ],
+  [
+    "customer",
+    /^(customer( number| no\.?| id)|kundennummer|kunden-?nr\.?|n° client|numéro client|référence client)\s*:?$/i,
+  ],
   ["employee", /^(employee (number|no\.?|id)|personalnummer|personal-?nr\.?|matricule)\s*:?$/i],
 ];
 
 /** Identifiers a fraudster reuses: IBANs anywhere, and account, invoice, customer and employee numbers by label. */
-function identifiersOf(doc: DocumentModel, lines: readonly Line[]): (PlacedValue & { kind: string; value: string })[] {
+function identifiersOf(
+  doc: DocumentModel,
+  lines: readonly Line[],
+): (PlacedValue & { kind: string; value: string })[] {
   const out: (PlacedValue & { kind: string; value: string })[] = [];
   const seen = new Set<string>();
   const add = (kind: string, raw: string, page: number, bbox?: Box) => {
@@ -220,7 +233,8 @@ function identifiersOf(doc: DocumentModel, lines: readonly Line[]): (PlacedValue
       const kind = IDENTIFIER_LABELS.find(([, re]) => re.test(label))?.[0];
       if (kind && value) add(kind, value.text, line.page, value.bbox);
     }
-    for (const cell of line.cells) for (const iban of findIbans(cell.text)) add("iban", iban, line.page, cell.bbox);
+    for (const cell of line.cells)
+      for (const iban of findIbans(cell.text)) add("iban", iban, line.page, cell.bbox);
   }
   if (out.every((i) => i.kind !== "iban"))
     for (const iban of findIbans(doc.pdf?.pages.map((p) => p.text).join("\n") ?? "")) add("iban", iban, 1);

@@ -66,7 +66,12 @@ export async function gatherHistory(
   const issuerUsual =
     usual && usual[0] !== entry.template && entry.issuer
       ? (
-          await memory.lookup(tenant, { keys: [`it.${entry.issuer}/${usual[0]}`], perKey: 1, limit: 1, exclude })
+          await memory.lookup(tenant, {
+            keys: [`it.${entry.issuer}/${usual[0]}`],
+            perKey: 1,
+            limit: 1,
+            exclude,
+          })
         )[0]
       : undefined;
   return {

@@ -80,7 +80,12 @@ async function check(name: string, tenant = "acme"): Promise<CheckResult & { id:
   const id = `det-${++counter}-${name}`;
   const keys = tenantKeys(KEY, tenant);
   const sha256 = createHash("sha256").update(bytes).digest("hex");
-  const history = await gatherHistory(doc, { detection: id, sha256, docType: "bank_statement", at: "t" }, keys, memory);
+  const history = await gatherHistory(
+    doc,
+    { detection: id, sha256, docType: "bank_statement", at: "t" },
+    keys,
+    memory,
+  );
   const result = await historyMatchesCheck.run(doc, { now: new Date(), history });
   await memory.remember(keys.id, history.fingerprint.entry);
   return { ...result, id };
@@ -104,7 +109,10 @@ describe("history.matches", () => {
     const results: CheckResult[] = [];
     for (const s of HOLDERS) results.push(await check(`holder-${s}`, "bank-customer"));
     const tops = results.map(top);
-    expect(Math.max(...tops), JSON.stringify(results.flatMap((r) => r.findings).slice(0, 3))).toBeLessThanOrEqual(2);
+    expect(
+      Math.max(...tops),
+      JSON.stringify(results.flatMap((r) => r.findings).slice(0, 3)),
+    ).toBeLessThanOrEqual(2);
     expect(results.flatMap((r) => r.discovered ?? [])).not.toContain("seen_with_other_values");
   }, 120_000);
 
@@ -132,16 +140,16 @@ describe("history.matches", () => {
     expect(changed[0]?.bbox).toHaveLength(4);
     expect(top(r)).toBeLessThanOrEqual(4);
     // The account and IBAN of the first holder, now with another.
-    expect(r.findings.filter((f) => f.code === "identifier_other_holder").map((f) => f.evidence?.identifier)).toEqual(
-      expect.arrayContaining(["iban", "account"]),
-    );
+    expect(
+      r.findings.filter((f) => f.code === "identifier_other_holder").map((f) => f.evidence?.identifier),
+    ).toEqual(expect.arrayContaining(["iban", "account"]));
   });
 
   it("the same file again: a duplicate naming both earlier submissions of it", async () => {
     const r = await check("original");
     const dup = r.findings.find((f) => f.code === "duplicate_submission");
     expect(dup?.severity).toBe(2);
-    expect((dup?.evidence?.earlier as string[]).some((id) => id.endsWith("-original"))).toBe(true);
+    expect(((dup?.evidence?.earlier ?? []) as string[]).some((id) => id.endsWith("-original"))).toBe(true);
     expect(r.discovered).toContain("duplicate_submission");
   });
 

@@ -2,7 +2,12 @@ import type { Finding } from "../../core/check-result.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import type { MemoryEntry } from "../../core/tenant-memory.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
-import { decodeSignature, type FingerprintCell, similarity, type TemplateDescription } from "./fingerprint.js";
+import {
+  decodeSignature,
+  type FingerprintCell,
+  similarity,
+  type TemplateDescription,
+} from "./fingerprint.js";
 import type { HistoryInput } from "./gather.js";
 
 /**
@@ -102,7 +107,11 @@ export function decideHistory(h: HistoryInput): Inspection {
       message: otherTypes.length
         ? `The same file was submitted before as ${otherTypes.join(", ")} (${ids.join(", ")}) and is declared ${entry.docType} now.`
         : `The same file was submitted before (${ids.join(", ")}).`,
-      evidence: { earlier: ids, declaredBefore: [...new Set(duplicates.map((e) => e.docType))], declaredNow: entry.docType },
+      evidence: {
+        earlier: ids,
+        declaredBefore: [...new Set(duplicates.map((e) => e.docType))],
+        declaredNow: entry.docType,
+      },
     });
   }
   const duplicateIds = new Set(duplicates.map((e) => e.detection));
@@ -110,7 +119,12 @@ export function decideHistory(h: HistoryInput): Inspection {
   // 2. The same document with other values: most cells unchanged in their places, some changed.
   const content = decodeSignature(entry.content);
   let best:
-    | { e: MemoryEntry; same: number; earlierCells: number; changed: { cell: FingerprintCell; before: string }[] }
+    | {
+        e: MemoryEntry;
+        same: number;
+        earlierCells: number;
+        changed: { cell: FingerprintCell; before: string }[];
+      }
     | undefined;
   for (const e of h.earlier) {
     if (duplicateIds.has(e.detection) || !content) continue;
@@ -132,7 +146,13 @@ export function decideHistory(h: HistoryInput): Inspection {
         message: `Detection ${id} is this document with "${before}" where this one prints "${cell.text}" (page ${cell.page}).`,
         page: cell.page,
         ...(cell.bbox ? { bbox: cell.bbox } : {}),
-        evidence: { earlier: [id], before, after: cell.text, unchangedCells: best.same, changedCells: best.changed.length },
+        evidence: {
+          earlier: [id],
+          before,
+          after: cell.text,
+          unchangedCells: best.same,
+          changedCells: best.changed.length,
+        },
       });
     }
   }
@@ -169,7 +189,9 @@ export function decideHistory(h: HistoryInput): Inspection {
   });
   if (elsewhere.length && fp.issuer) {
     discovered.add("template_reuse");
-    const issuers = elsewhere.map((e) => (e.issuerSealed && h.keys.unseal(e.issuerSealed)) || "another issuer");
+    const issuers = elsewhere.map(
+      (e) => (e.issuerSealed && h.keys.unseal(e.issuerSealed)) || "another issuer",
+    );
     const ids = elsewhere.map((e) => e.detection);
     finding("template_reuse_other_issuer", {
       severity: elsewhere.length >= 2 ? 3 : 2,
