@@ -75,7 +75,11 @@ export const DetectionDetail = z
     discovered: z
       .array(z.string())
       .nullable()
-      .openapi({ example: ["qr_present"] }),
+      .openapi({
+        description:
+          "Facts found in the document, e.g. qr_present, mrz_present; duplicate_submission, seen_with_other_values and template_reuse when the tenant memory matched an earlier submission of the same tenant (docs/api.md, Tenant memory)",
+        example: ["qr_present"],
+      }),
     authoritative: AuthoritativeResult.nullable(),
     verdict: VerdictResult.nullable().openapi({
       description: "Null while running, when a check decided alone, and after the retention period",
