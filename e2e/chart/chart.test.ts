@@ -368,6 +368,7 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       S3_ACCESS_KEY: "a Secret (secretKeyRef)",
       S3_SECRET_KEY: "a Secret (secretKeyRef)",
       REDIS_URL: "a Secret (secretKeyRef)",
+      DOCVERIFY_MEMORY_KEY_FILE: "the chart gives DOCVERIFY_MEMORY_KEY from its Secret (secretKeyRef) instead",
     } as const;
 
     it("sets every variable of core/config.ts the cluster runtime reads", async () => {

@@ -244,6 +244,16 @@ LLM key, which the operator hands on to the agent Pods. Call with (dict "root" $
       # Absent key = a model endpoint without an API key.
       optional: true
 {{- end }}
+{{- if and $.llmKey .Values.memory.enabled }}
+# The tenant memory's key: the operator passes it on to the check step Pods (issue 23).
+- name: DOCVERIFY_MEMORY_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "docverify.credentialsSecretName" . }}
+      key: DOCVERIFY_MEMORY_KEY
+      # Absent key (an existing Secret without it) = nothing is remembered; the step says so in its log.
+      optional: true
+{{- end }}
 {{- end }}
 {{- end }}
 
