@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { describeArchiveContract } from "../testdata/archive-contract.js";
+import { describeMemoryContract } from "../testdata/memory-contract.js";
 import { describeObjectStoreContract } from "../testdata/object-store-contract.js";
 import { createLocalObjectStore } from "./object-store.js";
 
@@ -23,3 +24,4 @@ async function makeStore() {
 
 describeObjectStoreContract("local directory", makeStore, { presign: false, byteOrderAcrossSlash: true });
 describeArchiveContract("local directory", makeStore);
+describeMemoryContract("local directory", makeStore);

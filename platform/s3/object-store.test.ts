@@ -6,6 +6,7 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../core/config.js";
 import { describeArchiveContract } from "../testdata/archive-contract.js";
+import { describeMemoryContract } from "../testdata/memory-contract.js";
 import { describeObjectStoreContract } from "../testdata/object-store-contract.js";
 import { createS3ObjectStore, S3ObjectStoreError, s3ConfigFromEnv } from "./object-store.js";
 import type { S3ObjectStoreOptions } from "./s3-config.js";
@@ -82,6 +83,13 @@ describe.skipIf(!availability.ok)(
       },
       { presign: true, byteOrderAcrossSlash: false },
     );
+
+    describeMemoryContract("S3 (s3rver on loopback)", async () => {
+      const store = createS3ObjectStore(optionsFor(server));
+      const bucket = newBucket();
+      await store.ensureBucket(bucket);
+      return { store, bucket, missingBucket: newBucket() };
+    });
 
     describeArchiveContract("S3 (s3rver on loopback)", async () => {
       const store = createS3ObjectStore(optionsFor(server));
