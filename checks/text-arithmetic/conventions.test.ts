@@ -822,6 +822,67 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(ok.statementRows).toBe(MOVES.length);
   });
 
+  it("a summary box at the end of a statement whose pages carry their balance: the summary's closing balance, not the first 'carried forward'", () => {
+    const rows = ledger(100000, [...MOVES, ...MOVES]);
+    const cell = (k: number) => {
+      const r = rows[k] as { move: number; balance: number };
+      return [
+        `${String(k + 1).padStart(2, "0")}/03/2025`,
+        `PAYMENT ${k}`,
+        r.move < 0 ? fmt(-r.move) : undefined,
+        r.move > 0 ? fmt(r.move) : undefined,
+        fmt(r.balance),
+      ];
+    };
+    const carried = fmt(rows[11]?.balance as number);
+    const last = rows[23]?.balance as number;
+    const paidIn = rows.filter((r) => r.move > 0).reduce((s, r) => s + r.move, 0);
+    const paidOut = -rows.filter((r) => r.move < 0).reduce((s, r) => s + r.move, 0);
+    const header = ["Date", "Details", "Paid out", "Paid in", "Balance"];
+    const doc = (closing: string) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            header,
+            [undefined, "Balance brought forward", undefined, undefined, fmt(100000)],
+            ...Array.from({ length: 12 }, (_, k) => cell(k)),
+            [undefined, "Balance carried forward", undefined, undefined, carried],
+          ],
+          700,
+        ),
+        [
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              header,
+              [undefined, "Balance brought forward", undefined, undefined, carried],
+              ...Array.from({ length: 12 }, (_, k) => cell(k + 12)),
+            ],
+            760,
+          ),
+          ...grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Opening balance", fmt(100000)],
+              ["Total paid in", fmt(paidIn)],
+              ["Total paid out", fmt(paidOut)],
+              ["Closing balance", closing],
+            ],
+            300,
+          ),
+        ],
+      ]);
+    expect(arithmeticFindings(doc(fmt(last))).findings).toEqual([]);
+    const f = arithmeticFindings(doc(fmt(last + 50000))).findings;
+    expect(codes(f)).toContain("statement_summary_mismatch");
+    expectFound(
+      f.find((x) => x.code === "statement_summary_mismatch"),
+      2,
+      fmt(last + 50000),
+    );
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(

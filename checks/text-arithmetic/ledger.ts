@@ -526,6 +526,29 @@ interface Labelled {
   figure: Figure;
 }
 
+/**
+ * The opening or closing balance of a statement summary, among the lines whose label names one. A balance
+ * handed from page to page ("balance carried forward" at the foot of page 1) is no summary figure while a
+ * line that is not a carry names one; the summary's figures are one box, so with a total in or out read, the
+ * balance nearest it on its page is the summary's. Without one, the first opening and the last closing
+ * balance of the document.
+ */
+function summaryFigure(
+  found: readonly Labelled[],
+  anchor: Labelled | undefined,
+  end: "first" | "last",
+): Labelled | undefined {
+  const own = found.filter((r) => !LABELS.carry.test(r.label));
+  const pool = own.length > 0 ? own : found;
+  if (anchor) {
+    const near = pool
+      .filter((r) => r.line.page === anchor.line.page)
+      .sort((a, b) => Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline));
+    if (near[0]) return near[0];
+  }
+  return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
+}
+
 /** Lines of one money figure and a label (outside ledger tables' entries), for summary boxes. */
 export function labelledFigures(ctx: Ctx): Labelled[] {
   const out: Labelled[] = [];
@@ -547,11 +570,12 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
 /** Opening + money in − money out = closing, the totals against the rows, the closing against the last balance. */
 export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const rows = labelledFigures(ctx);
-  const pick = (re: RegExp) => rows.find((r) => re.test(r.label) && !r.line.cells[0]?.date);
-  const opening = pick(LABELS.opening);
-  const closing = pick(LABELS.closing);
-  const totalIn = pick(LABELS.totalIn);
-  const totalOut = pick(LABELS.totalOut);
+  const candidates = (re: RegExp) => rows.filter((r) => re.test(r.label) && !r.line.cells[0]?.date);
+  const totalIn = candidates(LABELS.totalIn)[0];
+  const totalOut = candidates(LABELS.totalOut)[0];
+  const anchor = totalIn ?? totalOut;
+  const opening = summaryFigure(candidates(LABELS.opening), anchor, "first");
+  const closing = summaryFigure(candidates(LABELS.closing), anchor, "last");
   const ledger = ledgers[0];
   const held = ctx.verified;
   const structure = {
