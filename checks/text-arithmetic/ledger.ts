@@ -543,7 +543,10 @@ function summaryFigure(
   if (anchor) {
     const near = pool
       .filter((r) => r.line.page === anchor.line.page)
-      .sort((a, b) => Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline));
+      .sort(
+        (a, b) =>
+          Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline),
+      );
     if (near[0]) return near[0];
   }
   return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
