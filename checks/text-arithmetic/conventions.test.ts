@@ -883,6 +883,48 @@ describe("text.arithmetic reads tables from geometry", () => {
     );
   });
 
+  it("line items: a credit line's sign in its amount alone, and a percentage on a line as its discount", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const credit = (amount: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, R(300), R(370), R(500)],
+            [
+              ["Description", "Qty", "Unit price", "Amount"],
+              ["Widget", "3", "10.00", "30.00"],
+              ["Returned widget", "1", "10.00", amount],
+              ["Gadget", "2", "5.00", "10.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    expect(arithmeticFindings(credit("(10.00)")).findings).toEqual([]);
+    expect(arithmeticFindings(credit("10.00-")).findings).toEqual([]);
+    const edited = arithmeticFindings(credit("(40.00)")).findings;
+    expect(codes(edited)).toEqual(["line_item_mismatch"]);
+    expectFound(edited[0], 1, "(40.00)");
+    const discount = (amount: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, R(300), R(370), R(430), R(500)],
+            [
+              ["Widget A", "4", "12.50", "10%", amount],
+              ["Widget B", "2", "10.00", undefined, "20.00"],
+              ["Widget C", "1", "5.00", undefined, "5.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    expect(arithmeticFindings(discount("45.00")).findings).toEqual([]);
+    expect(codes(arithmeticFindings(discount("48.00")).findings)).toEqual(["line_item_mismatch"]);
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(
