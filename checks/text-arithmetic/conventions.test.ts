@@ -925,6 +925,40 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(codes(arithmeticFindings(discount("48.00")).findings)).toEqual(["line_item_mismatch"]);
   });
 
+  it("a statement that lists the newest transaction first (the opening balance at the foot) reads upwards", () => {
+    const rows = ledger(100000, MOVES);
+    const doc = (edit?: { row: number; text: string }) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Details", "Paid out", "Paid in", "Balance"],
+            ...rows
+              .map((r, k) => {
+                const amount = edit?.row === k ? edit.text : fmt(Math.abs(r.move));
+                return [
+                  `${String(k + 1).padStart(2, "0")}/03/2025`,
+                  `PAYMENT ${k}`,
+                  r.move < 0 ? amount : undefined,
+                  r.move > 0 ? amount : undefined,
+                  fmt(r.balance),
+                ];
+              })
+              .reverse(),
+            [undefined, "Opening balance", undefined, undefined, fmt(100000)],
+          ],
+          760,
+        ),
+      ]);
+    const ok = arithmeticFindings(doc());
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+    // Row 6 paid out 450.00: printed 150.00.
+    const f = arithmeticFindings(doc({ row: 6, text: "150.00" })).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "150.00");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(

@@ -249,23 +249,37 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
 
 const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.holds);
 
+/**
+ * The table as printed, and, when it has no total rows and no balances carried between pages, its rows in
+ * reverse: statements that list the newest transaction first (the opening balance at the foot) reconcile
+ * read upwards.
+ */
+function inEitherOrder(table: Table): Table[] {
+  if (table.rows.some((r) => r.kind === "total" || r.kind === "carry")) return [table];
+  return [table, { ...table, rows: [...table.rows].reverse() }];
+}
+
 /** Every table that reads as a ledger, under its best hypothesis. */
 export function readLedgers(ctx: Ctx): Ledger[] {
   const out: Ledger[] = [];
   const summary = labelledFigures(ctx);
-  for (const table of ctx.reading.tables) {
+  for (const read of ctx.reading.tables) {
     const seed = summary.find(
-      (l) => LABELS.opening.test(l.label) && l.line.table !== table.id && !l.line.cells[0]?.date,
+      (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
     )?.figure;
-    const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
-    let best: { h: Hypothesis; relations: Relation[]; held: number } | undefined;
-    for (const h of hypotheses(table)) {
-      const relations = walk(table, h, opensItself ? undefined : seed);
-      const held = relations.filter(holds).length;
-      // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom).
-      if (!best || held > best.held) best = { h, relations, held };
+    let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
+    for (const table of inEitherOrder(read)) {
+      const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
+      for (const h of hypotheses(table)) {
+        const relations = walk(table, h, opensItself ? undefined : seed);
+        const held = relations.filter(holds).length;
+        // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom),
+        // and the order printed wins a tie with its reverse.
+        if (!best || held > best.held) best = { h, relations, held, table };
+      }
     }
     if (!best) continue;
+    const table = best.table;
     const moves = best.relations.filter((r): r is MoveRelation => r.kind === "move");
     const brokenMoves = moves.filter((r) => !r.hit).length;
     const heldMoves = moves.length - brokenMoves;
