@@ -959,6 +959,43 @@ describe("text.arithmetic reads tables from geometry", () => {
     expectFound(f[0], 1, "150.00");
   });
 
+  it("a column the vocabulary does not name ('Fees') moves the balance too when the named columns do not reconcile", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    let balance = 100000;
+    const rows = MOVES.map((move, k) => {
+      const fee = k % 4 === 0 ? 150 : 0;
+      balance += move - fee;
+      return { move, fee, balance, k };
+    });
+    const doc = (edit?: { row: number; text: string }) =>
+      layoutDocument([
+        grid(
+          [{ x: 50 }, { x: 110 }, R(330), R(400), R(470), R(545)],
+          [
+            ["Date", "Details", "Withdrawals", "Deposits", "Fees", "Balance"],
+            [undefined, "Opening balance", undefined, undefined, undefined, fmt(100000)],
+            ...rows.map((r) => {
+              const amount = edit?.row === r.k ? edit.text : fmt(Math.abs(r.move));
+              return [
+                `${String(r.k + 1).padStart(2, "0")}/03/2025`,
+                `PAYMENT ${r.k}`,
+                r.move < 0 ? amount : undefined,
+                r.move > 0 ? amount : undefined,
+                r.fee ? fmt(r.fee) : undefined,
+                fmt(r.balance),
+              ];
+            }),
+          ],
+          760,
+        ),
+      ]);
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    // Row 4 (with a fee) paid out 60.50: printed 20.50.
+    const f = arithmeticFindings(doc({ row: 4, text: "20.50" })).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "20.50");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(

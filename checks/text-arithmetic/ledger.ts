@@ -162,6 +162,16 @@ function movesOf(row: TableRow, h: Hypothesis): Move[] {
   return moves;
 }
 
+/** The money figures of an entry row under no column that are not already among its moves (at most 2). */
+function strayMoves(row: TableRow, moves: readonly Move[]): Move[] {
+  if (row.kind !== "entry") return [];
+  const used = new Set(moves.map((m) => m.figure));
+  return row.strays
+    .filter((f) => f.money && !used.has(f))
+    .slice(0, 2)
+    .map((figure) => ({ figure, rule: "either" as const }));
+}
+
 /**
  * The ledger's relations under a hypothesis, row by row. `seed` is an opening balance printed outside
  * the table (a summary box): the first row is checked against it when the table prints none.
@@ -226,10 +236,22 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
       since++;
       return;
     }
-    const options = optionsOf(all, h.orientation);
+    const delta = bal.cents - prev.cents;
+    let options = optionsOf(all, h.orientation);
+    let hit = options?.find((o) => Math.abs(sum(o) - delta) <= SLACK);
+    // A figure under a column the header did not name (a "Fees" or "Charges" column the vocabulary does
+    // not know) may move the balance too: tried, either way, when the named moves do not reconcile.
+    const extra = strayMoves(row, all);
+    if (options && !hit && extra.length > 0) {
+      const withExtra = optionsOf([...all, ...extra], h.orientation);
+      const extraHit = withExtra?.find((o) => Math.abs(sum(o) - delta) <= SLACK);
+      if (withExtra && extraHit) {
+        all.push(...extra);
+        options = withExtra;
+        hit = extraHit;
+      }
+    }
     if (options) {
-      const delta = bal.cents - prev.cents;
-      const hit = options.find((o) => Math.abs(sum(o) - delta) <= SLACK);
       relations.push({
         kind: "move",
         row,
