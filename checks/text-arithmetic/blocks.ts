@@ -573,6 +573,22 @@ function checkTaxRate(
     ctx.verified++;
     return undefined;
   }
+  if (baseRow && !included) {
+    // The base adjusted by what is printed between it and the tax (shipping, a discount, a fee): each row
+    // added, taken off or not taxed.
+    const between = seen.slice(seen.indexOf(baseRow) + 1, -1).filter((x) => x.figure?.money);
+    if (seen.includes(baseRow) && between.length > 0 && between.length <= 3) {
+      let bases = [b];
+      for (const x of between) {
+        const v = Math.abs(x.figure?.cents ?? 0);
+        bases = bases.flatMap((y) => [y, y + v, y - v]);
+      }
+      if (bases.some((y) => y > 0 && Math.abs(Math.round((y * rate) / 100) - printed) <= SLACK + 1)) {
+        ctx.verified++;
+        return undefined;
+      }
+    }
+  }
   if (!own && !included) {
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
     // the document does not print as a tax row).

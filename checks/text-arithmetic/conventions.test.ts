@@ -996,6 +996,46 @@ describe("text.arithmetic reads tables from geometry", () => {
     expectFound(f[0], 1, "20.50");
   });
 
+  it("a tax on the subtotal with the shipping or the discount printed between them", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (block: string[][]) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(300), R(370), R(500)],
+              [
+                ["Description", "Qty", "Unit price", "Amount"],
+                ["Widget", "3", "10.00", "30.00"],
+                ["Gadget", "2", "5.00", "10.00"],
+                ["Cable", "1", "7.00", "7.00"],
+              ],
+              700,
+            ),
+            ...grid([{ x: 300 }, R(500)], block, 620),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    const shipping = (tax: string, total: string) => [
+      ["Subtotal", "47.00"],
+      ["Shipping", "4.95"],
+      ["VAT 20%", tax],
+      ["Total", total],
+    ];
+    const discount = [
+      ["Subtotal", "47.00"],
+      ["Discount 10%", "-4.70"],
+      ["VAT 20%", "8.46"],
+      ["Total", "50.76"],
+    ];
+    expect(arithmeticFindings(doc(shipping("10.39", "62.34"))).findings).toEqual([]);
+    expect(arithmeticFindings(doc(discount)).findings).toEqual([]);
+    const f = arithmeticFindings(doc(shipping("10.89", "62.84"))).findings;
+    expect(codes(f)).toEqual(["tax_amount_mismatch"]);
+    expectFound(f[0], 1, "10.89");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(
