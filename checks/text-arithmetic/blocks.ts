@@ -496,6 +496,18 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
     ctx.confirmed.add(net.figure);
     return undefined;
   }
+  // Pay outside gross and deductions: expenses reimbursed, printed between the deductions and the net; a
+  // benefit in kind, an earning taxed in the gross but never paid. A difference that is one such line is
+  // the line, not an edit (it says nothing either way). A deduction is never such a line.
+  const i = (r: BlockRow) => seen.indexOf(r);
+  const outside = seen.filter(
+    (r) =>
+      r.figure?.money &&
+      sameYtd(r.label, net.label) &&
+      ((i(r) > i(deductions) && i(r) < i(net)) || i(r) < i(gross)),
+  );
+  const gap = Math.abs(printed - expected);
+  if (outside.some((r) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)) return undefined;
   return {
     mismatch: {
       code: "net_pay_mismatch",

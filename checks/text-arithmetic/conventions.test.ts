@@ -1036,6 +1036,40 @@ describe("text.arithmetic reads tables from geometry", () => {
     expectFound(f[0], 1, "10.89");
   });
 
+  it("a payslip's net pay with expenses reimbursed after the deductions, or a benefit in kind taxed but not paid", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const slip = (rows: (string | undefined)[][]) =>
+      layoutDocument([grid([{ x: 50 }, R(400), R(500)], [["Earnings", "Amount", "YTD"], ...rows], 760)], {
+        docType: "payslip",
+        region: "GB",
+      });
+    const reimbursed = (net: string) => [
+      ["Basic salary", "3,000.00", "9,000.00"],
+      ["Overtime", "250.00", "500.00"],
+      ["Gross pay", "3,250.00", "9,500.00"],
+      ["Income tax", "520.00", "1,540.00"],
+      ["National Insurance", "290.00", "870.00"],
+      ["Pension", "162.50", "475.00"],
+      ["Total deductions", "972.50", "2,885.00"],
+      ["Expenses reimbursed", "84.20", "84.20"],
+      ["Net pay", net, "6,699.20"],
+    ];
+    const benefit = [
+      ["Basic salary", "3,000.00", "9,000.00"],
+      ["Company car (BIK)", "200.00", "600.00"],
+      ["Gross taxable pay", "3,200.00", "9,600.00"],
+      ["Income tax", "520.00", "1,560.00"],
+      ["NI", "260.00", "780.00"],
+      ["Total deductions", "780.00", "2,340.00"],
+      ["Net pay", "2,220.00", "6,660.00"],
+    ];
+    expect(arithmeticFindings(slip(reimbursed("2,361.70"))).findings).toEqual([]);
+    expect(arithmeticFindings(slip(benefit)).findings).toEqual([]);
+    const f = arithmeticFindings(slip(reimbursed("2,661.70"))).findings;
+    expect(codes(f)).toEqual(["net_pay_mismatch"]);
+    expectFound(f[0], 1, "2,661.70");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(
