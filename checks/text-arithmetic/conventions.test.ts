@@ -1070,6 +1070,45 @@ describe("text.arithmetic reads tables from geometry", () => {
     expectFound(f[0], 1, "2,661.70");
   });
 
+  it("an amount due printed before its net and tax, and a total of the hours column, total those", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (items: (string | undefined)[][], block: string[][]) =>
+      layoutDocument(
+        [
+          [
+            ...grid([{ x: 50 }, R(300), R(370), R(500)], items, 700),
+            ...grid([{ x: 300 }, R(500)], block, 600),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    const goods = [
+      ["Description", "Qty", "Unit price", "Amount"],
+      ["Widget", "3", "10.00", "30.00"],
+      ["Gadget", "2", "5.00", "10.00"],
+    ];
+    const dueFirst = (due: string) => [
+      ["Total due", due],
+      ["Net amount", "40.00"],
+      ["VAT 20%", "8.00"],
+    ];
+    expect(arithmeticFindings(doc(goods, dueFirst("48.00"))).findings).toEqual([]);
+    expect(codes(arithmeticFindings(doc(goods, dueFirst("58.00"))).findings)).toEqual(["total_mismatch"]);
+    const hours = (design: string) => [
+      ["Description", "Hours", "Rate", "Amount"],
+      ["Design", "7.5", "80.00", design],
+      ["Review", "2.25", "80.00", "180.00"],
+    ];
+    const totals = [
+      ["Total hours", "9.75"],
+      ["Subtotal", "780.00"],
+      ["VAT 20%", "156.00"],
+      ["Total", "936.00"],
+    ];
+    expect(arithmeticFindings(doc(hours("600.00"), totals)).findings).toEqual([]);
+    expect(codes(arithmeticFindings(doc(hours("650.00"), totals)).findings)).toContain("line_item_mismatch");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(
