@@ -9,6 +9,7 @@ import { newDetectionId } from "../core/ids.js";
 import type { Clock } from "../core/ports.js";
 import { writeUploadReservation } from "../core/upload.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { archivedFixture } from "../platform/testdata/archive-contract.js";
 import { createArchivePruner } from "./archive-pruner.js";
 
@@ -64,5 +65,50 @@ describe("the archive pruner (retention of archived detections)", () => {
       (await readArchivedDetection(objects, BUCKET, "acme-bank", later.metadata.name))?.status?.verdict,
     ).not.toBeNull();
     expect(await pruner.prune()).toEqual({ pruned: 0, objects: 0 });
+  });
+
+  it("forgets a pruned archived detection in the tenant memory (issue 23), and only it", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-archive-pruner-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const objects = createLocalObjectStore(dir);
+    await objects.ensureBucket(BUCKET);
+    const memory = createObjectStoreMemory(objects, BUCKET);
+    const start = Date.parse("2026-01-05T10:00:00.000Z");
+    let now = start;
+    const pruner = createArchivePruner({
+      objects,
+      bucket: BUCKET,
+      clock: { now: () => new Date(now) },
+      log: pino({ level: "silent" }),
+      retentionSeconds: 86_400,
+      memory,
+    });
+    const due = archivedFixture(newDetectionId(start), { completedAt: start });
+    const later = archivedFixture(newDetectionId(start + 1), { completedAt: start + 2 * DAY });
+    for (const d of [due, later]) {
+      await archiveDetection(objects, BUCKET, d, { now: new Date(start) });
+      await memory.remember("tenant", {
+        v: 1,
+        detection: d.metadata.name,
+        at: new Date(start).toISOString(),
+        docType: "invoice",
+        file: "f".repeat(22),
+        identifiers: [],
+        template: "t".repeat(22),
+        templateSealed: "x",
+        content: "",
+        wording: "",
+        cells: "",
+        cellsSealed: "x",
+        keys: [`f.${"f".repeat(22)}`],
+      });
+    }
+    now = start + DAY + 1;
+    expect((await pruner.prune()).pruned).toBe(1);
+    expect(await memory.has(due.metadata.name)).toBe(false);
+    expect(await memory.has(later.metadata.name)).toBe(true);
+    const left: string[] = [];
+    for await (const o of objects.list(BUCKET, "memory/")) left.push(o.key);
+    expect(left.filter((k) => k.includes(due.metadata.name))).toEqual([]);
   });
 });
