@@ -215,7 +215,25 @@ describe("archived detections through the API", () => {
       return out;
     };
     expect(await files()).toContain(archiveKeys.verdict(id));
+    // Remembered in the tenant memory (issue 23): the DELETE forgets it too.
+    await h.deps.memory?.remember("alice-tenant", {
+      v: 1,
+      detection: id,
+      at: h.clock.now().toISOString(),
+      docType: "bank_statement",
+      file: "f".repeat(22),
+      identifiers: [],
+      template: "t".repeat(22),
+      templateSealed: "x",
+      content: "",
+      wording: "",
+      cells: "",
+      cellsSealed: "x",
+      keys: [`f.${"f".repeat(22)}`],
+    });
+    expect(await h.deps.memory?.has(id)).toBe(true);
     expect((await call(h, "DELETE", `/v1/detection/${id}`, { token: bob })).status).toBe(404);
+    expect(await h.deps.memory?.has(id)).toBe(true);
     const r = await call(h, "DELETE", `/v1/detection/${id}`, { token: alice });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id, deleted: true });
@@ -224,6 +242,10 @@ describe("archived detections through the API", () => {
     expect((await list("?status=COMPLETED")).items).toEqual([]);
     expect(await files()).toEqual([]);
     expect(await isInArchive(h.deps.objects, h.deps.bucket, "alice", id)).toBe(false);
+    expect(await h.deps.memory?.has(id)).toBe(false);
+    const memoryLeft: string[] = [];
+    for await (const o of h.deps.objects.list(h.deps.bucket, "memory/")) memoryLeft.push(o.key);
+    expect(memoryLeft).toEqual([]);
     expect((await call(h, "DELETE", `/v1/detection/${id}`, { token: alice })).status).toBe(404);
   });
 

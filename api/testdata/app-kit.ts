@@ -13,6 +13,7 @@ import { type Config, loadConfig } from "../../core/config.js";
 import type { Detection } from "../../core/detection.js";
 import type { Clock, ObjectStore } from "../../core/ports.js";
 import type { WindowCounter } from "../../core/window-counter.js";
+import { createObjectStoreMemory } from "../../platform/memory/object-store-memory.js";
 import { MemoryResourceStore } from "../../platform/local/memory-resource-store.js";
 import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createLocalUsageCounter } from "../../platform/local/usage-counter.js";
@@ -109,6 +110,7 @@ export async function createHarness(
     ...(opts.jobs ? { jobs: opts.jobs } : {}),
     objects,
     bucket: config.bucket,
+    memory: createObjectStoreMemory(objects, config.bucket),
     clients: createClientRegistry({ clients: clientList }, { cost: TEST_SCRYPT_COST }),
     tokens: createTokenService({ key: TEST_KEY, ttlSeconds: config.tokenTtlSeconds, clock }),
     revocations: storedRevocations(objects, config.bucket, pino({ level: "silent" })),
