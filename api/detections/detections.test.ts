@@ -88,6 +88,29 @@ describe("POST /v1/detection", () => {
     expect(b.body.id > a.body.id).toBe(true);
   });
 
+  it("a client entry's tenant is the detection's tenant (the tenant memory); without one, none is set", async () => {
+    const grouped = await createHarness({
+      clients: [
+        { client_id: "loans-eu", client_secret: "s", scopes: ["DocumentVerification:*"], tenant: "acme" },
+        { client_id: "solo", client_secret: "s", scopes: ["DocumentVerification:*"] },
+      ],
+    });
+    try {
+      const a = await call(grouped, "POST", "/v1/detection", {
+        token: await grouped.token("loans-eu"),
+        body,
+      });
+      const b = await call(grouped, "POST", "/v1/detection", { token: await grouped.token("solo"), body });
+      expect(((await grouped.store.get(a.body.id)) as Detection).spec).toMatchObject({
+        submittedBy: "loans-eu",
+        tenant: "acme",
+      });
+      expect(((await grouped.store.get(b.body.id)) as Detection).spec.tenant).toBeUndefined();
+    } finally {
+      await grouped.close();
+    }
+  });
+
   it("a client id that is no valid label value is labelled by its hash", async () => {
     const odd = await createHarness({
       clients: [{ client_id: "team/a@example.com", client_secret: "s", scopes: ["DocumentVerification:*"] }],
