@@ -36,10 +36,16 @@ describe("stepPodOptionsFromEnv", () => {
   });
 
   it("with DOCVERIFY_STEP_ENV_SECRET, secrets go by secretKeyRef instead of by value", () => {
-    const o = stepPodOptionsFromEnv({ ...env, DOCVERIFY_STEP_ENV_SECRET: "docverify-step-secrets" });
+    const o = stepPodOptionsFromEnv({
+      ...env,
+      DOCVERIFY_STEP_ENV_SECRET: "docverify-step-secrets",
+      DOCVERIFY_MEMORY_KEY: "k".repeat(40),
+    });
     expect(o.env?.S3_SECRET_KEY).toBeUndefined();
+    expect(o.env?.DOCVERIFY_MEMORY_KEY).toBeUndefined();
     expect(o.secretEnv).toEqual({
       S3_SECRET_KEY: { secretName: "docverify-step-secrets", key: "S3_SECRET_KEY" },
+      DOCVERIFY_MEMORY_KEY: { secretName: "docverify-step-secrets", key: "DOCVERIFY_MEMORY_KEY" },
     });
   });
 
