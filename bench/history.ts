@@ -217,6 +217,7 @@ async function main(): Promise<void> {
         times.push(performance.now() - t0);
         findings += result.findings.length;
       }
+      log(`  ${size}: p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms; measuring the size …`);
       const s = await sizeOf(path.join(root, BUCKET, "memory"));
       const per1000 = (x: number) => Math.round((x / size) * 1000);
       rows.push(
