@@ -192,7 +192,9 @@ export function stepWorkerSettingsFromEnv(env: Record<string, string | undefined
   if (lease !== undefined && lease !== "") {
     const n = Number(lease);
     if (!Number.isFinite(n) || n < 1)
-      throw new ConfigError(`DOCVERIFY_STEP_LEASE_SECONDS must be a number of seconds of at least 1, got "${lease}".`);
+      throw new ConfigError(
+        `DOCVERIFY_STEP_LEASE_SECONDS must be a number of seconds of at least 1, got "${lease}".`,
+      );
     leaseMs = n * 1000;
   }
   return {

@@ -108,7 +108,10 @@ export async function runStepWorker(args: string[]): Promise<number> {
       void look();
     });
     runningGauge.dec({ step: kind });
-    finished.inc({ step: kind, outcome: result.state === "Succeeded" ? "Succeeded" : (result.reason ?? "Error") });
+    finished.inc({
+      step: kind,
+      outcome: result.state === "Succeeded" ? "Succeeded" : (result.reason ?? "Error"),
+    });
     slog.info(
       { state: result.state, reason: result.reason, exitCode: result.exitCode, ms: Date.now() - started },
       "step finished",

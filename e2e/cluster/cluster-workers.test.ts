@@ -97,8 +97,13 @@ describe.skipIf(missing.length > 0)(title, () => {
     return created.body.id as string;
   };
   const detectionOf = async (id: string) =>
-    (await apiRequest<Detection>(w.admin, "GET", `/apis/${API_GROUP_VERSION}/namespaces/${NS}/detections/${id}`))
-      .body;
+    (
+      await apiRequest<Detection>(
+        w.admin,
+        "GET",
+        `/apis/${API_GROUP_VERSION}/namespaces/${NS}/detections/${id}`,
+      )
+    ).body;
 
   it("runs a detection to COMPLETED on the warm workers, each step in a worker of its kind, without a Pod", async () => {
     const id = await submit("invoice.pdf");
@@ -125,7 +130,11 @@ describe.skipIf(missing.length > 0)(title, () => {
     for (const file of ["fanout.pdf", "bomb.pdf"]) {
       const id = await submit(file);
       const done = await w.waitTerminal(id);
-      expect(done, file).toMatchObject({ status: "FAILED", failure_code: "document_too_complex", billable: false });
+      expect(done, file).toMatchObject({
+        status: "FAILED",
+        failure_code: "document_too_complex",
+        billable: false,
+      });
       expect((await detectionOf(id)).status?.steps?.find((s) => s.name === "check")).toMatchObject({
         attempt: 1,
         state: "Succeeded",

@@ -36,7 +36,10 @@ const spec = (owner: string, step: WorkloadSpec["step"] = "check", attempt = 1):
 
 describe("parseWorkloadName", () => {
   it("reads the owner and step kind of `<detection>-<step>-<attempt>`, owners with dashes included", () => {
-    expect(parseWorkloadName("det-abc-check-prepare-12")).toEqual({ owner: "det-abc-check", step: "prepare" });
+    expect(parseWorkloadName("det-abc-check-prepare-12")).toEqual({
+      owner: "det-abc-check",
+      step: "prepare",
+    });
     expect(parseWorkloadName("a-agent-1")).toEqual({ owner: "a", step: "agent" });
     expect(parseWorkloadName("no-step-here")).toBeUndefined();
   });
@@ -67,7 +70,14 @@ describe.skipIf(!availability.ok)(
       return r;
     }
     function consumer(p: string, o: Partial<ConsumeStepQueueOptions> & Pick<ConsumeStepQueueOptions, "run">) {
-      const c = consumeStepQueue({ connection: redis.url, prefix: p, log, step: "check", concurrency: 1, ...o });
+      const c = consumeStepQueue({
+        connection: redis.url,
+        prefix: p,
+        log,
+        step: "check",
+        concurrency: 1,
+        ...o,
+      });
       consumers.push(c);
       return c;
     }
