@@ -93,7 +93,8 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
     ) as Partial<Record<StepName, StepLauncher>>;
     launcherFor = (step) => {
       const pool = pools[step];
-      if (!pool) throw new Error(`This runner runs only ${Object.keys(pools).join(", ")} steps, not ${step}.`);
+      if (!pool)
+        throw new Error(`This runner runs only ${Object.keys(pools).join(", ")} steps, not ${step}.`);
       return pool;
     };
     launchers = Object.values(pools) as StepLauncher[];
