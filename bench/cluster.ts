@@ -60,7 +60,7 @@ async function apiserverWrites(w: RuntimeWorld): Promise<{ writes: number; podCr
     const n = Number(line.slice(line.lastIndexOf(" ") + 1));
     if (!["POST", "PUT", "PATCH", "DELETE", "APPLY"].includes(verb) || resource === "leases") continue;
     writes += n;
-    if (resource === "pods" && verb === "POST" && !/subresource="/.test(line)) podCreates += n;
+    if (resource === "pods" && verb === "POST" && !/subresource="[^"]/.test(line)) podCreates += n;
   }
   return { writes, podCreates };
 }
