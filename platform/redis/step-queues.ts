@@ -93,6 +93,7 @@ export function createStepQueueRunner(opts: StepQueueOptions): StepQueueRunner {
   ) as Record<StepName, Queue<StepJobData>>;
   const listeners: ((owner: string) => void)[] = [];
   let events: QueueEvents[] = [];
+  const eventConnections: Redis[] = [];
   let closed = false;
   let healthy = true;
   const onError = (err: Error) => {
@@ -115,10 +116,10 @@ export function createStepQueueRunner(opts: StepQueueOptions): StepQueueRunner {
 
   function startEvents(): void {
     events = STEP_NAMES.map((s) => {
-      const qe = new QueueEvents(stepQueueName(s), {
-        connection: connect(opts.connection, { maxRetriesPerRequest: null }),
-        prefix,
-      });
+      const connection = connect(opts.connection, { maxRetriesPerRequest: null });
+      connection.on("error", onError);
+      eventConnections.push(connection);
+      const qe = new QueueEvents(stepQueueName(s), { connection, prefix });
       qe.on("error", onError);
       for (const e of ["active", "completed", "failed", "stalled", "removed"] as const) {
         qe.on(e, ({ jobId }: { jobId: string }) => notify(jobId));
@@ -127,17 +128,88 @@ export function createStepQueueRunner(opts: StepQueueOptions): StepQueueRunner {
     });
   }
 
-  async function findJob(name: string): Promise<{ job: Job<StepJobData>; step: StepName } | undefined> {
+  /**
+   * The job and its state, the state read first: a job read before it finished and a state read after
+   * would pair a finished state with no result. (A state that moves on after we read it is seen next pass.)
+   */
+  async function findJob(
+    name: string,
+  ): Promise<{ job: Job<StepJobData>; step: StepName; state: string } | undefined> {
     const parsed = parseWorkloadName(name);
     const steps = parsed ? [parsed.step] : STEP_NAMES;
     for (const step of steps) {
+      const state = await queues[step].getJobState(name);
+      if (state === "unknown") continue;
       const job = await queues[step].getJob(name);
-      if (job) return { job, step };
+      if (job) return { job, step, state };
     }
     return undefined;
   }
 
   const lockKey = (step: StepName, name: string) => `${queues[step].toKey(name)}:lock`;
+
+  async function getStatus(name: string, again: boolean): Promise<WorkloadStatus | undefined> {
+    const found = await findJob(name);
+    if (!found) return undefined;
+    const { job, step, state } = found;
+    const base = { name, step, owner: job.data.owner.name };
+    const at = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : undefined);
+    const withTimes = (s: WorkloadStatus): WorkloadStatus => {
+      const startedAt = at(job.processedOn);
+      const finishedAt = at(job.finishedOn);
+      return { ...s, ...(startedAt ? { startedAt } : {}), ...(finishedAt ? { finishedAt } : {}) };
+    };
+    switch (state) {
+      case "active": {
+        // Active without a lock: the worker that took it stopped renewing its lease (it died). A job that
+        // finished between our two reads has no lock either: it is Lost only if it is still active now
+        // (finishing removes it from the active list and its lock at once).
+        if ((await commands.exists(lockKey(step, name))) === 0) {
+          if ((await queues[step].getJobState(name)) !== "active")
+            // Read it again; should it change under us twice, say Running: the next pass looks again.
+            return again ? getStatus(name, false) : withTimes({ ...base, state: "Running" });
+          return withTimes({
+            ...base,
+            state: "Failed",
+            reason: "Lost",
+            message: `The worker running the ${step} step stopped renewing its lease (it died or lost Redis).`,
+          });
+        }
+        return withTimes({ ...base, state: "Running" });
+      }
+      case "completed": {
+        const r = job.returnvalue as StepJobResult | null;
+        if (!r || (r.state !== "Succeeded" && r.state !== "Failed")) {
+          return withTimes({
+            ...base,
+            state: "Failed",
+            reason: "Error",
+            message: "The step worker finished the job without a result.",
+          });
+        }
+        const s: WorkloadStatus = { ...base, state: r.state as WorkloadState };
+        if (r.exitCode !== undefined) s.exitCode = r.exitCode;
+        if (r.reason !== undefined) s.reason = r.reason;
+        if (r.message !== undefined) s.message = r.message;
+        return { ...withTimes(s), ...(r.startedAt ? { startedAt: r.startedAt } : {}) };
+      }
+      case "failed": {
+        const why = job.failedReason ?? "";
+        return withTimes({
+          ...base,
+          state: "Failed",
+          reason: STALLED.test(why) ? "Lost" : "Error",
+          message: STALLED.test(why)
+            ? `The worker running the ${step} step died mid-step (its lease expired).`
+            : `The step worker failed the job: ${why}`,
+        });
+      }
+      default:
+        // waiting, prioritized, delayed, waiting-children: not taken by a worker yet (or a stalled
+        // job on its way to being failed by the next worker, which never runs it again).
+        return { ...base, state: "Pending" };
+    }
+  }
 
   return {
     async start(spec) {
@@ -152,64 +224,7 @@ export function createStepQueueRunner(opts: StepQueueOptions): StepQueueRunner {
     },
 
     async get(name) {
-      const found = await findJob(name);
-      if (!found) return undefined;
-      const { job, step } = found;
-      const state = await job.getState();
-      const base = { name, step, owner: job.data.owner.name };
-      const at = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : undefined);
-      const withTimes = (s: WorkloadStatus): WorkloadStatus => {
-        const startedAt = at(job.processedOn);
-        const finishedAt = at(job.finishedOn);
-        return { ...s, ...(startedAt ? { startedAt } : {}), ...(finishedAt ? { finishedAt } : {}) };
-      };
-      switch (state) {
-        case "active": {
-          // Active without a lock: the worker that took it stopped renewing its lease (it died).
-          if ((await commands.exists(lockKey(step, name))) === 0) {
-            return withTimes({
-              ...base,
-              state: "Failed",
-              reason: "Lost",
-              message: `The worker running the ${step} step stopped renewing its lease (it died or lost Redis).`,
-            });
-          }
-          return withTimes({ ...base, state: "Running" });
-        }
-        case "completed": {
-          const r = job.returnvalue as StepJobResult | null;
-          if (!r || (r.state !== "Succeeded" && r.state !== "Failed")) {
-            return withTimes({
-              ...base,
-              state: "Failed",
-              reason: "Error",
-              message: "The step worker finished the job without a result.",
-            });
-          }
-          const s: WorkloadStatus = { ...base, state: r.state as WorkloadState };
-          if (r.exitCode !== undefined) s.exitCode = r.exitCode;
-          if (r.reason !== undefined) s.reason = r.reason;
-          if (r.message !== undefined) s.message = r.message;
-          return { ...withTimes(s), ...(r.startedAt ? { startedAt: r.startedAt } : {}) };
-        }
-        case "failed": {
-          const why = job.failedReason ?? "";
-          return withTimes({
-            ...base,
-            state: "Failed",
-            reason: STALLED.test(why) ? "Lost" : "Error",
-            message: STALLED.test(why)
-              ? `The worker running the ${step} step died mid-step (its lease expired).`
-              : `The step worker failed the job: ${why}`,
-          });
-        }
-        case "unknown":
-          return undefined;
-        default:
-          // waiting, prioritized, delayed, waiting-children: not taken by a worker yet (or a stalled
-          // job on its way to being failed by the next worker, which never runs it again).
-          return { ...base, state: "Pending" };
-      }
+      return getStatus(name, true);
     },
 
     async delete(name) {
@@ -246,6 +261,7 @@ export function createStepQueueRunner(opts: StepQueueOptions): StepQueueRunner {
       if (closed) return;
       closed = true;
       await Promise.all(events.map((e) => e.close().catch(() => undefined)));
+      for (const c of eventConnections) c.disconnect();
       await Promise.all(Object.values(queues).map((q) => q.close().catch(() => undefined)));
       await commands.quit().catch(() => undefined);
       commands.disconnect();
