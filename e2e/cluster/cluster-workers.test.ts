@@ -72,7 +72,8 @@ describe.skipIf(missing.length > 0)(title, () => {
         "/invoice.pdf": docs.invoice,
         "/fanout.pdf": docs.fanout,
         "/bomb.pdf": docs.bomb,
-        "/slow/statement.pdf": { body: docs.statement, delayMs: 8_000 },
+        // Long enough that the step is still downloading when the test has seen it Running on a loaded machine.
+        "/slow/statement.pdf": { body: docs.statement, delayMs: 15_000 },
       },
       onStepOutput: (pod) => podsRun.add(pod),
     });
@@ -148,7 +149,7 @@ describe.skipIf(missing.length > 0)(title, () => {
 
   it("kill -9 of a worker mid-step: its lease runs out, the step is retried as attempt 2, nothing is lost or run twice", async () => {
     const id = await submit("slow/statement.pdf", "bank_statement", "gb");
-    // Mid-step: the prepare step downloads for 8 s; the Detection says its attempt 1 is Running.
+    // Mid-step: the prepare step downloads for 15 s; the Detection says its attempt 1 is Running.
     await until(
       "the prepare step to be Running",
       async () => {
