@@ -63,6 +63,31 @@ export async function readTextHead(
   return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
 }
 
+/**
+ * What an engine is given for a detection: its declared facts, the check step's result, the head of its
+ * text and its policy. The one place this is built: the agent step and a re-score under another policy
+ * (agent/rescore.ts, the dry run) both use it, so a re-score sees exactly what the step saw.
+ */
+export function agentInputOf(
+  spec: Pick<StepInput["spec"], "docType" | "region">,
+  check: CheckStepResult,
+  text: string,
+  policy: DetectionPolicySpec | undefined,
+): AgentInput {
+  return {
+    declaredDocType: spec.docType,
+    region: spec.region,
+    text,
+    textTruncated: text.length >= MAX_TEXT_CHARS - 1,
+    checks: check.checks,
+    discovered: check.discovered,
+    ...(check.evidence ? { groups: check.evidence.groups } : {}),
+    ...(check.evidence?.geometry ? { geometry: check.evidence.geometry } : {}),
+    ...(check.facts ? { facts: check.facts } : {}),
+    ...(policy ? { policy } : {}),
+  };
+}
+
 type Loaded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 async function loadCheckResult(input: StepInput, ctx: StepContext): Promise<Loaded<CheckStepResult>> {
@@ -181,18 +206,7 @@ export async function runAgentStep(
   const policy = await loadPolicy(input, ctx);
   if (!policy.ok) return failed(policy.error);
 
-  const agentInput: AgentInput = {
-    declaredDocType: input.spec.docType,
-    region: input.spec.region,
-    text,
-    textTruncated: text.length >= MAX_TEXT_CHARS - 1,
-    checks: checkResult.value.checks,
-    discovered: checkResult.value.discovered,
-    ...(checkResult.value.evidence ? { groups: checkResult.value.evidence.groups } : {}),
-    ...(checkResult.value.evidence?.geometry ? { geometry: checkResult.value.evidence.geometry } : {}),
-    ...(checkResult.value.facts ? { facts: checkResult.value.facts } : {}),
-    ...(policy.value ? { policy: policy.value } : {}),
-  };
+  const agentInput = agentInputOf(input.spec, checkResult.value, text, policy.value);
   const run = { runId, log };
   const outcome = await produceVerdict(selection.engine, agentInput, run);
   if (outcome.ok) {
