@@ -180,7 +180,13 @@ function operatorComponents(
       { name: "controller", start: () => controller.start(), stop: () => controller.stop() },
       { name: "job-controller", start: () => jobController.start(), stop: () => jobController.stop() },
       ...(policyController
-        ? [{ name: "policy-controller", start: () => policyController.start(), stop: () => policyController.stop() }]
+        ? [
+            {
+              name: "policy-controller",
+              start: () => policyController.start(),
+              stop: () => policyController.stop(),
+            },
+          ]
         : []),
       periodic("upload-sweeper", uploadSweeper, config.uploadSweepSeconds),
       periodic("archive-pruner", archivePruner, config.archiveSweepSeconds),

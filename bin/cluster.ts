@@ -161,8 +161,11 @@ export async function runOperator(): Promise<number> {
   });
   let running: Promise<void> | undefined;
   const startLeading = async () => {
-    const ports = clusterOperatorPorts({ detections: store, jobs, objects, events, policies }, config, log, (l) =>
-      createPodRunner(kc, { ...podOptions, namespace, log: l }),
+    const ports = clusterOperatorPorts(
+      { detections: store, jobs, objects, events, policies },
+      config,
+      log,
+      (l) => createPodRunner(kc, { ...podOptions, namespace, log: l }),
     );
     operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
     running = operator.start();

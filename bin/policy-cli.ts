@@ -47,7 +47,10 @@ export async function readPolicyFile(
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    return { ok: false, problems: [`${file} cannot be read: ${err instanceof Error ? err.message : String(err)}`] };
+    return {
+      ok: false,
+      problems: [`${file} cannot be read: ${err instanceof Error ? err.message : String(err)}`],
+    };
   }
   let doc: unknown;
   try {
@@ -55,7 +58,9 @@ export async function readPolicyFile(
   } catch (err) {
     return {
       ok: false,
-      problems: [`${file} is not valid JSON or YAML: ${err instanceof Error ? err.message.split("\n")[0] : ""}`],
+      problems: [
+        `${file} is not valid JSON or YAML: ${err instanceof Error ? err.message.split("\n")[0] : ""}`,
+      ],
     };
   }
   return parsePolicy(doc);
@@ -67,7 +72,11 @@ export function renderRows(rows: readonly RescoreRow[]): string {
   const lines = ["detection                         old  new  change  crosses 50"];
   for (const r of rows) {
     const change =
-      r.oldScore === null || r.newScore === null ? "" : r.newScore - r.oldScore === 0 ? "0" : `${r.newScore - r.oldScore > 0 ? "+" : ""}${r.newScore - r.oldScore}`;
+      r.oldScore === null || r.newScore === null
+        ? ""
+        : r.newScore - r.oldScore === 0
+          ? "0"
+          : `${r.newScore - r.oldScore > 0 ? "+" : ""}${r.newScore - r.oldScore}`;
     const crosses = r.crossed === "up" ? "up" : r.crossed === "down" ? "down" : "";
     lines.push(
       `${r.id.padEnd(32)} ${fmt(r.oldScore).padStart(4)} ${fmt(r.newScore).padStart(4)}  ${change.padStart(6)}  ${crosses}${r.note ? `  (${r.note})` : ""}`,
@@ -80,7 +89,11 @@ export function renderRows(rows: readonly RescoreRow[]): string {
 export async function runPolicyCommand(argv: string[], io: CliIo = processIo): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "dry-run") {
-    io.err(sub === undefined || sub === "-h" || sub === "--help" ? HELP : `Unknown policy subcommand "${sub}".\n\n${HELP}`);
+    io.err(
+      sub === undefined || sub === "-h" || sub === "--help"
+        ? HELP
+        : `Unknown policy subcommand "${sub}".\n\n${HELP}`,
+    );
     return sub === "-h" || sub === "--help" ? 0 : 2;
   }
   let values: Record<string, string | boolean | undefined>;
@@ -125,7 +138,11 @@ export async function runPolicyCommand(argv: string[], io: CliIo = processIo): P
     env: io.env,
   });
   try {
-    const detections = await lastCompleted(data, last, typeof values.client === "string" ? values.client : undefined);
+    const detections = await lastCompleted(
+      data,
+      last,
+      typeof values.client === "string" ? values.client : undefined,
+    );
     const rows: RescoreRow[] = [];
     for (const d of detections) {
       const s = await rescoreSubjectOf(data, d);
@@ -145,7 +162,9 @@ export async function runPolicyCommand(argv: string[], io: CliIo = processIo): P
     }
     const summary = summarizeRescore(rows);
     if (values.json) {
-      io.out(`${JSON.stringify({ policy: { name: read.policy.name, version: read.policy.version }, rows, summary }, null, 2)}\n`);
+      io.out(
+        `${JSON.stringify({ policy: { name: read.policy.name, version: read.policy.version }, rows, summary }, null, 2)}\n`,
+      );
       return 0;
     }
     io.out(renderRows(rows));

@@ -90,7 +90,12 @@ export function policyStatusFor(p: DetectionPolicy, now: Date): DetectionPolicyS
       };
     conditions = setCondition(
       conditions,
-      { type: "Valid", status: "True", reason: "Validated", message: `Version ${parsed.policy.version} is valid.` },
+      {
+        type: "Valid",
+        status: "True",
+        reason: "Validated",
+        message: `Version ${parsed.policy.version} is valid.`,
+      },
       at,
     );
   } else {
@@ -118,7 +123,8 @@ export function policyStatusFor(p: DetectionPolicy, now: Date): DetectionPolicyS
           type: "InUse",
           status: "False",
           reason: "NoValidVersion",
-          message: "No valid version yet: the clients that name this policy are scored under the default rules.",
+          message:
+            "No valid version yet: the clients that name this policy are scored under the default rules.",
         },
     at,
   );

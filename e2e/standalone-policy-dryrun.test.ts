@@ -27,7 +27,12 @@ const POLICY = {
   producers: {
     flagged: [
       { pattern: "forgery works", level: "specific" },
-      { pattern: "/^Adobe PDF Library/", level: "proof", decidesAlone: true, reason: "our issuers never use it" },
+      {
+        pattern: "/^Adobe PDF Library/",
+        level: "proof",
+        decidesAlone: true,
+        reason: "our issuers never use it",
+      },
     ],
   },
   rules: [
@@ -105,7 +110,18 @@ describe("the policy dry run", () => {
     const policyFile = path.join(root, "lender-b.json");
     await writeFile(policyFile, JSON.stringify(POLICY));
     const run = await runNode(
-      [ENTRY, "policy", "dry-run", "--policy", policyFile, "--last", "50", "--client", CLIENT.client_id, "--json"],
+      [
+        ENTRY,
+        "policy",
+        "dry-run",
+        "--policy",
+        policyFile,
+        "--last",
+        "50",
+        "--client",
+        CLIENT.client_id,
+        "--json",
+      ],
       { env: { DOCVERIFY_DATA_DIR: svc.dataDir } },
     );
     expect(run.code, run.stderr).toBe(0);
@@ -143,9 +159,10 @@ describe("the policy dry run", () => {
       "lender-b in force",
       async () =>
         JSON.parse(
-          await readFile(path.join(svc.dataDir, "resources", "detectionpolicies", "lender-b.json"), "utf8").catch(
-            () => "{}",
-          ),
+          await readFile(
+            path.join(svc.dataDir, "resources", "detectionpolicies", "lender-b.json"),
+            "utf8",
+          ).catch(() => "{}"),
         ),
       (p) => p.status?.inForce?.version === 1,
     );

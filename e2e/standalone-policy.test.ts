@@ -23,7 +23,9 @@ const policyV1 = {
   version: 1,
   description: "Documents made with Forgery Works are never our issuers' own.",
   producers: {
-    flagged: [{ pattern: "forgery works", level: "proof", decidesAlone: true, reason: "seen in past frauds" }],
+    flagged: [
+      { pattern: "forgery works", level: "proof", decidesAlone: true, reason: "seen in past frauds" },
+    ],
   },
 };
 
@@ -62,6 +64,7 @@ const policyResource = async () =>
   JSON.parse(
     await readFile(path.join(svc.dataDir, "resources", "detectionpolicies", "acme-tuning.json"), "utf8"),
   );
+// biome-ignore lint/suspicious/noExplicitAny: a resource file as JSON
 const condition = (p: any, type: string) => p.status?.conditions?.find((c: any) => c.type === type);
 const detectionResource = async (id: string) =>
   JSON.parse(await readFile(path.join(svc.dataDir, "resources", "detections", `${id}.json`), "utf8"));
@@ -98,7 +101,11 @@ describe("tenant policies on the standalone service", () => {
     // v2 puts a producer at "proof" without saying it decides alone: refused, naming the field.
     await writeFile(
       path.join(policyDir, "acme-tuning.json"),
-      JSON.stringify({ ...policyV1, version: 2, producers: { flagged: [{ pattern: "forgery", level: "proof" }] } }),
+      JSON.stringify({
+        ...policyV1,
+        version: 2,
+        producers: { flagged: [{ pattern: "forgery", level: "proof" }] },
+      }),
     );
     const refused = await until(
       "policy v2 refused",
@@ -124,7 +131,10 @@ describe("tenant policies on the standalone service", () => {
     });
     expect(fb.status).toBe(204);
     const stored = JSON.parse(
-      await readFile(path.join(svc.dataDir, "objects", "docverify", "runs", tuned.id, "feedback.json"), "utf8"),
+      await readFile(
+        path.join(svc.dataDir, "objects", "docverify", "runs", tuned.id, "feedback.json"),
+        "utf8",
+      ),
     );
     expect(stored).toMatchObject({ label: "confirmed_fraud", reviewer: TUNED.client_id, score: tuned.score });
     const other = await svc.call("PUT", `/v1/detection/${tuned.id}/feedback`, {

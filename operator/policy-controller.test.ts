@@ -60,13 +60,19 @@ describe("the DetectionPolicy reconciler", () => {
     await store.update({ ...(await store.get("acme"))!, spec: acme(3, { checksOff: ["signature.pdf"] }) });
     await r.reconcile("acme");
     expect(condition(await store.get("acme"), "Valid")?.message).toContain("checksOff");
-    await store.update({ ...(await store.get("acme"))!, spec: acme(1, { checksOff: ["fonts.consistency"] }) });
+    await store.update({
+      ...(await store.get("acme"))!,
+      spec: acme(1, { checksOff: ["fonts.consistency"] }),
+    });
     await r.reconcile("acme");
     expect(condition(await store.get("acme"), "Valid")?.message).toContain("version: raise it above 1");
     expect(policyInForce(await store.get("acme"))?.checksOff).toEqual([]);
 
     // A valid new version replaces it.
-    await store.update({ ...(await store.get("acme"))!, spec: acme(4, { checksOff: ["fonts.consistency"] }) });
+    await store.update({
+      ...(await store.get("acme"))!,
+      spec: acme(4, { checksOff: ["fonts.consistency"] }),
+    });
     await r.reconcile("acme");
     const after = await store.get("acme");
     expect(condition(after, "Valid")?.status).toBe("True");

@@ -14,7 +14,11 @@ beforeAll(async () => {
     clients: [
       { client_id: "alice", client_secret: "alice-secret", scopes: ["DocumentVerification:*"] },
       { client_id: "bob", client_secret: "bob-secret", scopes: ["DocumentVerification:detections:*"] },
-      { client_id: "reader", client_secret: "reader-secret", scopes: ["DocumentVerification:detections:get"] },
+      {
+        client_id: "reader",
+        client_secret: "reader-secret",
+        scopes: ["DocumentVerification:detections:get"],
+      },
       {
         client_id: "labeller",
         client_secret: "labeller-secret",
@@ -52,7 +56,8 @@ describe("PUT /v1/detection/{id}/feedback", () => {
       "layout.overlay:text_covered_and_replaced",
     );
     const markers = [];
-    for await (const o of h.deps.objects.list(h.deps.bucket, feedbackKeys.markerPrefix("alice"))) markers.push(o.key);
+    for await (const o of h.deps.objects.list(h.deps.bucket, feedbackKeys.markerPrefix("alice")))
+      markers.push(o.key);
     expect(markers).toContain(feedbackKeys.marker("alice", id));
 
     // A second PUT replaces the first; a named reviewer is kept.

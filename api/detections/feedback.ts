@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { CheckStepResult } from "../../core/detection.js";
+import type { CheckStepResult } from "../../core/detection.js";
 import {
   FEEDBACK,
   FEEDBACK_LABELS,
@@ -31,7 +31,9 @@ export const FeedbackBody = z
       .string()
       .max(FEEDBACK_NOTE_MAX)
       .optional()
-      .openapi({ description: `Free text for the tenant's records, at most ${FEEDBACK_NOTE_MAX} characters.` }),
+      .openapi({
+        description: `Free text for the tenant's records, at most ${FEEDBACK_NOTE_MAX} characters.`,
+      }),
     reviewer: z
       .string()
       .min(1)
@@ -73,7 +75,7 @@ export const putFeedbackRoute = createRoute({
       DETECTION_ID_422,
       {
         loc: ["body", "label"],
-        msg: "Invalid option: expected one of \"confirmed_fraud\"|\"genuine\"|\"unsure\"",
+        msg: 'Invalid option: expected one of "confirmed_fraud"|"genuine"|"unsure"',
         type: "enum",
         input: "fraud",
       },

@@ -49,7 +49,10 @@ export function createPolicyFiles(opts: {
       return;
     }
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-      opts.log.error({ file }, "policy file refused: it must hold one policy object; the version in force stays");
+      opts.log.error(
+        { file },
+        "policy file refused: it must hold one policy object; the version in force stays",
+      );
       return;
     }
     const { name, ...spec } = doc as Record<string, unknown>;

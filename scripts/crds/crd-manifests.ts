@@ -236,7 +236,12 @@ export function detectionPolicyCrd(): CustomResourceDefinition {
     shortName: DETECTION_POLICY_SHORT_NAME,
     schema,
     columns: [
-      { name: "Version", type: "integer", jsonPath: ".spec.version", description: "The version in the spec." },
+      {
+        name: "Version",
+        type: "integer",
+        jsonPath: ".spec.version",
+        description: "The version in the spec.",
+      },
       {
         name: "InForce",
         type: "integer",
