@@ -45,6 +45,15 @@ export const DetectionPolicy = z.object({
 });
 export type DetectionPolicy = z.infer<typeof DetectionPolicy>;
 
+/** JSON with object keys sorted: the apiserver stores objects with their keys in its own order. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+      : x,
+  );
+}
+
 /** A DetectionPolicy resource holding `spec` (a policy without its name). */
 export function detectionPolicyResource(name: string, spec: Record<string, unknown>): DetectionPolicy {
   return {
@@ -74,7 +83,7 @@ export function policyStatusFor(p: DetectionPolicy, now: Date): DetectionPolicyS
   let inForce = status.inForce;
   let conditions = status.conditions;
   const same =
-    parsed.ok && inForce !== undefined && JSON.stringify(inForce.policy) === JSON.stringify(parsed.policy);
+    parsed.ok && inForce !== undefined && canonicalJson(inForce.policy) === canonicalJson(parsed.policy);
   const problems = parsed.ok
     ? !same && inForce !== undefined && parsed.policy.version <= inForce.version
       ? [`version: raise it above ${inForce.version} (the version in force) when the policy changes`]

@@ -79,6 +79,25 @@ describe("the DetectionPolicy reconciler", () => {
     expect(policyInForce(after)?.version).toBe(4);
   });
 
+  it("a status given back with its keys in another order (as the apiserver does) is neither refused nor rewritten", async () => {
+    const store = newStore();
+    const r = createPolicyReconciler({ store, clock, log: silent });
+    await store.create(detectionPolicyResource("acme", acme(1)));
+    await r.reconcile("acme");
+    const p = (await store.get("acme"))!;
+    const reorder = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reorder)
+        : v && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reorder(x)]))
+          : v;
+    const written = await store.updateStatus({ ...p, status: reorder(p.status) as DetectionPolicy["status"] });
+    await r.reconcile("acme");
+    const after = (await store.get("acme"))!;
+    expect(after.metadata.resourceVersion).toBe(written.metadata.resourceVersion);
+    expect(condition(after, "Valid")?.status).toBe("True");
+  });
+
   it("a policy never valid is not in use", async () => {
     const store = newStore();
     const r = createPolicyReconciler({ store, clock, log: silent });

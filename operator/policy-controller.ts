@@ -1,4 +1,5 @@
 import {
+  canonicalJson,
   type DetectionPolicy,
   type PolicySource,
   policyInForce,
@@ -24,9 +25,8 @@ export function createPolicyReconciler(deps: {
     const p = await deps.store.get(name);
     if (!p) return {};
     const status = policyStatusFor(p, deps.clock.now());
-    const before = JSON.stringify(p.status ?? {});
-    const after = JSON.stringify({ ...status, conditions: status.conditions });
-    if (before === after) return {};
+    // Compared with sorted keys: the apiserver gives the status back with its keys in its own order.
+    if (canonicalJson(p.status ?? {}) === canonicalJson(status)) return {};
     const valid = status.conditions?.find((c) => c.type === "Valid");
     const log = deps.log.child({ policy: name, generation: p.metadata.generation });
     if (valid?.status === "False")

@@ -49,7 +49,7 @@ const LENDER_B = {
   },
 };
 /** Detections of the dry run in the cluster (fewer than standalone's 50: every step is a Pod here). */
-const N = 12;
+const N = 8;
 const BASE = `/apis/docverify.io/v1alpha1/namespaces/${NS}/detectionpolicies`;
 
 const missing = missingPrerequisites();
@@ -172,7 +172,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(
       (await w.call("PUT", `/v1/detection/${tunedId}/feedback`, { label: "genuine" }, PLAIN)).status,
     ).toBe(404);
-  });
+  }, 600_000);
 
   it("the dry run over the client's last detections matches re-scoring them for real", async () => {
     const submitAll = async () => {
@@ -224,5 +224,5 @@ describe.skipIf(missing.length > 0)(title, () => {
     );
     const after = await submitAll();
     expect(after.map((a) => a.score)).toEqual(before.map((b) => byId.get(b.id)?.newScore));
-  });
+  }, 900_000);
 });
