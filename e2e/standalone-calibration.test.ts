@@ -6,7 +6,7 @@
  *
  * The tenant's history: genuine documents, genuine documents its issuers re-saved months later (a long
  * modification gap, which the eager policy makes decide alone: false positives), and two kinds of metadata
- * tampering (confirmed fraud).
+ * tampering (backdated, and re-produced by an editor that left the old XMP: confirmed fraud).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -29,8 +29,8 @@ const EAGER = {
     { check: "metadata.dates", code: "modified_before_created", severity: 8, decidesAlone: true },
   ],
 };
-type Kind = "genuine" | "resaved" | "backdated" | "future";
-const KINDS: Kind[] = ["genuine", "resaved", "backdated", "future"];
+type Kind = "genuine" | "resaved" | "backdated" | "reproduced";
+const KINDS: Kind[] = ["genuine", "resaved", "backdated", "reproduced"];
 const labelOf = (k: Kind) => (k === "genuine" || k === "resaved" ? "genuine" : "confirmed_fraud");
 const types = FIXTURE_DOC_TYPES.filter((t) => t !== "id_document");
 
@@ -42,8 +42,8 @@ async function documentOf(kind: Kind, seed: number, docType: (typeof types)[numb
       return makeMetadataTamperedPdf(seed, "late_modification", { docType });
     case "backdated":
       return makeMetadataTamperedPdf(seed, "modified_before_created", { docType });
-    case "future":
-      return makeMetadataTamperedPdf(seed, "future_date", { docType });
+    case "reproduced":
+      return makeMetadataTamperedPdf(seed, "info_xmp_mismatch", { docType });
   }
 }
 
@@ -142,7 +142,7 @@ describe("the calibration report", () => {
       (c: { check: string; code: string }) =>
         c.check === "metadata.dates" && c.code === "long_modification_gap",
     );
-    expect(gap).toMatchObject({ firedGenuine: 10, firedFraud: 0, eligible: true });
+    expect(gap).toMatchObject({ firedGenuine: 10, eligible: true });
     const proposed = report.proposal.severity.find(
       (o: { code: string }) => o.code === "long_modification_gap",
     );
