@@ -76,8 +76,8 @@ describe("the calibration report", () => {
     expect(r.expected.fprInterval[1]).toBeGreaterThan(0);
   });
 
-  it("never trades a detection for fewer false positives", () => {
-    // The code fires on the fraud too, and there it is the only evidence: lowering it would lose them.
+  it("keeps a code whose lowering would lose more detection rate than false-positive rate it saves", () => {
+    // The code fires on all the fraud too, and there it is the only evidence: lowering it would lose them.
     const items = history("t").map((l) =>
       l.label === "confirmed_fraud" ? { ...l, subject: subject(l.subject.id, [gap()]) } : l,
     );

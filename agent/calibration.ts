@@ -5,7 +5,7 @@ import { DECISION_SCORE, type RescoreSubject, rescore } from "./rescore.js";
 /**
  * The calibration report (issue 26, docs/tuning.md): from a tenant's labelled detections (reviewer feedback,
  * `genuine` or `confirmed_fraud`), how often each check code fired on each label, and severity overrides
- * that lower the false-positive rate without losing detections, with their effect estimated by k-fold
+ * that raise the detection rate minus the false-positive rate, with their effect estimated by k-fold
  * cross-validation: the overrides are chosen on k-1 folds and scored on the fold left out, so the estimate
  * is of documents the choice did not see.
  *
@@ -16,8 +16,9 @@ import { DECISION_SCORE, type RescoreSubject, rescore } from "./rescore.js";
  * - only severities 0 (not counted), 2 (note), 4 (anomaly) and 7 (specific): never 8 or more (deciding
  *   alone is a decision the policy's author takes explicitly, with decidesAlone), never a code of
  *   signature.pdf (the contract's authoritative check);
- * - an override is kept on a training fold only when it lowers the false positives without losing a single
- *   detection there (or gains detections without adding a false positive).
+ * - an override is kept on a training fold only when it raises the detection rate minus the false-positive
+ *   rate there (Youden's J): fewer false positives may cost detections only when the rate it saves is larger
+ *   than the rate it loses, and the report shows both.
  */
 
 /** Fewest labelled documents a code must have fired on for the report to propose an override for it. */
@@ -114,6 +115,10 @@ function rates(items: readonly Scored[], scores: readonly number[]): Rates {
   return { falsePositives, genuine, detected, fraud };
 }
 
+/** Detection rate minus false-positive rate (Youden's J): what an override must raise. */
+const youden = (r: Rates) =>
+  (r.fraud ? r.detected / r.fraud : 0) - (r.genuine ? r.falsePositives / r.genuine : 0);
+
 const scoreUnder = (s: RescoreSubject, policy: DetectionPolicySpec) => rescore(s, policy).newScore ?? 0;
 
 /** The stats of every code that fired, and which are eligible (on `items`). */
@@ -141,8 +146,8 @@ function codeStats(items: readonly Scored[]): CodeStats[] {
 
 /**
  * The overrides chosen on `items` (one pass over the eligible codes, most frequent first): for each, the
- * candidate severity with the fewest false positives among those that lose no detection (or the most
- * detections among those that add no false positive); the current severity when none is better.
+ * candidate severity with the highest detection rate minus false-positive rate, when that is higher than
+ * with the current severity; the current severity otherwise.
  */
 export function chooseOverrides(items: readonly Scored[], base: DetectionPolicySpec): SeverityOverride[] {
   const chosen: SeverityOverride[] = [];
@@ -167,16 +172,8 @@ export function chooseOverrides(items: readonly Scored[], base: DetectionPolicyS
       const next = [...scores];
       for (const i of touched) next[i] = scoreUnder(items[i]!.subject, candidate);
       const r = rates(items, next);
-      const better =
-        (r.falsePositives < now.falsePositives && r.detected >= now.detected) ||
-        (r.detected > now.detected && r.falsePositives <= now.falsePositives);
-      if (!better) continue;
-      if (
-        !best ||
-        r.falsePositives < best.r.falsePositives ||
-        (r.falsePositives === best.r.falsePositives && r.detected > best.r.detected)
-      )
-        best = { override, scores: next, r };
+      if (youden(r) <= youden(best?.r ?? now)) continue;
+      best = { override, scores: next, r };
     }
     if (best) {
       chosen.push(best.override);

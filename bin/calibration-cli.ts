@@ -17,9 +17,9 @@ const HELP = `Usage: docverify calibration-report --client <id> [options]
 
 From the detections of <id> that its reviewers labelled (PUT /v1/detection/{id}/feedback): per check
 code, how often it fired on documents labelled genuine and on documents labelled confirmed_fraud; then
-severity overrides (a policy fragment to add to the client's policy) that lower the false-positive rate
-without losing detections, with their effect estimated by ${5}-fold cross-validation (chosen on four
-fifths of the history, measured on the fifth left out). Overrides are proposed only for codes that fired
+severity overrides (a policy fragment to add to the client's policy) that raise the detection rate minus
+the false-positive rate, with their effect estimated by 5-fold cross-validation (chosen on four fifths of
+the history, measured on the fifth left out). Overrides are proposed only for codes that fired
 on at least ${MIN_FIRED} labelled documents, and never above "specific" (docs/tuning.md says why).
 Detections labelled unsure, and those whose results are gone (retention), are left out.
 
