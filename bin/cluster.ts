@@ -4,6 +4,11 @@ import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
+import {
+  DETECTION_POLICY_KIND,
+  DETECTION_POLICY_PLURAL,
+  type DetectionPolicy,
+} from "../core/detection-policy.js";
 import type { ObjectStore, WorkloadRunner } from "../core/ports.js";
 import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
 import { createLeaderElector } from "../platform/kube/leader-election.js";
@@ -75,13 +80,23 @@ export function clusterStores(kc: ReturnType<typeof loadKubeConfig>, namespace: 
   };
 }
 
+/** The DetectionPolicies of `namespace` (the operator validates them and resolves one per detection). */
+export function clusterPolicyStore(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
+  return createKubeResourceStore<DetectionPolicy>(kc, {
+    namespace,
+    plural: DETECTION_POLICY_PLURAL,
+    kind: DETECTION_POLICY_KIND,
+    maxObjectBytes: config.maxResourceBytes,
+  });
+}
+
 /**
  * The cluster's adapters of the operator's ports for one leadership term: the Kubernetes stores, the S3
  * object store and events given, a Redis scheduler built here, and the step runner `runner` builds (step
  * Pods in the operator; the scale bench's fake runner).
  */
 export function clusterOperatorPorts(
-  base: Pick<OperatorPorts, "detections" | "jobs" | "objects" | "events">,
+  base: Pick<OperatorPorts, "detections" | "jobs" | "objects" | "events" | "policies">,
   config: Config,
   log: Logger,
   runner: (log: Logger) => WorkloadRunner,
@@ -129,6 +144,7 @@ export async function runOperator(): Promise<number> {
   const jobSettings = jobSettingsFromEnv(process.env);
   const objects = await clusterObjectStore(config);
   const { detections: store, jobs } = clusterStores(kc, namespace, config);
+  const policies = clusterPolicyStore(kc, namespace, config);
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -157,10 +173,14 @@ export async function runOperator(): Promise<number> {
       : undefined;
   if (queueCounts) registerStepQueueGauge(metrics, queueCounts);
   const startLeading = async () => {
-    const ports = clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
-      podOptions
-        ? createPodRunner(kc, { ...podOptions, namespace, log: l })
-        : createStepQueueRunner({ connection: redisUrl, log: l }),
+    const ports = clusterOperatorPorts(
+      { detections: store, jobs, objects, events, policies },
+      config,
+      log,
+      (l) =>
+        podOptions
+          ? createPodRunner(kc, { ...podOptions, namespace, log: l })
+          : createStepQueueRunner({ connection: redisUrl, log: l }),
     );
     operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
     running = operator.start();

@@ -40,6 +40,8 @@ export const DetectionJobSpec = z.object({
   region: z.string().regex(/^[A-Z]{2}$/),
   /** The client that created the job; its detections are submitted by the same client. */
   submittedBy: z.string(),
+  /** The client's detection policy (its `policy` in the clients file), passed on to every detection. */
+  policy: z.string().max(63).optional(),
 });
 export type DetectionJobSpec = z.infer<typeof DetectionJobSpec>;
 

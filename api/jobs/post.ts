@@ -148,6 +148,7 @@ export function registerCreateJob(app: OpenAPIHono<AppEnv>): void {
         docType: body.doc_type ?? "other",
         region: normalizeRegion(body.region ?? deps.config.defaultRegion) ?? deps.config.defaultRegion,
         submittedBy: clientId,
+        ...(deps.clients.get(clientId)?.policy ? { policy: deps.clients.get(clientId)?.policy } : {}),
       },
     };
     let created: DetectionJob;

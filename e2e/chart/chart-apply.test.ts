@@ -36,7 +36,7 @@ const tools = kubeToolsAvailable();
 const ready = cluster.ok && tools.ok;
 const reason = cluster.ok ? tools.reason : cluster.reason;
 
-const CRD_NAMES = ["detections.docverify.io", "detectionjobs.docverify.io"];
+const CRD_NAMES = ["detections.docverify.io", "detectionjobs.docverify.io", "detectionpolicies.docverify.io"];
 
 describe.skipIf(!ready)(
   ready ? "helm chart on a kube-apiserver" : `helm chart on a kube-apiserver: SKIPPED — ${reason}`,

@@ -119,7 +119,11 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
   }
 
   // CRDs, as `kubectl apply -f crds/` would.
-  for (const file of ["docverify.io_detections.yaml", "docverify.io_detectionjobs.yaml"]) {
+  for (const file of [
+    "docverify.io_detections.yaml",
+    "docverify.io_detectionjobs.yaml",
+    "docverify.io_detectionpolicies.yaml",
+  ]) {
     const crd = loadAll(await readFile(path.join(ROOT, "crds", file), "utf8")).find(Boolean) as {
       metadata: { name: string };
     };
