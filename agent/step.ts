@@ -1,10 +1,13 @@
 import { ulid } from "ulid";
 import type { AgentStepResult, CheckStepResult, StepInput } from "../core/detection.js";
 import { keys } from "../core/detection.js";
+import { DEFAULT_POLICY_REF, POLICY_SNAPSHOT } from "../core/detection-policy.js";
+import type { DetectionPolicySpec } from "../core/policy.js";
 import { failure } from "../core/failure-codes.js";
 import { ObjectNotFoundError, type ObjectStore } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
 import { readStepResult } from "../core/step-results.js";
+import { readStored } from "../core/stored.js";
 import { Verdict } from "../core/verdict.js";
 import { type AgentEngine, AgentError, type AgentInput } from "./engine.js";
 import { type EngineSelection, selectEngine } from "./select-engine.js";
@@ -60,6 +63,31 @@ export async function readTextHead(
   return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
 }
 
+/**
+ * What an engine is given for a detection: its declared facts, the check step's result, the head of its
+ * text and its policy. The one place this is built: the agent step and a re-score under another policy
+ * (agent/rescore.ts, the dry run) both use it, so a re-score sees exactly what the step saw.
+ */
+export function agentInputOf(
+  spec: Pick<StepInput["spec"], "docType" | "region">,
+  check: CheckStepResult,
+  text: string,
+  policy: DetectionPolicySpec | undefined,
+): AgentInput {
+  return {
+    declaredDocType: spec.docType,
+    region: spec.region,
+    text,
+    textTruncated: text.length >= MAX_TEXT_CHARS - 1,
+    checks: check.checks,
+    discovered: check.discovered,
+    ...(check.evidence ? { groups: check.evidence.groups } : {}),
+    ...(check.evidence?.geometry ? { geometry: check.evidence.geometry } : {}),
+    ...(check.facts ? { facts: check.facts } : {}),
+    ...(policy ? { policy } : {}),
+  };
+}
+
 type Loaded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 async function loadCheckResult(input: StepInput, ctx: StepContext): Promise<Loaded<CheckStepResult>> {
@@ -87,6 +115,28 @@ async function loadCheckResult(input: StepInput, ctx: StepContext): Promise<Load
     };
   }
   return { ok: true, value: read.value };
+}
+
+/**
+ * The policy the detection was admitted under (its snapshot, core/detection-policy.ts); undefined for the
+ * default rules. A snapshot that is missing or damaged fails the step: scoring under other rules than the
+ * ones recorded on the detection would make its score unreproducible.
+ */
+async function loadPolicy(
+  input: StepInput,
+  ctx: StepContext,
+): Promise<Loaded<DetectionPolicySpec | undefined>> {
+  const ref = input.policy;
+  if (!ref || ref.name === DEFAULT_POLICY_REF.name) return { ok: true, value: undefined };
+  const read = await readStored(ctx.objects, ctx.bucket, POLICY_SNAPSHOT, input.detection);
+  if (read.kind === "ok" && read.value.name === ref.name && read.value.version === ref.version)
+    return { ok: true, value: read.value };
+  return {
+    ok: false,
+    error: `The snapshot of policy ${ref.name} v${ref.version} this detection was admitted under ${
+      read.kind === "missing" ? "is missing" : read.kind === "invalid" ? read.reason : "names another version"
+    } (${read.key}), so it cannot be scored under it.`,
+  };
 }
 
 async function loadText(input: StepInput, ctx: StepContext, textKey: string | undefined): Promise<string> {
@@ -153,18 +203,10 @@ export async function runAgentStep(
   const checkResult = await loadCheckResult(input, ctx);
   if (!checkResult.ok) return failed(checkResult.error);
   const text = await loadText(input, ctx, checkResult.value.textKey);
+  const policy = await loadPolicy(input, ctx);
+  if (!policy.ok) return failed(policy.error);
 
-  const agentInput: AgentInput = {
-    declaredDocType: input.spec.docType,
-    region: input.spec.region,
-    text,
-    textTruncated: text.length >= MAX_TEXT_CHARS - 1,
-    checks: checkResult.value.checks,
-    discovered: checkResult.value.discovered,
-    ...(checkResult.value.evidence ? { groups: checkResult.value.evidence.groups } : {}),
-    ...(checkResult.value.evidence?.geometry ? { geometry: checkResult.value.evidence.geometry } : {}),
-    ...(checkResult.value.facts ? { facts: checkResult.value.facts } : {}),
-  };
+  const agentInput = agentInputOf(input.spec, checkResult.value, text, policy.value);
   const run = { runId, log };
   const outcome = await produceVerdict(selection.engine, agentInput, run);
   if (outcome.ok) {

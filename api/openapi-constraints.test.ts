@@ -80,6 +80,12 @@ beforeAll(async () => {
   await completeForAttestation(h, attested, new TextEncoder().encode("%PDF-1.7\n%%EOF\n"), sampleChecks());
   BASE.getAttestation = async () => ({ ...none, token: alice, path: { detection_id: attested } });
   BASE.getJwks = async () => ({ ...none });
+  BASE.putDetectionFeedback = async () => ({
+    ...none,
+    token: alice,
+    path: { detection_id: id },
+    body: { label: "genuine", note: "checked with the issuer", reviewer: "j.smith" },
+  });
   BASE.getDetectionEvidencePage = async () => ({
     ...none,
     token: alice,

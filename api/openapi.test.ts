@@ -114,6 +114,7 @@ describe("operations and security", () => {
         "getReviewPage",
         "getReviewPageImage",
         "listDetections",
+        "putDetectionFeedback",
         "uploadDocument",
       ].sort(),
     );
@@ -142,6 +143,7 @@ describe("operations and security", () => {
       getDetectionEvidencePage: [SCOPES.get],
       getAttestation: [SCOPES.get],
       deleteDetection: [SCOPES.delete],
+      putDetectionFeedback: [SCOPES.feedback],
       createUpload: [SCOPES.create],
       createJob: [SCOPES.jobsCreate],
       getJob: [SCOPES.jobsGet],
@@ -248,6 +250,12 @@ describe("every status an operation answers is documented, with a matching examp
     const where = `${op.operationId} ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
     expect(res, where).toBeDefined();
     seen.push(`${op.operationId} ${r.status}`);
+    if (r.status === 204) {
+      // No content: neither a body nor a documented media type.
+      expect(r.body, where).toBe("");
+      expect(res.content, where).toBeUndefined();
+      return;
+    }
     // The answer's media type is the one documented for that status (JSON unless it says otherwise).
     const type = (r.headers?.get("content-type") ?? "application/json").split(";")[0]!.trim();
     expect(Object.keys(res.content ?? {}), where).toContain(type);
@@ -552,6 +560,28 @@ describe("every status an operation answers is documented, with a matching examp
     }
   });
 
+  it("feedback", async () => {
+    const alice = await h.token("alice");
+    const reader = await h.token("reader");
+    const doc = "/v1/detection/{detection_id}/feedback";
+    const id = await createDetection(h, alice);
+    const at = `/v1/detection/${id}/feedback`;
+    documented("put", doc, await call(h, "PUT", at, { token: alice, body: { label: "genuine" } }));
+    documented("put", doc, await call(h, "PUT", at, { token: alice, body: { label: "fraud" } }));
+    documented("put", doc, await call(h, "PUT", at, { token: reader, body: { label: "genuine" } }));
+    documented(
+      "put",
+      doc,
+      await call(h, "PUT", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/feedback", {
+        token: alice,
+        body: { label: "genuine" },
+      }),
+    );
+    documented("put", doc, await call(h, "PUT", "/v1/detection/DET_01/feedback", { token: alice, body: {} }));
+    const big = { label: "genuine", note: "x".repeat(9000) };
+    documented("put", doc, await call(h, "PUT", at, { token: alice, body: big }));
+  });
+
   /** One request of each bearer operation (method, documented path, real path, body). */
   const BEARER_CALLS: [string, string, string, unknown?][] = [
     [
@@ -574,6 +604,12 @@ describe("every status an operation answers is documented, with a matching examp
       "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/attestation",
     ],
     ["DELETE", "/v1/detection/{detection_id}", "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t"],
+    [
+      "PUT",
+      "/v1/detection/{detection_id}/feedback",
+      "/v1/detection/det-01jd5x9q3m8w2v7k4c6b0n1r2t/feedback",
+      { label: "genuine" },
+    ],
     ["POST", "/v1/uploads", "/v1/uploads"],
     [
       "POST",

@@ -132,6 +132,7 @@ export const SECURITY_SCHEMES = {
           [SCOPES.get]: "Read a detection and list detections",
           [SCOPES.delete]: "Delete a detection and its files",
           [SCOPES.createSample]: "Start a sample run within the contract allowance using X-Sample-Run",
+          [SCOPES.feedback]: "Record a reviewer's verdict on a detection (feedback)",
           [SCOPES.jobsAll]: "Every batch job scope",
           [SCOPES.jobsCreate]: "Create a batch job",
           [SCOPES.jobsGet]: "Read a batch job",

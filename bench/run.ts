@@ -8,6 +8,7 @@
  *   pages, and a 200-page one with 3 flagged pages (bench/ten-page.ts);
  * - the check step on a scanned statement, 1 page (JPEG) and 3 pages (image-only PDF): time per page, wall
  *   and CPU, and the OCR pass's share of it (bench/ten-page.ts, issue 21: target ≤ 3 s per page on 2 cores).
+ * - what a tenant policy adds to a detection's analysis (bench/policy.ts; issue 26, target ≤ 5 ms p95).
  * The service runs as `node dist/bin/docverify.js standalone` (npm run bench builds first).
  */
 import { spawn } from "node:child_process";
@@ -173,6 +174,9 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
   process.stdout.write(`\ndocverify bench — ${os.cpus().length} cores, Node ${process.version}\n\n`);
   process.stdout.write(`| ${"measure".padEnd(w)} | figure |\n|${"-".repeat(w + 2)}|--------|\n`);
   for (const [k, v] of rows) process.stdout.write(`| ${k.padEnd(w)} | ${v} |\n`);
+  // What a tenant policy adds per detection (bench/policy.ts prints its own lines; issue 26).
+  process.stdout.write("\n");
+  await import("./policy.js");
 }
 
 main().catch((err) => {

@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import type { Config } from "../core/config.js";
 import type { Detection } from "../core/detection.js";
 import type { DetectionJob } from "../core/detection-job.js";
+import type { DetectionPolicy } from "../core/detection-policy.js";
 import type { EventRecorder } from "../core/event-recorder.js";
 import {
   type Clock,
@@ -22,6 +23,7 @@ import {
 } from "../operator/detection-job-reconciler.js";
 import { createDetectionReconciler, reconcilerSettingsOf } from "../operator/detection-reconciler.js";
 import { createOperatorMetrics, type OperatorMetrics } from "../operator/metrics.js";
+import { createPolicyController, policySourceOf } from "../operator/policy-controller.js";
 import { createUploadSweeper } from "../operator/upload-sweeper.js";
 import { jobsByPhase } from "./job-settings.js";
 import { componentLogger } from "./logging.js";
@@ -52,6 +54,11 @@ export interface OperatorPorts {
   runner: WorkloadRunner;
   /** Events for people watching a detection (Kubernetes Events, or log lines); none in the bench. */
   events?: EventRecorder;
+  /**
+   * The tenants' DetectionPolicies (custom resources; standalone, the local store the policy files are
+   * written to: bin/policy-files.ts). Absent (the scale bench): every detection gets the default rules.
+   */
+  policies?: ResourceStore<DetectionPolicy>;
 }
 
 export interface OperatorOptions {
@@ -98,7 +105,7 @@ function operatorComponents(
 } {
   const { config, log, metrics } = opts;
   const clock = opts.clock ?? systemClock;
-  const { detections, jobs, objects, scheduler, runner, events } = ports;
+  const { detections, jobs, objects, scheduler, runner, events, policies } = ports;
   const bucket = config.bucket;
   // The tenant memory lives in the object store in both runtimes (platform/memory/, issue 23).
   const memory = createObjectStoreMemory(objects, bucket);
@@ -116,7 +123,11 @@ function operatorComponents(
     ...(events ? { events } : {}),
     jobs,
     settings: reconcilerSettingsOf(config),
+    ...(policies ? { policies: policySourceOf(policies) } : {}),
   });
+  const policyController = policies
+    ? createPolicyController({ store: policies, clock, log: componentLogger(log, "policy-controller") })
+    : undefined;
   const controller = createDetectionController({
     store: detections,
     scheduler,
@@ -173,6 +184,15 @@ function operatorComponents(
     components: [
       { name: "controller", start: () => controller.start(), stop: () => controller.stop() },
       { name: "job-controller", start: () => jobController.start(), stop: () => jobController.stop() },
+      ...(policyController
+        ? [
+            {
+              name: "policy-controller",
+              start: () => policyController.start(),
+              stop: () => policyController.stop(),
+            },
+          ]
+        : []),
       periodic("upload-sweeper", uploadSweeper, config.uploadSweepSeconds),
       periodic("archive-pruner", archivePruner, config.archiveSweepSeconds),
     ],

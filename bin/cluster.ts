@@ -1,9 +1,14 @@
 import http from "node:http";
 import type { Logger } from "pino";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
+import {
+  DETECTION_POLICY_KIND,
+  DETECTION_POLICY_PLURAL,
+  type DetectionPolicy,
+} from "../core/detection-policy.js";
 import type { ObjectStore, WorkloadRunner } from "../core/ports.js";
 import { createKubeEventRecorder } from "../platform/kube/event-recorder.js";
 import { createLeaderElector } from "../platform/kube/leader-election.js";
@@ -11,6 +16,8 @@ import { createPodRunner } from "../platform/kube/pod-runner.js";
 import { createInformerStore } from "../platform/kube/informer.js";
 import { createKubeResourceStore } from "../platform/kube/resource-store.js";
 import { createRedisScheduler } from "../platform/redis/scheduler.js";
+import { createStepQueueRunner, type StepQueueRunner } from "../platform/redis/step-queues.js";
+import { STEP_NAMES } from "../core/detection.js";
 import { createRedisUsageCounter } from "../platform/redis/usage-counter.js";
 import { createRedisWindowCounter } from "../platform/redis/window-counter.js";
 import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
@@ -19,6 +26,7 @@ import {
   leaderTimings,
   loadKubeConfig,
   resolveNamespace,
+  stepModeFromEnv,
   stepPodOptionsFromEnv,
 } from "./cluster-config.js";
 import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } from "./build-operator.js";
@@ -34,7 +42,8 @@ import { openClients, serveApi, urlFor } from "./serve-api.js";
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same operator as
  * standalone (bin/build-operator.ts), over the Kubernetes, S3 and Redis adapters.
  *
- *   docverify operator   leader-elected; the leader runs the Detection controller and creates step Pods
+ *   docverify operator   leader-elected; the leader runs the Detection controller and runs steps: a Pod per
+ *                        step (DOCVERIFY_STEP_MODE=pods) or a job on the step queues (workers)
  *   docverify api        the REST API over Detections in the cluster
  */
 
@@ -71,13 +80,23 @@ export function clusterStores(kc: ReturnType<typeof loadKubeConfig>, namespace: 
   };
 }
 
+/** The DetectionPolicies of `namespace` (the operator validates them and resolves one per detection). */
+export function clusterPolicyStore(kc: ReturnType<typeof loadKubeConfig>, namespace: string, config: Config) {
+  return createKubeResourceStore<DetectionPolicy>(kc, {
+    namespace,
+    plural: DETECTION_POLICY_PLURAL,
+    kind: DETECTION_POLICY_KIND,
+    maxObjectBytes: config.maxResourceBytes,
+  });
+}
+
 /**
  * The cluster's adapters of the operator's ports for one leadership term: the Kubernetes stores, the S3
  * object store and events given, a Redis scheduler built here, and the step runner `runner` builds (step
  * Pods in the operator; the scale bench's fake runner).
  */
 export function clusterOperatorPorts(
-  base: Pick<OperatorPorts, "detections" | "jobs" | "objects" | "events">,
+  base: Pick<OperatorPorts, "detections" | "jobs" | "objects" | "events" | "policies">,
   config: Config,
   log: Logger,
   runner: (log: Logger) => WorkloadRunner,
@@ -117,12 +136,15 @@ export async function runOperator(): Promise<number> {
   const log = processLogger("operator", config.logLevel);
   const kc = loadKubeConfig(process.env);
   const namespace = resolveNamespace(kc, process.env);
-  requireRedis(config); // at start, not at the first leadership
-  const podOptions = stepPodOptionsFromEnv(process.env);
+  const redisUrl = requireRedis(config); // at start, not at the first leadership
+  const stepMode = stepModeFromEnv(process.env);
+  // pods: a Pod per step attempt; workers: the step queues the step-worker Deployments consume.
+  const podOptions = stepMode === "pods" ? stepPodOptionsFromEnv(process.env) : undefined;
   const identity = leaderIdentity(process.env);
   const jobSettings = jobSettingsFromEnv(process.env);
   const objects = await clusterObjectStore(config);
   const { detections: store, jobs } = clusterStores(kc, namespace, config);
+  const policies = clusterPolicyStore(kc, namespace, config);
 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
@@ -144,9 +166,21 @@ export async function runOperator(): Promise<number> {
     capacity: config.concurrency,
   });
   let running: Promise<void> | undefined;
+  // Every replica reports the step queues' depths (leader or not): the autoscaling hook (KEDA / HPA).
+  const queueCounts =
+    stepMode === "workers"
+      ? createStepQueueRunner({ connection: redisUrl, log: componentLogger(log, "step-queues") })
+      : undefined;
+  if (queueCounts) registerStepQueueGauge(metrics, queueCounts);
   const startLeading = async () => {
-    const ports = clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
-      createPodRunner(kc, { ...podOptions, namespace, log: l }),
+    const ports = clusterOperatorPorts(
+      { detections: store, jobs, objects, events, policies },
+      config,
+      log,
+      (l) =>
+        podOptions
+          ? createPodRunner(kc, { ...podOptions, namespace, log: l })
+          : createStepQueueRunner({ connection: redisUrl, log: l }),
     );
     operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
     running = operator.start();
@@ -221,8 +255,29 @@ export async function runOperator(): Promise<number> {
     await stopLeading();
     await elector.stop(); // releases the Lease: another replica takes over at once
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await queueCounts?.close();
   });
   return exitCode;
+}
+
+/**
+ * `docverify_step_queue_jobs{step,state}`: jobs per step queue and state (waiting, prioritized, delayed,
+ * active), read from Redis at each scrape. waiting + prioritized + active is the demand on a step kind's
+ * workers (BullMQ keeps prioritised jobs in a set of their own, so a list-length trigger undercounts):
+ * the chart's KEDA ScaledObject and the HPA example scale the step-worker Deployments on it.
+ */
+export function registerStepQueueGauge(metrics: Registry, queues: Pick<StepQueueRunner, "counts">): void {
+  new Gauge({
+    name: "docverify_step_queue_jobs",
+    help: "Jobs in each step work queue by state (waiting, prioritized, delayed, active); scale step workers on waiting+prioritized+active.",
+    labelNames: ["step", "state"],
+    registers: [metrics],
+    async collect() {
+      const counts = await queues.counts();
+      for (const step of STEP_NAMES)
+        for (const [state, n] of Object.entries(counts[step])) this.set({ step, state }, n);
+    },
+  });
 }
 
 /** `docverify api`. */

@@ -7,8 +7,11 @@
  *   docverify api | operator                 the cluster runtime's halves (Kubernetes, S3, Redis)
  *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
  *   docverify worker --step <step>           a warm worker of one step kind, runs steps sent over IPC (standalone)
+ *   docverify step-worker --step <step>      a warm step worker of the cluster: takes steps of one kind from Redis
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
  *   docverify verify <file> <attestation> --jwks <url|file>   verify a signed attestation of a detection
+ *   docverify policy dry-run --policy <file>  re-score the last detections under another policy (docs/tuning.md)
+ *   docverify calibration-report --client <id>   per check code: fired on genuine vs fraud; proposed overrides
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
  */
 import { STEP_NAMES, type StepName } from "../core/detection.js";
@@ -20,10 +23,14 @@ Commands:
   api | operator                    run one half of the cluster runtime (in a Pod, or with KUBECONFIG)
   prepare|check|agent --detection <id>   run one step of one detection
   worker --step <step>              run steps of one kind sent by the standalone service over IPC
+  step-worker --step <step>         run steps of one kind from the cluster's Redis queue (stepMode workers)
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
   put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
   verify <file> <attestation> --jwks <url-or-file>   verify a detection's signed attestation and re-run
                                     its checks on the file (docverify verify --help)
+  policy dry-run --policy <file>    re-score the last detections under a policy, without re-running checks
+  calibration-report --client <id>  per check code, how often it fired on documents labelled genuine vs
+                                    fraud, and severity overrides with their cross-validated effect
   hash-secret                       print the scrypt hash of a client secret read from standard input
   --version                         print the version
 `;
@@ -45,6 +52,10 @@ async function main(argv: string[]): Promise<number> {
       const { runWorker } = await import("./worker.js");
       return runWorker(rest);
     }
+    case "step-worker": {
+      const { runStepWorker } = await import("./step-worker.js");
+      return runStepWorker(rest);
+    }
     case "submit": {
       const { runSubmit } = await import("./submit.js");
       return runSubmit(rest);
@@ -52,6 +63,14 @@ async function main(argv: string[]): Promise<number> {
     case "verify": {
       const { runVerify } = await import("./verify.js");
       return runVerify(rest);
+    }
+    case "policy": {
+      const { runPolicyCommand } = await import("./policy-cli.js");
+      return runPolicyCommand(rest);
+    }
+    case "calibration-report": {
+      const { runCalibrationReport } = await import("./calibration-cli.js");
+      return runCalibrationReport(rest);
     }
     case "hash-secret": {
       const { runHashSecret } = await import("./hash-secret.js");

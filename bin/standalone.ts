@@ -6,6 +6,8 @@ import { ClientsFile } from "../core/clients.js";
 import { type Config, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
+import { DETECTION_POLICY_KIND, type DetectionPolicy } from "../core/detection-policy.js";
+import { createPolicyFiles } from "../platform/local/policy-files.js";
 import { createLogEventRecorder } from "../platform/local/event-recorder.js";
 import { openLocalResourceStore } from "../platform/local/resource-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
@@ -42,6 +44,12 @@ async function standalonePorts(config: Config, dataDir: string, log: Logger): Pr
     revision,
     maxObjectBytes: config.maxResourceBytes,
   });
+  const policies = await openLocalResourceStore<DetectionPolicy>({
+    dir: path.join(dataDir, "resources", "detectionpolicies"),
+    kind: DETECTION_POLICY_KIND,
+    revision,
+    maxObjectBytes: config.maxResourceBytes,
+  });
   const objects = objectStoreFor(dataDir);
   await objects.ensureBucket(config.bucket);
   const entry = process.argv[1];
@@ -62,6 +70,7 @@ async function standalonePorts(config: Config, dataDir: string, log: Logger): Pr
     scheduler: createLocalScheduler({ capacity: config.concurrency }),
     runner,
     events: createLogEventRecorder(componentLogger(log, "events")),
+    policies,
   };
 }
 
@@ -113,6 +122,18 @@ export async function runStandalone(): Promise<number> {
   });
   operatorRef = operator;
 
+  // Policy files (DOCVERIFY_POLICIES) are written to the policy store before the reconcilers start, so the
+  // policy controller validates them first.
+  const policyFiles =
+    config.policiesPath && ports.policies
+      ? createPolicyFiles({
+          path: config.policiesPath,
+          store: ports.policies,
+          log: componentLogger(log, "policy-files"),
+          reloadSeconds: config.policiesReloadSeconds,
+        })
+      : undefined;
+  await policyFiles?.start();
   // The reconcilers start before the port opens, so a ready answer means work will be picked up.
   await operator.start();
   const server = serveApi(
@@ -146,7 +167,7 @@ export async function runStandalone(): Promise<number> {
       log.info({ signal }, "shutting down");
       server.close();
       clients.close();
-      void operator.stop().then(resolve);
+      void (policyFiles?.stop() ?? Promise.resolve()).then(() => operator.stop()).then(resolve);
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));

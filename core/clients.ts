@@ -15,6 +15,14 @@ export const ClientRegistration = z
      * absent: the client is a tenant of its own.
      */
     tenant: z.string().min(1).max(200).optional(),
+    /**
+     * The client's detection policy (issue 26, docs/tuning.md): the name of a DetectionPolicy (cluster) or
+     * of a policy file (standalone, DOCVERIFY_POLICIES); absent = the default rules.
+     */
+    policy: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "a policy name: a lowercase DNS label")
+      .optional(),
   })
   .refine((c) => (c.client_secret === undefined) !== (c.client_secret_hash === undefined), {
     message: "each client needs exactly one of client_secret or client_secret_hash",

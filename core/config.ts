@@ -70,6 +70,8 @@ const EnvSchema = z.object({
   DOCVERIFY_MEMORY_KEY: str,
   DOCVERIFY_MEMORY_KEY_FILE: str,
   DOCVERIFY_CLIENTS_FILE: str,
+  DOCVERIFY_POLICIES: str,
+  DOCVERIFY_POLICIES_RELOAD_SECONDS: int(1),
   DOCVERIFY_TOKEN_TTL_SECONDS: int(1),
   DOCVERIFY_RETENTION_SECONDS: int(1),
   DOCVERIFY_ALLOW_PRIVATE_SOURCES: bool,
@@ -145,6 +147,10 @@ export interface Config {
   host: string;
   dataDir: string;
   clientsFile?: string;
+  /** Standalone: a policy file, or a directory of them (*.json, *.yaml), read again on change (docs/tuning.md). */
+  policiesPath?: string;
+  /** How often the policy files are looked at for changes. */
+  policiesReloadSeconds: number;
   tokenTtlSeconds: number;
   retentionSeconds: number;
   allowPrivateSources: boolean;
@@ -250,6 +256,8 @@ export function loadConfig(
     host: e.HOST ?? defaults.host ?? "127.0.0.1",
     dataDir: e.DOCVERIFY_DATA_DIR ?? ".data",
     clientsFile: e.DOCVERIFY_CLIENTS_FILE,
+    policiesPath: e.DOCVERIFY_POLICIES,
+    policiesReloadSeconds: e.DOCVERIFY_POLICIES_RELOAD_SECONDS ?? 2,
     tokenTtlSeconds: e.DOCVERIFY_TOKEN_TTL_SECONDS ?? 3600,
     retentionSeconds: e.DOCVERIFY_RETENTION_SECONDS ?? 30 * 24 * 3600,
     allowPrivateSources: e.DOCVERIFY_ALLOW_PRIVATE_SOURCES ?? false,

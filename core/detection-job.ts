@@ -42,6 +42,8 @@ export const DetectionJobSpec = z.object({
   submittedBy: z.string(),
   /** The tenant of the client's entry (the Detections it creates join that tenant's memory). */
   tenant: z.string().optional(),
+  /** The client's detection policy (its `policy` in the clients file), passed on to every detection. */
+  policy: z.string().max(63).optional(),
 });
 export type DetectionJobSpec = z.infer<typeof DetectionJobSpec>;
 

@@ -35,6 +35,11 @@ export const DetectionSpec = z.object({
   sample: z.boolean().default(false),
   batchId: z.string().optional(),
   priority: z.enum(PRIORITIES).default("interactive"),
+  /**
+   * The submitting client's detection policy (its `policy` in the clients file), by name; the operator
+   * resolves it at admission into `status.policy` and a snapshot beside the step results (keys.policy).
+   */
+  policy: z.string().max(63).optional(),
 });
 export type DetectionSpec = z.infer<typeof DetectionSpec>;
 
@@ -135,6 +140,11 @@ export const DetectionStatus = z.object({
   failure: FailureInfo.optional(),
   agent: z.object({ runId: z.string().optional(), error: z.string().optional() }).optional(),
   billable: z.boolean().optional(),
+  /**
+   * The policy the detection is scored under, resolved at admission (the default rules: `default` v1); its
+   * content is kept in `keys.policy(detection)` so the agent step and a later re-score read the same one.
+   */
+  policy: z.object({ name: z.string(), version: z.number().int().min(1) }).optional(),
   admittedAt: z.string().optional(),
   startedAt: z.string().optional(),
   completedAt: z.string().optional(),
@@ -159,6 +169,8 @@ export const StepInput = z.object({
   spec: DetectionSpec,
   /** Known after prepare. */
   document: DocumentInfo.optional(),
+  /** The policy resolved at admission (status.policy); the agent step reads its snapshot (keys.policy). */
+  policy: z.object({ name: z.string(), version: z.number().int().min(1) }).optional(),
 });
 export type StepInput = z.infer<typeof StepInput>;
 
@@ -222,6 +234,8 @@ export const keys = {
   documentPrefix: (detection: string) => `documents/${detection}/`,
   result: (detection: string, step: StepName) => `runs/${detection}/${step}.json`,
   text: (detection: string) => `runs/${detection}/text.txt`,
+  /** The policy the detection was admitted under (a snapshot: core/policy.ts's DetectionPolicySpec). */
+  policy: (detection: string) => `runs/${detection}/policy.json`,
   runPrefix: (detection: string) => `runs/${detection}/`,
   /** The reviewer's evidence (docs/evidence.md): the manifest and the rendered page images. */
   evidence: (detection: string) => `evidence/${detection}/evidence.json`,

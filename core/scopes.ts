@@ -6,6 +6,8 @@ export const SCOPES = {
   get: "DocumentVerification:detections:get",
   delete: "DocumentVerification:detections:delete",
   createSample: "DocumentVerification:detections:create_sample",
+  /** A reviewer's verdict on a detection (PUT /v1/detection/{id}/feedback; docs/tuning.md). */
+  feedback: "DocumentVerification:detections:feedback",
   jobsAll: "DocumentVerification:jobs:*",
   jobsCreate: "DocumentVerification:jobs:create",
   jobsGet: "DocumentVerification:jobs:get",
@@ -17,6 +19,7 @@ export const CONCRETE_SCOPES: readonly string[] = [
   SCOPES.get,
   SCOPES.delete,
   SCOPES.createSample,
+  SCOPES.feedback,
   SCOPES.jobsCreate,
   SCOPES.jobsGet,
 ];

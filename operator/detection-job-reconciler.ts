@@ -251,6 +251,7 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
         sample: false,
         batchId: jobId,
         priority: "batch",
+        ...(job.spec.policy ? { policy: job.spec.policy } : {}),
       },
     };
     try {

@@ -9,6 +9,7 @@ import {
 } from "../core/detection.js";
 import type { Config } from "../core/config.js";
 import type { DetectionJob } from "../core/detection-job.js";
+import { DEFAULT_POLICY_REF, POLICY_SNAPSHOT, type PolicySource } from "../core/detection-policy.js";
 import type { EventRecorder } from "../core/event-recorder.js";
 import { isTerminal } from "../core/phases.js";
 import {
@@ -21,6 +22,7 @@ import {
 } from "../core/ports.js";
 import type { Logger } from "../core/step-context.js";
 import { readStepResult, type StepResult } from "../core/step-results.js";
+import { writeStored } from "../core/stored.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import { createDetectionLifecycle } from "./detection-lifecycle.js";
 import {
@@ -82,6 +84,11 @@ export interface DetectionReconcilerDeps {
    * counts and reports from the live Detections, and re-creates a missing one while it fans out.
    */
   jobs?: ResourceStore<DetectionJob>;
+  /**
+   * The tenants' policies (operator/policy-controller.ts): a detection naming one (`spec.policy`) is scored
+   * under the version in force when it is admitted; absent, every detection gets the default rules.
+   */
+  policies?: PolicySource;
 }
 
 /** Longest a detection waits before its next look (timers cannot span 30 days). */
@@ -151,6 +158,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       status = running(status, d, now);
       log.info("admitted; running");
     }
+    if (status.policy === undefined) status = { ...status, policy: await resolvePolicy(d, log) };
 
     const step = nextStep(status.steps, status.authoritative !== undefined);
     if (!step) return write(d, complete(status, now), log); // defensive: everything already done
@@ -206,6 +214,7 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       attempt,
       spec: d.spec,
       document: status.document,
+      ...(status.policy ? { policy: status.policy } : {}),
     };
     await runner.start({
       name: workload,
@@ -238,6 +247,33 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
       return write(d, t, log);
     }
     return write(d, t, log, { requeueAfterMs: t.retryInMs });
+  }
+
+  /**
+   * The policy a detection is scored under, resolved once at admission (docs/decisions.md, "Tenant
+   * policies"): the version in force of the policy its client names, kept as a snapshot beside the step
+   * results (the agent step and a later re-score read that one, not whatever is in force then). A policy
+   * that is unknown or has no valid version: the default rules, said in a warning and an event.
+   */
+  async function resolvePolicy(d: Detection, log: Logger) {
+    const name = d.spec.policy;
+    if (name === undefined || !deps.policies) return DEFAULT_POLICY_REF;
+    const policy = await deps.policies.inForce(name);
+    if (!policy) {
+      log.warn({ policy: name }, "the client's detection policy has no valid version in force; default rules");
+      void deps.events
+        ?.record(
+          { name: d.metadata.name, uid: d.metadata.uid },
+          "Warning",
+          "PolicyUnavailable",
+          `Policy ${name} has no valid version in force; the default rules apply.`,
+        )
+        .catch(() => {});
+      return DEFAULT_POLICY_REF;
+    }
+    await writeStored(objects, bucket, POLICY_SNAPSHOT, policy, d.metadata.name);
+    log.info({ policy: name, version: policy.version }, "scored under the client's policy");
+    return { name: policy.name, version: policy.version };
   }
 
   /** The step's result as the step wrote it (core/step-results.ts), or why it cannot be used. */

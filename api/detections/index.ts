@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../deps.js";
 import { registerGetAttestation } from "./attestation.js";
+import { registerPutFeedback } from "./feedback.js";
 import { registerDeleteDetection } from "./delete.js";
 import { registerGetEvidence } from "./evidence.js";
 import { registerGetEvidencePage } from "./evidence-page.js";
@@ -16,4 +17,5 @@ export function registerDetectionRoutes(app: OpenAPIHono<AppEnv>): void {
   registerGetEvidencePage(app);
   registerDeleteDetection(app);
   registerGetAttestation(app);
+  registerPutFeedback(app);
 }

@@ -177,6 +177,12 @@ export function registerCreateDetection(app: OpenAPIHono<AppEnv>): void {
   });
 }
 
+/** The client's detection policy, by name (its `policy` in the clients file), for the Detection's spec. */
+const policyOf = (deps: ApiDeps, clientId: string) => {
+  const policy = deps.clients.get(clientId)?.policy;
+  return policy === undefined ? {} : { policy };
+};
+
 async function createDetection(
   c: Context<AppEnv>,
   deps: ApiDeps,
@@ -213,6 +219,7 @@ async function createDetection(
       ...tenantSpec(deps.clients.get(clientId)?.tenant),
       sample,
       priority: sample ? "sample" : "interactive",
+      ...policyOf(deps, clientId),
     },
   };
   const refund = async () => {

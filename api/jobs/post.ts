@@ -151,6 +151,7 @@ export function registerCreateJob(app: OpenAPIHono<AppEnv>): void {
         ...(deps.clients.get(clientId)?.tenant !== undefined
           ? { tenant: deps.clients.get(clientId)?.tenant }
           : {}),
+        ...(deps.clients.get(clientId)?.policy ? { policy: deps.clients.get(clientId)?.policy } : {}),
       },
     };
     let created: DetectionJob;

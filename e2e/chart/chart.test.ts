@@ -276,12 +276,13 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
             policies.flatMap((p) => p.spec.egress),
             t.owner,
           ).toHaveLength(4);
-        } else {
+        } else if (component !== "step") {
           expect(
             policies.flatMap((p) => p.spec.egress ?? []),
             t.owner,
           ).toHaveLength(0);
         }
+        // The step workers' egress (the step Pods' plus Redis) is checked in chart-workers.test.ts.
       }
     });
 
@@ -362,6 +363,9 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       DOCVERIFY_ATTESTATION_PREVIOUS_KEYS:
         "set in the api Deployment only when attestationKey.previousKeysSecret names a Secret",
       DOCVERIFY_WORKERS: "standalone warm workers only",
+      DOCVERIFY_POLICIES:
+        "standalone policy files; the cluster's policies are DetectionPolicy resources (values.policies)",
+      DOCVERIFY_POLICIES_RELOAD_SECONDS: "standalone policy files only",
       DOCVERIFY_STEP_MEMORY_MB: "standalone only: a step Pod's cap is its memory limit (steps.resources)",
       DOCVERIFY_TRUST_ANCHORS: "a file path; step Pods cannot mount files yet (see the chart README)",
       DOCVERIFY_LLM_API_KEY: "a Secret (secretKeyRef), not the ConfigMap",
@@ -417,6 +421,26 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
         const { annotations: _a, ...meta } = kept[0]?.metadata ?? { name: "" };
         expect({ ...kept[0], metadata: meta }).toEqual(expected[0]);
       }
+    });
+
+    it("renders one DetectionPolicy per entry of policies, with its spec", async () => {
+      const objects = await render({
+        set: [
+          "evaluation=true",
+          "policies.acme-lending.version=3",
+          "policies.acme-lending.checksOff[0]=fonts.consistency",
+        ],
+      });
+      const policies = objects.filter((o) => o.kind === "DetectionPolicy");
+      expect(policies).toHaveLength(1);
+      expect(policies[0]).toMatchObject({
+        apiVersion: "docverify.io/v1alpha1",
+        metadata: { name: "acme-lending" },
+        spec: { version: 3, checksOff: ["fonts.consistency"] },
+      });
+      expect(
+        (await render({ set: ["evaluation=true"] })).filter((o) => o.kind === "DetectionPolicy"),
+      ).toEqual([]);
     });
 
     it("renders no CRD when crds.enabled=false", async () => {

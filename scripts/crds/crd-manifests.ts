@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
-import type { ZodObject } from "zod";
+import { type ZodObject, z } from "zod";
+import { FINDING_LEVELS } from "../../core/finding-levels.js";
 import { DETECTION_KIND, DETECTION_PLURAL, DetectionSpec, DetectionStatus } from "../../core/detection.js";
 import {
   DETECTION_JOB_KIND,
@@ -8,6 +9,13 @@ import {
   DetectionJobSpec,
   DetectionJobStatus,
 } from "../../core/detection-job.js";
+import {
+  DETECTION_POLICY_KIND,
+  DETECTION_POLICY_PLURAL,
+  DETECTION_POLICY_SHORT_NAME,
+  DetectionPolicyStatus,
+} from "../../core/detection-policy.js";
+import { DetectionPolicySpec } from "../../core/policy.js";
 import { API_GROUP, API_VERSION } from "../../core/resource.js";
 import { type StructuralSchema, withValidations, zodToStructural } from "./structural-schema.js";
 
@@ -174,11 +182,92 @@ export function detectionJobCrd(): CustomResourceDefinition {
   });
 }
 
+/**
+ * The DetectionPolicy's spec schema: core/policy.ts's policy without `name` (the resource's name), its
+ * rules' `when` conditions left open (they nest, which a structural schema cannot say; the operator
+ * validates them, and every rule the apiserver cannot check, reporting the field in condition Valid).
+ */
+function policySpecSchema(): StructuralSchema {
+  const full = zodToStructural(
+    z.object({
+      ...DetectionPolicySpec.shape,
+      rules: z
+        .array(
+          z
+            .object({
+              name: z.string().min(1).max(80),
+              when: z.record(z.string(), z.unknown()),
+              atLeast: z.enum(FINDING_LEVELS),
+              decidesAlone: z.boolean().optional(),
+              reason: z.string().max(300).optional(),
+            })
+            .strict(),
+        )
+        .max(100)
+        .default([]),
+    }),
+  );
+  const { name: _name, ...properties } = full.properties ?? {};
+  return {
+    ...full,
+    description: "The policy (docs/tuning.md); its name is the resource's.",
+    properties,
+    required: (full.required ?? []).filter((r) => r !== "name"),
+  };
+}
+
+export function detectionPolicyCrd(): CustomResourceDefinition {
+  const schema: StructuralSchema = {
+    type: "object",
+    description:
+      "A tenant's detection policy: severity overrides, producers allowed or flagged, checks switched off, score bands and rules. A client names it (`policy` in the clients file); the operator validates every change and keeps the last valid version in force.",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: policySpecSchema(),
+      status: zodToStructural(DetectionPolicyStatus),
+    },
+    required: ["spec"],
+  };
+  return crd({
+    kind: DETECTION_POLICY_KIND,
+    plural: DETECTION_POLICY_PLURAL,
+    shortName: DETECTION_POLICY_SHORT_NAME,
+    schema,
+    columns: [
+      {
+        name: "Version",
+        type: "integer",
+        jsonPath: ".spec.version",
+        description: "The version in the spec.",
+      },
+      {
+        name: "InForce",
+        type: "integer",
+        jsonPath: ".status.inForce.version",
+        description: "The version detections are scored under.",
+      },
+      { name: "Valid", type: "string", jsonPath: '.status.conditions[?(@.type=="Valid")].status' },
+      { name: "InUse", type: "string", jsonPath: '.status.conditions[?(@.type=="InUse")].status' },
+      AGE,
+      {
+        name: "Message",
+        type: "string",
+        jsonPath: '.status.conditions[?(@.type=="Valid")].message',
+        description: "The Valid condition's message: the field that is wrong when refused.",
+        priority: 1,
+      },
+    ],
+  });
+}
+
 /** File name under crds/ → the CRD it holds. */
 export function allCrds(): Record<string, CustomResourceDefinition> {
   return {
     "docverify.io_detections.yaml": detectionCrd(),
     "docverify.io_detectionjobs.yaml": detectionJobCrd(),
+    "docverify.io_detectionpolicies.yaml": detectionPolicyCrd(),
   };
 }
 
