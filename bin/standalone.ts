@@ -22,6 +22,9 @@ import { packageVersion } from "./submit.js";
 import { openClients, serveApi } from "./serve-api.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { envForSteps } from "./step-env.js";
+import { endpointsOf } from "../core/webhooks.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { webhookSenderFor } from "./webhooks.js";
 
 /**
  * The standalone adapters of the operator's ports: resources on disk (durable, atomic writes), objects in
@@ -62,6 +65,7 @@ async function standalonePorts(config: Config, dataDir: string, log: Logger): Pr
     scheduler: createLocalScheduler({ capacity: config.concurrency }),
     runner,
     events: createLogEventRecorder(componentLogger(log, "events")),
+    webhookSender: webhookSenderFor(config),
   };
 }
 
@@ -105,11 +109,17 @@ export async function runStandalone(): Promise<number> {
 
   // The operator, wired as in every runtime (bin/build-operator.ts); its metrics share the API's registry.
   let operatorRef: Operator | undefined;
+  let boundUrl: string | undefined;
   const operator = buildOperator(ports, {
     config,
     log,
     metrics: operatorMetrics(metrics, { current: () => operatorRef, jobs, capacity: config.concurrency }),
     jobSettings: jobSettingsFromEnv(process.env),
+    webhooks: {
+      endpoints: (id) => endpointsOf(id, clients.clients.get(id)?.webhooks),
+      settings: webhookSettingsFrom(process.env),
+      publicUrl: () => config.publicUrl ?? boundUrl,
+    },
   });
   operatorRef = operator;
 
@@ -134,7 +144,10 @@ export async function runStandalone(): Promise<number> {
       clients: clients.clients,
       signingKey,
       log,
-      banner: (url) => `docverify standalone listening on ${url} (data in ${dataDir})`,
+      banner: (url) => {
+        boundUrl = url;
+        return `docverify standalone listening on ${url} (data in ${dataDir})`;
+      },
     },
   );
 

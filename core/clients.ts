@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WebhookEndpoints } from "./webhooks.js";
 
 /** One registered API client (DOCVERIFY_CLIENTS_FILE). */
 export const ClientRegistration = z
@@ -10,6 +11,8 @@ export const ClientRegistration = z
     scopes: z.array(z.string()),
     sample_allowance: z.number().int().nonnegative().default(0),
     buckets: z.array(z.string()).default([]),
+    /** Where the client is told of finished detections and jobs (core/webhooks.ts). */
+    webhooks: WebhookEndpoints,
   })
   .refine((c) => (c.client_secret === undefined) !== (c.client_secret_hash === undefined), {
     message: "each client needs exactly one of client_secret or client_secret_hash",
