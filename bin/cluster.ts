@@ -29,6 +29,10 @@ import { packageVersion } from "./submit.js";
 import { loadSigningKey } from "./secrets.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
+import { watchClientsFile } from "../api/auth/clients-reload.js";
+import { endpointsOf } from "../core/webhooks.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { webhookSenderFor } from "./webhooks.js";
 
 /**
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same operator as
@@ -143,12 +147,37 @@ export async function runOperator(): Promise<number> {
     jobs,
     capacity: config.concurrency,
   });
+  // Webhooks: the leader's operator is the one sender (API replicas never send). Endpoints and secrets
+  // come from the clients file, mounted into the operator as into the api and reloaded when it changes.
+  const webhookSettings = webhookSettingsFrom(process.env);
+  const webhookClients = config.clientsFile
+    ? await watchClientsFile(config.clientsFile, { log: componentLogger(log, "clients") })
+    : undefined;
+  if (!webhookClients)
+    log.warn("DOCVERIFY_CLIENTS_FILE is not set for the operator: no webhooks are delivered");
   let running: Promise<void> | undefined;
   const startLeading = async () => {
-    const ports = clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
-      createPodRunner(kc, { ...podOptions, namespace, log: l }),
-    );
-    operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
+    const ports: OperatorPorts = {
+      ...clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
+        createPodRunner(kc, { ...podOptions, namespace, log: l }),
+      ),
+      ...(webhookClients ? { webhookSender: webhookSenderFor(config) } : {}),
+    };
+    operator = buildOperator(ports, {
+      config,
+      log,
+      metrics: opMetrics,
+      jobSettings,
+      ...(webhookClients
+        ? {
+            webhooks: {
+              endpoints: (id: string) => endpointsOf(id, webhookClients.get(id)?.webhooks),
+              settings: webhookSettings,
+              publicUrl: () => config.publicUrl,
+            },
+          }
+        : {}),
+    });
     running = operator.start();
     await running;
   };
@@ -220,6 +249,7 @@ export async function runOperator(): Promise<number> {
     shuttingDown = true;
     await stopLeading();
     await elector.stop(); // releases the Lease: another replica takes over at once
+    webhookClients?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return exitCode;
