@@ -11,7 +11,7 @@ import {
 import { requireScopes } from "../auth/middleware.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError, invalid } from "../errors.js";
-import { bearer, bearerErrors, errorJson, jsonResponse, validationJson } from "../schema.js";
+import { bearer, bearerErrorsWithoutStore, errorJson, jsonResponse, validationJson } from "../schema.js";
 import { CURSOR_MESSAGE } from "../detections/schema.js";
 import {
   DeliveryIdParams,
@@ -58,7 +58,7 @@ export const listWebhooksRoute = createRoute({
   middleware: [requireScopes([SCOPES.get])] as const,
   responses: {
     200: jsonResponse(WebhookEndpointList, "The caller's endpoints"),
-    ...bearerErrors(SCOPES.get),
+    ...bearerErrorsWithoutStore(SCOPES.get),
   },
 });
 
@@ -76,7 +76,7 @@ export const listDeliveriesRoute = createRoute({
   request: { query: ListDeliveriesQuery },
   responses: {
     200: jsonResponse(WebhookDeliveryList, "One page of deliveries"),
-    ...bearerErrors(SCOPES.get),
+    ...bearerErrorsWithoutStore(SCOPES.get),
     404: errorJson("No such endpoint for the caller", ["Webhook endpoint not found: GET /v1/webhooks lists yours"]),
     422: validationJson("A query parameter is invalid", [
       {
@@ -103,7 +103,7 @@ export const replayDeliveryRoute = createRoute({
   request: { params: DeliveryIdParams },
   responses: {
     202: jsonResponse(WebhookDeliveryView, "The delivery, as it was when the replay was queued"),
-    ...bearerErrors(SCOPES.get),
+    ...bearerErrorsWithoutStore(SCOPES.get),
     404: errorJson("No such delivery for the caller", ["Webhook delivery not found"]),
     422: validationJson("The delivery id is malformed", [
       {

@@ -25,7 +25,10 @@ export interface ReceivedRequest {
 export async function startReceiver(opts: {
   secret: string;
   host?: string;
-  behaviour?: (n: number, req: ReceivedRequest) => number | "hold" | { redirect: string };
+  behaviour?: (
+    n: number,
+    req: ReceivedRequest,
+  ) => number | "hold" | "drop" | { redirect: string } | { status: number; delayMs: number };
 }) {
   const received: ReceivedRequest[] = [];
   const waiters: { check: () => boolean; resolve: () => void }[] = [];
@@ -60,6 +63,16 @@ export async function startReceiver(opts: {
       const what = opts.behaviour?.(n, r) ?? 200;
       if (what === "hold") {
         held.push(res);
+      } else if (what === "drop") {
+        // Read, then the connection is cut: the sender never learns it arrived.
+        res.socket?.destroy();
+      } else if (typeof what === "object" && "delayMs" in what) {
+        const t = setTimeout(() => {
+          if (res.socket?.destroyed) return;
+          r.answered = what.status;
+          res.writeHead(what.status).end();
+        }, what.delayMs);
+        res.on("close", () => clearTimeout(t));
       } else if (typeof what === "object") {
         r.answered = 302;
         res.writeHead(302, { location: what.redirect }).end();
