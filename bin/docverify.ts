@@ -10,6 +10,7 @@
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
  *   docverify verify <file> <attestation> --jwks <url|file>   verify a signed attestation of a detection
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
+ *   docverify webhooks test …                sends a signed test event to webhook endpoints
  */
 import { STEP_NAMES, type StepName } from "../core/detection.js";
 
@@ -25,6 +26,8 @@ Commands:
   verify <file> <attestation> --jwks <url-or-file>   verify a detection's signed attestation and re-run
                                     its checks on the file (docverify verify --help)
   hash-secret                       print the scrypt hash of a client secret read from standard input
+  webhooks test (--client <id> | --url <url> --secret <whsec_…>)   send a signed test event to a client's
+                                    webhook endpoints, or to one URL (docverify webhooks test --help)
   --version                         print the version
 `;
 
@@ -56,6 +59,10 @@ async function main(argv: string[]): Promise<number> {
     case "hash-secret": {
       const { runHashSecret } = await import("./hash-secret.js");
       return runHashSecret();
+    }
+    case "webhooks": {
+      const { runWebhooksCommand } = await import("./webhooks-command.js");
+      return runWebhooksCommand(rest);
     }
     case "put-folder": {
       // docverify put-folder <local folder> <bucket>[/<prefix>]: fill a standalone bucket to try POST /jobs.

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
 import { newSecret, startReceiver } from "../operator/testdata/webhook-receiver.js";
-import { CLIENTS, Service, startFileServer, until } from "./harness.js";
+import { CLIENTS, ENTRY, runNode, Service, startFileServer, until } from "./harness.js";
 
 /**
  * Webhooks on the real standalone service (issue 25): real receivers on loopback verify every delivery
@@ -15,6 +15,8 @@ const secret = newSecret();
 const otherSecret = newSecret();
 let svc: Service;
 let files: Awaited<ReturnType<typeof startFileServer>>;
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes
+type Json = any;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 let good: Receiver;
 let flaky: Receiver;
@@ -73,16 +75,16 @@ async function endpointId(url: string, client = CLIENTS.full): Promise<string> {
   return ep.id;
 }
 
-async function deliveries(url: string, client = CLIENTS.full): Promise<any[]> {
+async function deliveries(url: string, client = CLIENTS.full): Promise<Json[]> {
   const r = await svc.call("GET", `/v1/webhooks/deliveries?endpoint_id=${await endpointId(url, client)}`, { client });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.items;
 }
 
-const settled = (ds: any[]) => ds.length > 0 && ds[0].status !== "PENDING";
+const settled = (ds: Json[]) => ds.length > 0 && ds[0].status !== "PENDING";
 
 describe("webhooks, standalone", () => {
-  let detection: any;
+  let detection: Json;
 
   it("GET /v1/webhooks lists the caller's endpoints without their secrets", async () => {
     const r = await svc.call("GET", "/v1/webhooks", { client: CLIENTS.full });
@@ -176,5 +178,26 @@ describe("webhooks, standalone", () => {
     expect(holding.received.every((r) => r.verified)).toBe(true);
     const ds = await until("the delivery after the restart", () => deliveries(holding.url(), CLIENTS.other), settled);
     expect(ds[0]).toMatchObject({ status: "DELIVERED", webhook_id: `msg_${created.body.id}` });
+  });
+
+  it("docverify webhooks test sends a signed test event, and says why one is refused", async () => {
+    const cliSecret = newSecret();
+    const rx = await startReceiver({ secret: cliSecret });
+    try {
+      const env = { DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1", DOCVERIFY_ALLOWED_SOURCE_PORTS: String(rx.port) };
+      const sent = await runNode([ENTRY, "webhooks", "test", "--url", rx.url("/cli"), "--secret", cliSecret], { env });
+      expect(sent.code, sent.stderr + sent.stdout).toBe(0);
+      expect(sent.stdout).toMatch(/^ok {3}http:\/\/127\.0\.0\.1:\d+\/cli/);
+      expect(rx.received).toHaveLength(1);
+      expect(rx.received[0]!.verified).toBe(true);
+      expect(JSON.parse(rx.received[0]!.body).type).toBe("webhook.test");
+      const url = `http://127.0.0.2:${rx.port}/cli`;
+      const refusedRun = await runNode([ENTRY, "webhooks", "test", "--url", url, "--secret", cliSecret], { env });
+      expect(refusedRun.code).toBe(1);
+      expect(refusedRun.stdout).toMatch(/FAIL .*127\.0\.0\.2 is a loopback address/);
+      expect(rx.received).toHaveLength(1);
+    } finally {
+      await rx.close();
+    }
   });
 });

@@ -32,6 +32,8 @@ const title = missing.length
   ? `webhooks in the cluster runtime: SKIPPED — ${missing.join("; ")}`
   : "webhooks in the cluster runtime";
 
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of many shapes
+type Json = any;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 describe.skipIf(missing.length > 0)(title, () => {
@@ -95,7 +97,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     for (const r of [good, flaky, target, redirecting, refused, holding]) await r?.close();
   });
 
-  async function deliveries(url: string, client = CLIENT): Promise<any[]> {
+  async function deliveries(url: string, client = CLIENT): Promise<Json[]> {
     const eps = await w.call("GET", "/v1/webhooks", undefined, client);
     expect(eps.status).toBe(200);
     const ep = (eps.body.items as { id: string; url: string }[]).find((e) => e.url === url);
@@ -110,7 +112,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       return ds.length > 0 && ds[0].status !== "PENDING" ? ds : undefined;
     });
 
-  let detection: any;
+  let detection: Json;
   it("a completed detection is delivered once by the operator, signed so standardwebhooks verifies it", async () => {
     const created = await w.call("POST", "/v1/detection", {
       source_url: `${w.docBase}/statement.pdf`,
