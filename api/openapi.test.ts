@@ -502,7 +502,12 @@ describe("every status an operation answers is documented, with a matching examp
     const [delivery] = await queueEvent(
       h.deps.objects,
       h.deps.bucket,
-      detectionEvent({ name: "det-01jd5x9q3m8w2v7k4c6b0n1r2t", clientId: "alice" }, { phase: "Failed" }, undefined, h.clock.now()),
+      detectionEvent(
+        { name: "det-01jd5x9q3m8w2v7k4c6b0n1r2t", clientId: "alice" },
+        { phase: "Failed" },
+        undefined,
+        h.clock.now(),
+      ),
       [endpoint!],
       h.clock.now(),
     );
@@ -522,7 +527,11 @@ describe("every status an operation answers is documented, with a matching examp
     documented("get", list, await call(h, "GET", `${list}?endpoint_id=x`, { token: alice }));
     const replay = "/v1/webhooks/deliveries/{delivery_id}/replay";
     const id = "whd_8232712345678_1a2b3c4d_3f9a0c1d2e4b";
-    documented("post", replay, await call(h, "POST", `/v1/webhooks/deliveries/${id}/replay`, { token: alice }));
+    documented(
+      "post",
+      replay,
+      await call(h, "POST", `/v1/webhooks/deliveries/${id}/replay`, { token: alice }),
+    );
     documented("post", replay, await call(h, "POST", "/v1/webhooks/deliveries/x/replay", { token: alice }));
   });
 

@@ -64,16 +64,20 @@ let done = false;
 let kills = 0;
 
 function spawnChild(): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "webhooks-child.ts")], {
-    env: {
-      ...process.env,
-      BENCH_DIR: dir,
-      BENCH_END_AT: String(endAt),
-      BENCH_RATE: String(RATE),
-      BENCH_ENDPOINTS: JSON.stringify(endpoints),
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(import.meta.dirname, "webhooks-child.ts")],
+    {
+      env: {
+        ...process.env,
+        BENCH_DIR: dir,
+        BENCH_END_AT: String(endAt),
+        BENCH_RATE: String(RATE),
+        BENCH_ENDPOINTS: JSON.stringify(endpoints),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
     },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  );
   let buf = "";
   child.stdout!.on("data", (d: Buffer) => {
     buf += d.toString();
@@ -110,8 +114,12 @@ const exited = new Promise((r) => child.once("exit", r));
 child.kill("SIGTERM");
 await exited;
 
-console.log(`webhook delivery under load: ${SECONDS} s at ${RATE} events/s, 2 endpoints, ${kills} SIGKILLs of the deliverer`);
-console.log(`load + drain: ${((Date.now() - started) / 1000).toFixed(1)} s (drain ${(drainMs / 1000).toFixed(1)} s)`);
+console.log(
+  `webhook delivery under load: ${SECONDS} s at ${RATE} events/s, 2 endpoints, ${kills} SIGKILLs of the deliverer`,
+);
+console.log(
+  `load + drain: ${((Date.now() - started) / 1000).toFixed(1)} s (drain ${(drainMs / 1000).toFixed(1)} s)`,
+);
 console.log(
   "| endpoint | events queued | delivered (acked) | lost | requests | not verified | receipts the receiver did not ack (retried) | duplicates after an ack |",
 );

@@ -3,7 +3,13 @@ import { parseArgs } from "node:util";
 import { readClientsFile, parseClientsJson } from "../api/auth/clients.js";
 import { ClientsFile } from "../core/clients.js";
 import { loadConfig } from "../core/config.js";
-import { endpointsOf, eventBody, signatureHeaders, TEST_EVENT_TYPE, type WebhookEndpoint } from "../core/webhooks.js";
+import {
+  endpointsOf,
+  eventBody,
+  signatureHeaders,
+  TEST_EVENT_TYPE,
+  type WebhookEndpoint,
+} from "../core/webhooks.js";
 import { webhookSenderFor } from "./webhooks.js";
 
 const HELP = `Usage: docverify webhooks test (--client <id> | --url <url> --secret <whsec_…>)
@@ -45,7 +51,9 @@ export async function runWebhooksCommand(argv: string[]): Promise<number> {
       process.stderr.write("docverify: --client reads DOCVERIFY_CLIENTS_FILE, which is not set.\n");
       return 2;
     }
-    const file = ClientsFile.parse(parseClientsJson(config.clientsFile, await readClientsFile(config.clientsFile)));
+    const file = ClientsFile.parse(
+      parseClientsJson(config.clientsFile, await readClientsFile(config.clientsFile)),
+    );
     const client = file.clients.find((c) => c.client_id === values.client);
     if (!client) {
       process.stderr.write(`docverify: no client "${values.client}" in ${config.clientsFile}.\n`);
@@ -58,10 +66,14 @@ export async function runWebhooksCommand(argv: string[]): Promise<number> {
     }
   } else if (values.url && values.secret) {
     clientId = "cli";
-    const parsed = endpointsOf(clientId, [{ url: values.url, events: ["detection.completed"], secret: values.secret }]);
+    const parsed = endpointsOf(clientId, [
+      { url: values.url, events: ["detection.completed"], secret: values.secret },
+    ]);
     endpoints = parsed;
     if (!/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(values.secret)) {
-      process.stderr.write("docverify: --secret is whsec_ followed by the base64 of at least 24 random bytes.\n");
+      process.stderr.write(
+        "docverify: --secret is whsec_ followed by the base64 of at least 24 random bytes.\n",
+      );
       return 2;
     }
   } else {
@@ -81,10 +93,16 @@ export async function runWebhooksCommand(argv: string[]): Promise<number> {
   let ok = true;
   try {
     for (const ep of endpoints) {
-      const result = await sender.send({ url: ep.url, headers: signatureHeaders(ep, id, new Date(), body), body });
+      const result = await sender.send({
+        url: ep.url,
+        headers: signatureHeaders(ep, id, new Date(), body),
+        body,
+      });
       if (result.outcome !== "delivered") ok = false;
       if (values.json) {
-        process.stdout.write(`${JSON.stringify({ endpoint_id: ep.id, url: ep.url, webhook_id: id, ...result })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ endpoint_id: ep.id, url: ep.url, webhook_id: id, ...result })}\n`,
+        );
       } else {
         process.stdout.write(
           `${result.outcome === "delivered" ? "ok  " : "FAIL"} ${ep.url} (${ep.id}): ${result.message} [${result.durationMs} ms, webhook-id ${id}]\n`,

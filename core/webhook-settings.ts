@@ -27,7 +27,8 @@ export const DEFAULT_RETRY_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000
 const seconds = (v: string | undefined, name: string, fallback: number, min = 0): number => {
   if (v === undefined || v.trim() === "") return fallback;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new WebhookSettingsError(`${name}: expected seconds ≥ ${min}, got "${v}"`);
+  if (!Number.isFinite(n) || n < min)
+    throw new WebhookSettingsError(`${name}: expected seconds ≥ ${min}, got "${v}"`);
   return n;
 };
 const whole = (v: string | undefined, name: string, fallback: number, min = 1): number => {
@@ -48,14 +49,20 @@ export function webhookSettingsFrom(env: Record<string, string | undefined>): We
       : raw.split(",").map((p) => seconds(p.trim(), "DOCVERIFY_WEBHOOK_RETRY_SECONDS", 0));
   return {
     retryDelaysMs: retry.map((s) => Math.round(s * 1000)),
-    timeoutMs: seconds(env.DOCVERIFY_WEBHOOK_TIMEOUT_SECONDS, "DOCVERIFY_WEBHOOK_TIMEOUT_SECONDS", 15, 0.1) * 1000,
+    timeoutMs:
+      seconds(env.DOCVERIFY_WEBHOOK_TIMEOUT_SECONDS, "DOCVERIFY_WEBHOOK_TIMEOUT_SECONDS", 15, 0.1) * 1000,
     maxResponseBytes: 64 * 1024,
-    endpointConcurrency: whole(env.DOCVERIFY_WEBHOOK_ENDPOINT_CONCURRENCY, "DOCVERIFY_WEBHOOK_ENDPOINT_CONCURRENCY", 4),
+    endpointConcurrency: whole(
+      env.DOCVERIFY_WEBHOOK_ENDPOINT_CONCURRENCY,
+      "DOCVERIFY_WEBHOOK_ENDPOINT_CONCURRENCY",
+      4,
+    ),
     totalConcurrency: whole(env.DOCVERIFY_WEBHOOK_CONCURRENCY, "DOCVERIFY_WEBHOOK_CONCURRENCY", 32),
     circuitFailures: whole(env.DOCVERIFY_WEBHOOK_CIRCUIT_FAILURES, "DOCVERIFY_WEBHOOK_CIRCUIT_FAILURES", 10),
     circuitPauseMs:
-      seconds(env.DOCVERIFY_WEBHOOK_CIRCUIT_PAUSE_SECONDS, "DOCVERIFY_WEBHOOK_CIRCUIT_PAUSE_SECONDS", 300) * 1000,
-    replayPollMs: seconds(env.DOCVERIFY_WEBHOOK_POLL_SECONDS, "DOCVERIFY_WEBHOOK_POLL_SECONDS", 2, 0.05) * 1000,
+      seconds(env.DOCVERIFY_WEBHOOK_CIRCUIT_PAUSE_SECONDS, "DOCVERIFY_WEBHOOK_CIRCUIT_PAUSE_SECONDS", 300) *
+      1000,
+    replayPollMs:
+      seconds(env.DOCVERIFY_WEBHOOK_POLL_SECONDS, "DOCVERIFY_WEBHOOK_POLL_SECONDS", 2, 0.05) * 1000,
   };
 }
-

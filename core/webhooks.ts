@@ -138,7 +138,12 @@ const resourceUrl = (base: string | undefined, path: string) =>
 
 export function detectionEvent(
   d: { name: string; clientId: string },
-  status: { phase: "Completed" | "Failed"; completedAt?: string; score?: number | null; failureCode?: string },
+  status: {
+    phase: "Completed" | "Failed";
+    completedAt?: string;
+    score?: number | null;
+    failureCode?: string;
+  },
   publicUrl: string | undefined,
   now: Date,
 ): WebhookEvent {

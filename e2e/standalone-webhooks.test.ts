@@ -27,7 +27,9 @@ let holding: Receiver;
 
 beforeAll(async () => {
   files = await startFileServer({
-    "/statement.pdf": { body: await makeDocument({ seed: 11, docType: "bank_statement", region: "GB", pages: 1 }) },
+    "/statement.pdf": {
+      body: await makeDocument({ seed: 11, docType: "bank_statement", region: "GB", pages: 1 }),
+    },
   });
   good = await startReceiver({ secret });
   flaky = await startReceiver({ secret, behaviour: (n) => (n < 5 ? 500 : 200) });
@@ -76,7 +78,9 @@ async function endpointId(url: string, client = CLIENTS.full): Promise<string> {
 }
 
 async function deliveries(url: string, client = CLIENTS.full): Promise<Json[]> {
-  const r = await svc.call("GET", `/v1/webhooks/deliveries?endpoint_id=${await endpointId(url, client)}`, { client });
+  const r = await svc.call("GET", `/v1/webhooks/deliveries?endpoint_id=${await endpointId(url, client)}`, {
+    client,
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.items;
 }
@@ -120,20 +124,31 @@ describe("webhooks, standalone", () => {
     expect(JSON.parse(got.body)).toEqual({
       type: "detection.completed",
       timestamp: detection.completed_at,
-      data: { id: detection.id, status: "COMPLETED", score: detection.score, url: `${svc.url}/v1/detection/${detection.id}` },
+      data: {
+        id: detection.id,
+        status: "COMPLETED",
+        score: detection.score,
+        url: `${svc.url}/v1/detection/${detection.id}`,
+      },
     });
   });
 
   it("a receiver that fails 5 times then recovers gets the event (same webhook-id on every attempt)", async () => {
     const ds = await until("the flaky endpoint's delivery", () => deliveries(flaky.url()), settled);
     expect(ds[0]).toMatchObject({ status: "DELIVERED", attempt_count: 6 });
-    expect(ds[0].attempts.map((a: { http_status: number }) => a.http_status)).toEqual([500, 500, 500, 500, 500, 200]);
+    expect(ds[0].attempts.map((a: { http_status: number }) => a.http_status)).toEqual([
+      500, 500, 500, 500, 500, 200,
+    ]);
     expect(new Set(flaky.received.map((r) => r.id))).toEqual(new Set([`msg_${detection.id}`]));
     expect(flaky.received.every((r) => r.verified)).toBe(true);
   });
 
   it("a redirecting receiver is not followed: the attempts fail and are logged", async () => {
-    const ds = await until("the redirecting endpoint's delivery", () => deliveries(redirecting.url()), settled);
+    const ds = await until(
+      "the redirecting endpoint's delivery",
+      () => deliveries(redirecting.url()),
+      settled,
+    );
     expect(ds[0].status).toBe("FAILED");
     expect(ds[0].attempts.every((a: { outcome: string }) => a.outcome === "redirect")).toBe(true);
     expect(ds[0].attempts[0].message).toMatch(/redirects are not followed/);
@@ -154,12 +169,24 @@ describe("webhooks, standalone", () => {
     const r = await svc.call("POST", `/v1/webhooks/deliveries/${d.id}/replay`, { client: CLIENTS.full });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     await good.waitFor((got) => got.length === 2);
-    expect(good.received[1]).toMatchObject({ id: good.received[0]!.id, body: good.received[0]!.body, verified: true });
-    const after = await until("the replay in the log", () => deliveries(good.url()), (ds) => ds[0]?.replays === 1 && ds[0]?.status === "DELIVERED");
+    expect(good.received[1]).toMatchObject({
+      id: good.received[0]!.id,
+      body: good.received[0]!.body,
+      verified: true,
+    });
+    const after = await until(
+      "the replay in the log",
+      () => deliveries(good.url()),
+      (ds) => ds[0]?.replays === 1 && ds[0]?.status === "DELIVERED",
+    );
     expect(after[0].attempts.map((a: { trigger: string }) => a.trigger)).toEqual(["scheduled", "replay"]);
     // Another client's delivery id is not found; a malformed one is 422.
-    expect((await svc.call("POST", `/v1/webhooks/deliveries/${d.id}/replay`, { client: CLIENTS.other })).status).toBe(404);
-    expect((await svc.call("POST", "/v1/webhooks/deliveries/nope/replay", { client: CLIENTS.full })).status).toBe(422);
+    expect(
+      (await svc.call("POST", `/v1/webhooks/deliveries/${d.id}/replay`, { client: CLIENTS.other })).status,
+    ).toBe(404);
+    expect(
+      (await svc.call("POST", "/v1/webhooks/deliveries/nope/replay", { client: CLIENTS.full })).status,
+    ).toBe(422);
   });
 
   it("kill -9 between completion and delivery: the event is delivered after the restart", async () => {
@@ -176,7 +203,11 @@ describe("webhooks, standalone", () => {
     await holding.waitFor((got) => got.some((g) => g.answered === 200));
     expect(holding.received.map((r) => r.id)).toEqual([`msg_${created.body.id}`, `msg_${created.body.id}`]);
     expect(holding.received.every((r) => r.verified)).toBe(true);
-    const ds = await until("the delivery after the restart", () => deliveries(holding.url(), CLIENTS.other), settled);
+    const ds = await until(
+      "the delivery after the restart",
+      () => deliveries(holding.url(), CLIENTS.other),
+      settled,
+    );
     expect(ds[0]).toMatchObject({ status: "DELIVERED", webhook_id: `msg_${created.body.id}` });
   });
 
@@ -184,15 +215,23 @@ describe("webhooks, standalone", () => {
     const cliSecret = newSecret();
     const rx = await startReceiver({ secret: cliSecret });
     try {
-      const env = { DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1", DOCVERIFY_ALLOWED_SOURCE_PORTS: String(rx.port) };
-      const sent = await runNode([ENTRY, "webhooks", "test", "--url", rx.url("/cli"), "--secret", cliSecret], { env });
+      const env = {
+        DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1",
+        DOCVERIFY_ALLOWED_SOURCE_PORTS: String(rx.port),
+      };
+      const sent = await runNode(
+        [ENTRY, "webhooks", "test", "--url", rx.url("/cli"), "--secret", cliSecret],
+        { env },
+      );
       expect(sent.code, sent.stderr + sent.stdout).toBe(0);
       expect(sent.stdout).toMatch(/^ok {3}http:\/\/127\.0\.0\.1:\d+\/cli/);
       expect(rx.received).toHaveLength(1);
       expect(rx.received[0]!.verified).toBe(true);
       expect(JSON.parse(rx.received[0]!.body).type).toBe("webhook.test");
       const url = `http://127.0.0.2:${rx.port}/cli`;
-      const refusedRun = await runNode([ENTRY, "webhooks", "test", "--url", url, "--secret", cliSecret], { env });
+      const refusedRun = await runNode([ENTRY, "webhooks", "test", "--url", url, "--secret", cliSecret], {
+        env,
+      });
       expect(refusedRun.code).toBe(1);
       expect(refusedRun.stdout).toMatch(/FAIL .*127\.0\.0\.2 is a loopback address/);
       expect(rx.received).toHaveLength(1);

@@ -81,7 +81,11 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     const name = d.metadata.name;
     await scheduler.release(name);
     for (const s of status.steps ?? []) await runner.delete(s.workload);
-    if (status.webhooks?.state === "pending" && deps.webhooks && (status.phase === "Completed" || status.phase === "Failed")) {
+    if (
+      status.webhooks?.state === "pending" &&
+      deps.webhooks &&
+      (status.phase === "Completed" || status.phase === "Failed")
+    ) {
       // The event the terminal write owed (operator/webhook-deliverer.ts): its deliveries are written
       // (idempotently: a pass repeated after a crash writes none twice), then the mark says so.
       const event = detectionEvent(

@@ -39,7 +39,12 @@ const SETTINGS: WebhookSettings = {
 /** A deliverer over a real local object store and the real sender, its log lines kept. */
 async function world(
   endpoints: WebhookEndpointConfig[],
-  opts: { settings?: Partial<WebhookSettings>; allowPrivate?: boolean; allowAddresses?: string[]; ports: number[] },
+  opts: {
+    settings?: Partial<WebhookSettings>;
+    allowPrivate?: boolean;
+    allowAddresses?: string[];
+    ports: number[];
+  },
 ) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-webhooks-"));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -128,9 +133,12 @@ describe("the webhook deliverer (real receiver on loopback, real object store)",
     const newer = newSecret();
     const rx = await startReceiver({ secret: oldSecret });
     cleanups.push(rx.close);
-    await world([{ url: rx.url(), events: ["detection.completed"], secret: newer, previous_secret: oldSecret }], {
-      ports: [rx.port],
-    }).then((w) => w.deliverer.outbox.queue(event(2)));
+    await world(
+      [{ url: rx.url(), events: ["detection.completed"], secret: newer, previous_secret: oldSecret }],
+      {
+        ports: [rx.port],
+      },
+    ).then((w) => w.deliverer.outbox.queue(event(2)));
     await rx.waitFor((got) => got.length === 1);
     const got = rx.received[0]!;
     expect(got.verified).toBe(true);
@@ -209,7 +217,12 @@ describe("the webhook deliverer (real receiver on loopback, real object store)",
         { url: allowed.url(), events: ["detection.completed"], secret },
         { url: refused.url(), events: ["detection.completed"], secret },
       ],
-      { ports: [allowed.port, refused.port], allowPrivate: false, allowAddresses: ["127.0.0.1"], settings: { retryDelaysMs: [] } },
+      {
+        ports: [allowed.port, refused.port],
+        allowPrivate: false,
+        allowAddresses: ["127.0.0.1"],
+        settings: { retryDelaysMs: [] },
+      },
     );
     await w.deliverer.outbox.queue(event(6));
     await allowed.waitFor((got) => got.length === 1);
@@ -261,7 +274,11 @@ describe("the webhook deliverer (real receiver on loopback, real object store)",
     }
     await requestReplay(w.objects, BUCKET, { clientId: CLIENT, endpointId: ep.id, id });
     await rx.waitFor((got) => got.length === 2);
-    expect(rx.received[1]).toMatchObject({ id: rx.received[0]!.id, body: rx.received[0]!.body, verified: true });
+    expect(rx.received[1]).toMatchObject({
+      id: rx.received[0]!.id,
+      body: rx.received[0]!.body,
+      verified: true,
+    });
     for (;;) {
       const page = await listDeliveries(w.objects, BUCKET, CLIENT, ep.id, { limit: 1 });
       const d = page.items[0]!;

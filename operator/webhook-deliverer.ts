@@ -160,7 +160,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps) {
         }
         if (running && next !== Number.POSITIVE_INFINITY) {
           if (timer) clearTimeout(timer);
-          timer = setTimeout(() => void pump(), Math.min(MAX_SLEEP_MS, Math.max(0, next - clock.now().getTime())));
+          timer = setTimeout(
+            () => void pump(),
+            Math.min(MAX_SLEEP_MS, Math.max(0, next - clock.now().getTime())),
+          );
         }
       } while (pumpAgain && running);
     } finally {
@@ -178,7 +181,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps) {
       return;
     }
     if (read.kind === "invalid") {
-      log.error({ delivery: marker.id, key: read.key, problem: read.reason }, "a webhook delivery record is damaged; it is not sent");
+      log.error(
+        { delivery: marker.id, key: read.key, problem: read.reason },
+        "a webhook delivery record is damaged; it is not sent",
+      );
       await dropPending(objects, bucket, marker);
       return;
     }
@@ -195,8 +201,15 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps) {
     }
     const trigger: DeliveryAttempt["trigger"] = d.replayPending ? "replay" : "scheduled";
     const endpoint = deps.endpoints(d.clientId).find((e) => e.id === d.endpointId);
-    const dlog = log.child({ delivery: d.id, webhookId: d.eventId, endpoint: d.endpointId, client: d.clientId });
-    let result: WebhookSendResult | { outcome: "endpoint_removed"; message: string; durationMs: number; status?: number };
+    const dlog = log.child({
+      delivery: d.id,
+      webhookId: d.eventId,
+      endpoint: d.endpointId,
+      client: d.clientId,
+    });
+    let result:
+      | WebhookSendResult
+      | { outcome: "endpoint_removed"; message: string; durationMs: number; status?: number };
     if (!endpoint) {
       result = {
         outcome: "endpoint_removed",
@@ -234,7 +247,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps) {
       await writeDelivery(objects, bucket, next);
       await dropPending(objects, bucket, marker);
       deps.metrics?.webhookFinished("delivered");
-      dlog.info({ status: result.status, attempt: next.attemptCount, ms: result.durationMs }, "webhook delivered");
+      dlog.info(
+        { status: result.status, attempt: next.attemptCount, ms: result.durationMs },
+        "webhook delivered",
+      );
       return;
     }
     const refused = result.outcome === "refused" || result.outcome === "redirect";
@@ -261,7 +277,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps) {
       await writeDelivery(objects, bucket, next);
       await dropPending(objects, bucket, marker);
       deps.metrics?.webhookFinished("failed");
-      dlog.error({ attempts: next.attemptCount }, "webhook delivery failed: no attempts left (a replay sends it again)");
+      dlog.error(
+        { attempts: next.attemptCount },
+        "webhook delivery failed: no attempts left (a replay sends it again)",
+      );
       return;
     }
     const at = clock.now().getTime() + delay;

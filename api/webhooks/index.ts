@@ -77,7 +77,9 @@ export const listDeliveriesRoute = createRoute({
   responses: {
     200: jsonResponse(WebhookDeliveryList, "One page of deliveries"),
     ...bearerErrorsWithoutStore(SCOPES.get),
-    404: errorJson("No such endpoint for the caller", ["Webhook endpoint not found: GET /v1/webhooks lists yours"]),
+    404: errorJson("No such endpoint for the caller", [
+      "Webhook endpoint not found: GET /v1/webhooks lists yours",
+    ]),
     422: validationJson("A query parameter is invalid", [
       {
         loc: ["query", "endpoint_id"],
@@ -134,9 +136,12 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>): void {
       limit: q.limit,
       ...(q.status ? { state: fromStatus[q.status] } : {}),
     });
-    for (const key of page.unreadable) deps.log.error({ key }, "a webhook delivery record is damaged; left out of the log");
+    for (const key of page.unreadable)
+      deps.log.error({ key }, "a webhook delivery record is damaged; left out of the log");
     if (page.items.length === 0 && after === undefined) {
-      const known = endpointsOf(clientId, deps.clients.get(clientId)?.webhooks).some((e) => e.id === q.endpoint_id);
+      const known = endpointsOf(clientId, deps.clients.get(clientId)?.webhooks).some(
+        (e) => e.id === q.endpoint_id,
+      );
       if (!known) throw endpointNotFound();
     }
     const last = page.items.at(-1);
@@ -157,7 +162,10 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>): void {
     const read = await readDelivery(deps.objects, deps.bucket, clientId, endpoint, delivery_id);
     if (read.kind !== "ok") throw deliveryNotFound();
     await requestReplay(deps.objects, deps.bucket, { clientId, endpointId: endpoint, id: delivery_id });
-    deps.log.info({ delivery: delivery_id, clientId, requestId: c.var.requestId }, "webhook replay requested");
+    deps.log.info(
+      { delivery: delivery_id, clientId, requestId: c.var.requestId },
+      "webhook replay requested",
+    );
     return c.json(viewDelivery(read.value), 202);
   });
 }

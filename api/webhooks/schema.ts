@@ -16,7 +16,9 @@ export const WebhookEndpointView = z
     events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
     secret_rotation: z
       .boolean()
-      .openapi({ description: "True while a previous secret is still active (deliveries carry two signatures)" }),
+      .openapi({
+        description: "True while a previous secret is still active (deliveries carry two signatures)",
+      }),
   })
   .openapi("WebhookEndpoint");
 
@@ -109,7 +111,11 @@ export const ListDeliveriesQuery = z.object({
   endpoint_id: z
     .string()
     .regex(ENDPOINT_ID_RE, ENDPOINT_MESSAGE)
-    .openapi({ param: { name: "endpoint_id", in: "query" }, pattern: ENDPOINT_ID_RE.source, example: "ep_3f9a0c1d2e4b" }),
+    .openapi({
+      param: { name: "endpoint_id", in: "query" },
+      pattern: ENDPOINT_ID_RE.source,
+      example: "ep_3f9a0c1d2e4b",
+    }),
   status: z
     .enum(DELIVERY_STATUSES)
     .optional()

@@ -57,7 +57,9 @@ describe.skipIf(missing.length > 0)(title, () => {
     w = await startRuntimeWorld({
       namespace: NS,
       documents: {
-        "/statement.pdf": Buffer.from(await makeDocument({ seed: 12, docType: "bank_statement", region: "GB", pages: 1 })),
+        "/statement.pdf": Buffer.from(
+          await makeDocument({ seed: 12, docType: "bank_statement", region: "GB", pages: 1 }),
+        ),
       },
     });
     const events = ["detection.completed", "detection.failed"];
@@ -154,7 +156,10 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(p[0].attempts[0]).toMatchObject({ outcome: "refused" });
     expect(p[0].attempts[0].message).toMatch(/127\.0\.0\.2 is a loopback address/);
     expect(refused.received).toHaveLength(0);
-    await operator.waitForLog(/webhook attempt failed: The webhook address 127\.0\.0\.2 is a loopback address/, 30_000);
+    await operator.waitForLog(
+      /webhook attempt failed: The webhook address 127\.0\.0\.2 is a loopback address/,
+      30_000,
+    );
   });
 
   it("replay through the api: the operator sends it again with the same webhook-id", async () => {
@@ -166,7 +171,12 @@ describe.skipIf(missing.length > 0)(title, () => {
   });
 
   it("kill -9 of the operator between completion and delivery: the next leader delivers it", async () => {
-    const created = await w.call("POST", "/v1/detection", { source_url: `${w.docBase}/statement.pdf`, doc_type: "bank_statement", region: "GB" }, OTHER);
+    const created = await w.call(
+      "POST",
+      "/v1/detection",
+      { source_url: `${w.docBase}/statement.pdf`, doc_type: "bank_statement", region: "GB" },
+      OTHER,
+    );
     expect(created.status).toBe(202);
     await holding.waitFor((got) => got.length === 1);
     await operator.stop("SIGKILL");

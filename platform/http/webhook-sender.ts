@@ -45,7 +45,10 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
       return done({ outcome: "refused", message: `The webhook URL "${req.url}" is not a valid URL.` });
     }
     if (url.protocol !== "http:" && url.protocol !== "https:")
-      return done({ outcome: "refused", message: `The webhook URL uses ${url.protocol}; only http and https are sent to.` });
+      return done({
+        outcome: "refused",
+        message: `The webhook URL uses ${url.protocol}; only http and https are sent to.`,
+      });
     const port = effectivePort(url);
     if (!portAllowed(port, opts.allowedPorts)) {
       return done({
@@ -105,7 +108,10 @@ export function createWebhookSender(opts: WebhookSenderOptions): WebhookSender {
       const guardErr = findGuardError(err);
       if (guardErr) return done({ outcome: "refused", message: guardErr.message });
       if (deadline.aborted)
-        return done({ outcome: "timeout", message: `The endpoint did not answer within ${opts.timeoutMs} ms.` });
+        return done({
+          outcome: "timeout",
+          message: `The endpoint did not answer within ${opts.timeoutMs} ms.`,
+        });
       const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
       const detail = err instanceof Error ? err.message : String(err);
       return done({
