@@ -65,7 +65,7 @@ describe("signing and delivery ids", () => {
     const old = `whsec_${Buffer.alloc(24, 9).toString("base64")}`;
     const body = '{"type":"detection.completed"}';
     const headers = signatureHeaders({ secret, previous_secret: old }, "msg_1", new Date(), body);
-    expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(headers["webhook-signature"]?.split(" ")).toHaveLength(2);
     for (const s of [secret, old]) expect(() => new Webhook(s).verify(body, headers)).not.toThrow();
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
   });
@@ -83,7 +83,7 @@ describe("signing and delivery ids", () => {
 describe("webhook settings", () => {
   it("by default: the first retry within 30 s, the schedule over at least 24 h", () => {
     const s = webhookSettingsFrom({});
-    expect(s.retryDelaysMs[0]).toBeLessThanOrEqual(30_000);
+    expect(s.retryDelaysMs[0] ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(30_000);
     expect(s.retryDelaysMs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(24 * 3_600_000);
   });
 
