@@ -145,12 +145,16 @@ describe("scope 1 rules: proof, or two independent kinds about the same value", 
     ]);
   });
 
-  it("the value in another face AND a non-embedded base-14 font among subsets (one check, two kinds) decides", () => {
+  it("the value in another face AND that face not embedded (one check, one font choice) does not decide", () => {
+    // PDFKit and TCPDF set identifiers in base-14 Courier, never embedded, among embedded subsets.
     const fonts = check("fonts.consistency", [
       at("value_font_differs", "appearance", 4, 100),
       at("font_origin_mixed", "structure", 3, 100),
     ]);
-    expect(score([fonts])).toBeGreaterThanOrEqual(50);
+    expect(score([fonts])).toBeLessThan(50);
+    // The same font choice with a later revision that added the face: two checks, and it decides.
+    const revisions = check("pdf.revisions", [at("revision_added_fonts", "structure", 5, 100)]);
+    expect(score([fonts, revisions])).toBeGreaterThanOrEqual(50);
   });
 
   it("the value in another face AND the row's arithmetic breaking at that value decides", () => {
@@ -306,11 +310,19 @@ describe("computeScore", () => {
 });
 
 describe("independence", () => {
-  it("is other kinds, or one non-appearance kind from two checks, never two appearance kinds", () => {
+  it("is other kinds, or one non-appearance kind from two checks, never two appearance kinds, never appearance within one check", () => {
     expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "b", kind: "structure" })).toBe(true);
-    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "a", kind: "structure" })).toBe(true);
+    // One check's two findings (a value in Courier, and that Courier not embedded) are one observation.
+    expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "a", kind: "structure" })).toBe(
+      false,
+    );
     expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "b", kind: "pixels" })).toBe(true);
     expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "a", kind: "pixels" })).toBe(false);
+    // Two observations of one check, neither about appearance (an IBAN's check digits, and the IBAN against
+    // the sort code printed beside it).
+    expect(independent({ checkId: "a", kind: "identifier" }, { checkId: "a", kind: "consistency" })).toBe(
+      true,
+    );
     expect(independent({ checkId: "a", kind: "appearance" }, { checkId: "b", kind: "provenance" })).toBe(
       false,
     );

@@ -20,7 +20,9 @@ import { SCORE_BANDS, scoreBandOf } from "../core/verdict.js";
  *    - **corroboration**: two independent kinds of evidence, each at least an anomaly, about the same value or
  *      region (findings whose boxes on one page overlap, or that show the same changed value: the places of
  *      core/evidence.ts). Independent means: different kinds, or the same kind found by two different checks
- *      (two pixel methods), and never two appearance kinds together. A document-wide finding that is not
+ *      (two pixel methods), never two appearance kinds together, and an appearance finding only with another
+ *      check's finding (a value in Courier and that Courier not embedded is one font choice, described twice
+ *      by fonts.consistency). A document-wide finding that is not
  *      about appearance and is at least specific (a rewrite by another tool) corroborates any placed finding
  *      of another kind.
  * 3. Without a decision the score stays below 50 however many anomalies there are: they add up (noisy-OR) into
@@ -181,12 +183,17 @@ interface Member {
 
 const placed = (f: Finding) => f.page !== undefined && f.bbox !== undefined && f.bbox.length === 4;
 
-/** Two findings are independent evidence: other kinds (or one kind from two checks), not both appearance. */
+/**
+ * Two findings are independent evidence: other kinds (or one kind from two checks), never two appearance
+ * kinds, and an appearance finding only with another check's (a check about appearance would otherwise
+ * decide alone).
+ */
 export function independent(
   a: { checkId: string; kind?: EvidenceKind },
   b: { checkId: string; kind?: EvidenceKind },
 ): boolean {
   if (isAppearanceKind(a.kind) && isAppearanceKind(b.kind)) return false;
+  if (a.checkId === b.checkId && (isAppearanceKind(a.kind) || isAppearanceKind(b.kind))) return false;
   if (a.kind === b.kind) return a.checkId !== b.checkId;
   return true;
 }

@@ -53,6 +53,24 @@ describe("text.identifiers", () => {
     expect(codes(textDoc("IBAN GB63 THBR 8842 1871", "GB", "invoice"))).toEqual([]);
   });
 
+  it("reads an IBAN that wraps inside its table cell, with the next cell's text after it on the line", () => {
+    const page = (iban: string) =>
+      textDoc(
+        [
+          `IBAN                     ${iban}             Felix Becker`,
+          "                         80                                   Hauptstraße 123",
+          "                                                              50667 Köln",
+          "BIC                      OAMNDE22XXX",
+        ].join("\n"),
+        "DE",
+      );
+    expect(identifierFindings(page("DE03 5001 0517 3705 4764"), TEST_NOW)).toEqual([]);
+    // One digit changed: no completion passes mod-97, so the IBAN is read as printed and found wrong.
+    const edited = identifierFindings(page("DE03 5001 0517 3705 4765"), TEST_NOW);
+    expect(edited.map((f) => f.code)).toEqual(["iban_invalid"]);
+    expect(edited[0]?.severity).toBeGreaterThanOrEqual(7);
+  });
+
   it("judges a failing check digit by whose account it is: the holder's on a statement, the payee's on an invoice", () => {
     const text = "IBAN: DE75 1234 5678 0000 0012 34";
     const statement = identifierFindings(textDoc(text, "DE", "bank_statement"), TEST_NOW);

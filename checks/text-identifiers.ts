@@ -90,6 +90,22 @@ const ACCOUNT_RECORDS = new Set(["bank_statement", "payslip", "utility_bill", "t
 
 const tokenAt = (t: string | undefined) => (t ?? "").replace(/[^A-Z0-9]+$/gi, "");
 
+/**
+ * The IBAN `head` completed by the groups that start a following line (its wrapped tail), or undefined.
+ * `lineEnd`: the head ended its line, so any completion of the right length is the wrap; otherwise the
+ * head ended inside a line (a table cell with other cells after it) and only a completion that passes
+ * mod-97 counts.
+ */
+function wrapCompletion(head: string, len: number, tokens: string[], lineEnd: boolean): string | undefined {
+  let extended = head;
+  for (const t of tokens) {
+    if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t)) break;
+    extended += t;
+  }
+  if (extended.length !== len) return undefined;
+  return lineEnd || ibanProblem(extended) === null ? extended : undefined;
+}
+
 function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ibans: Located[] } {
   const findings: Finding[] = [];
   const ibans: Located[] = [];
@@ -111,16 +127,17 @@ function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ib
         if (!/^[A-Z0-9]{1,4}$/.test(t)) break;
         compact += t;
       }
-      // An IBAN printed in groups may wrap at the end of the line: its last groups start the next line.
+      // An IBAN printed in groups may wrap at the end of the line, or of its table cell when other cells
+      // follow it on the same line: its last groups start the next line (in a cell, the cell's next line,
+      // which may come after the other cells' lines). At the end of the line a completion of the right
+      // length is the wrap; inside a line only one that passes mod-97 is (1 in 97 by chance).
       let wrapped = false;
-      const next = lines[li + 1];
-      if (compact.length < len && j >= tokens.length && next?.page === line.page) {
-        let extended = compact;
-        for (const t of next.text.split(/\s+/).map(tokenAt)) {
-          if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t)) break;
-          extended += t;
-        }
-        if (extended.length === len) {
+      const atEnd = j >= tokens.length;
+      for (let k = 1; k <= (atEnd ? 1 : 3) && compact.length < len; k++) {
+        const next = lines[li + k];
+        if (next?.page !== line.page) break;
+        const extended = wrapCompletion(compact, len, next.text.split(/\s+/).map(tokenAt), atEnd);
+        if (extended) {
           compact = extended;
           wrapped = true;
         }

@@ -298,7 +298,9 @@ describe("Detection reconciler on real local adapters", () => {
   });
 
   it("retries a check step out of time once, then fails document_too_complex; a crash until the attempts run out", async () => {
-    const hung = await world({ check: "hang" }, { stepTimeoutSeconds: 1, stepMaxAttempts: 3 });
+    // The limit holds for every step: prepare and agent (a Node process each) must start and finish within
+    // it on a loaded CI machine, so it is not 1 s; the hanging check exceeds any.
+    const hung = await world({ check: "hang" }, { stepTimeoutSeconds: 6, stepMaxAttempts: 3 });
     const a = await hung.terminal(await hung.create());
     expect(a.status).toMatchObject({ phase: "Failed", failure: { code: "document_too_complex" } });
     expect(a.status?.steps?.find((s) => s.name === "check")).toMatchObject({

@@ -375,6 +375,16 @@ export function checkBlocks(
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
     const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
+    // A total printed before its terms ("Total due / Net / VAT"), or the total of a column that is no
+    // money column ("Total hours" under an hours column): it totals those, not the amounts above it.
+    if (!byTerms && !byTotals && judged && (sumsRowsBelow(rows, rows.indexOf(r)) || totalsAColumn(ctx, r))) {
+      ctx.checked++;
+      ctx.verified++;
+      ctx.confirmed.add(r.figure);
+      subtotals = [...subtotals, r];
+      terms = [{ row: r, cents: v }];
+      continue;
+    }
     if (byTerms || byTotals || judged) ctx.checked++;
     if (byTerms || byTotals) {
       ctx.verified++;
@@ -422,6 +432,43 @@ export function checkBlocks(
     terms = [{ row: r, cents: v }];
   }
   return deferred;
+}
+
+/**
+ * Whether the 2-4 amounts right below row `i` (its page, up to a line without one), a tax among them, add up
+ * to its figure: the amount due printed first, its net and tax under it.
+ */
+function sumsRowsBelow(rows: readonly BlockRow[], i: number): boolean {
+  const r = rows[i];
+  if (!r?.figure) return false;
+  let sum = 0;
+  let tax = false;
+  for (let k = i + 1, n = 0; k < rows.length && n < 4; k++, n++) {
+    const x = rows[k] as BlockRow;
+    if (x.page !== r.page || !x.figure || x.unreadable || x.date !== undefined) return false;
+    sum += Math.abs(x.figure.cents);
+    tax ||= isTaxRow(x.label);
+    if (n >= 1 && tax && Math.abs(sum - Math.abs(r.figure.cents)) <= SLACK) return true;
+  }
+  return false;
+}
+
+/** Whether a total's figure is the sum of a quantity column (hours, units) of a table on its page. */
+function totalsAColumn(ctx: Ctx, r: BlockRow): boolean {
+  const target = Math.abs(r.figure?.cents ?? Number.NaN);
+  for (const t of ctx.reading.tables) {
+    if (!t.rows.some((x) => x.page === r.page)) continue;
+    for (const c of t.columns) {
+      if (c.role !== "quantity") continue;
+      const figs = t.rows
+        .filter((x) => x.kind === "entry" && x.lines[0] !== r.line)
+        .map((x) => x.figures[c.index])
+        .filter((f): f is Figure => f !== undefined && !f.percent);
+      if (figs.length < 2) continue;
+      if (Math.abs(figs.reduce((a, f) => a + Math.abs(f.cents), 0) - target) <= SLACK) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -496,6 +543,18 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
     ctx.confirmed.add(net.figure);
     return undefined;
   }
+  // Pay outside gross and deductions: expenses reimbursed, printed between the deductions and the net; a
+  // benefit in kind, an earning taxed in the gross but never paid. A difference that is one such line is
+  // the line, not an edit (it says nothing either way). A deduction is never such a line.
+  const i = (r: BlockRow) => seen.indexOf(r);
+  const outside = seen.filter(
+    (r) =>
+      r.figure?.money &&
+      sameYtd(r.label, net.label) &&
+      ((i(r) > i(deductions) && i(r) < i(net)) || i(r) < i(gross)),
+  );
+  const gap = Math.abs(printed - expected);
+  if (outside.some((r) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)) return undefined;
   return {
     mismatch: {
       code: "net_pay_mismatch",
@@ -572,6 +631,22 @@ function checkTaxRate(
   if (Math.abs(Math.round(expected) - printed) <= SLACK + 1) {
     ctx.verified++;
     return undefined;
+  }
+  if (baseRow && !included) {
+    // The base adjusted by what is printed between it and the tax (shipping, a discount, a fee): each row
+    // added, taken off or not taxed.
+    const between = seen.slice(seen.indexOf(baseRow) + 1, -1).filter((x) => x.figure?.money);
+    if (seen.includes(baseRow) && between.length > 0 && between.length <= 3) {
+      let bases = [b];
+      for (const x of between) {
+        const v = Math.abs(x.figure?.cents ?? 0);
+        bases = bases.flatMap((y) => [y, y + v, y - v]);
+      }
+      if (bases.some((y) => y > 0 && Math.abs(Math.round((y * rate) / 100) - printed) <= SLACK + 1)) {
+        ctx.verified++;
+        return undefined;
+      }
+    }
   }
   if (!own && !included) {
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate

@@ -822,6 +822,293 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(ok.statementRows).toBe(MOVES.length);
   });
 
+  it("a summary box at the end of a statement whose pages carry their balance: the summary's closing balance, not the first 'carried forward'", () => {
+    const rows = ledger(100000, [...MOVES, ...MOVES]);
+    const cell = (k: number) => {
+      const r = rows[k] as { move: number; balance: number };
+      return [
+        `${String(k + 1).padStart(2, "0")}/03/2025`,
+        `PAYMENT ${k}`,
+        r.move < 0 ? fmt(-r.move) : undefined,
+        r.move > 0 ? fmt(r.move) : undefined,
+        fmt(r.balance),
+      ];
+    };
+    const carried = fmt(rows[11]?.balance as number);
+    const last = rows[23]?.balance as number;
+    const paidIn = rows.filter((r) => r.move > 0).reduce((s, r) => s + r.move, 0);
+    const paidOut = -rows.filter((r) => r.move < 0).reduce((s, r) => s + r.move, 0);
+    const header = ["Date", "Details", "Paid out", "Paid in", "Balance"];
+    const doc = (closing: string) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            header,
+            [undefined, "Balance brought forward", undefined, undefined, fmt(100000)],
+            ...Array.from({ length: 12 }, (_, k) => cell(k)),
+            [undefined, "Balance carried forward", undefined, undefined, carried],
+          ],
+          700,
+        ),
+        [
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              header,
+              [undefined, "Balance brought forward", undefined, undefined, carried],
+              ...Array.from({ length: 12 }, (_, k) => cell(k + 12)),
+            ],
+            760,
+          ),
+          ...grid(
+            [{ x: 50 }, { x: 545, align: "right" as const }],
+            [
+              ["Opening balance", fmt(100000)],
+              ["Total paid in", fmt(paidIn)],
+              ["Total paid out", fmt(paidOut)],
+              ["Closing balance", closing],
+            ],
+            300,
+          ),
+        ],
+      ]);
+    expect(arithmeticFindings(doc(fmt(last))).findings).toEqual([]);
+    const f = arithmeticFindings(doc(fmt(last + 50000))).findings;
+    expect(codes(f)).toContain("statement_summary_mismatch");
+    expectFound(
+      f.find((x) => x.code === "statement_summary_mismatch"),
+      2,
+      fmt(last + 50000),
+    );
+  });
+
+  it("line items: a credit line's sign in its amount alone, and a percentage on a line as its discount", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const credit = (amount: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, R(300), R(370), R(500)],
+            [
+              ["Description", "Qty", "Unit price", "Amount"],
+              ["Widget", "3", "10.00", "30.00"],
+              ["Returned widget", "1", "10.00", amount],
+              ["Gadget", "2", "5.00", "10.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    expect(arithmeticFindings(credit("(10.00)")).findings).toEqual([]);
+    expect(arithmeticFindings(credit("10.00-")).findings).toEqual([]);
+    const edited = arithmeticFindings(credit("(40.00)")).findings;
+    expect(codes(edited)).toEqual(["line_item_mismatch"]);
+    expectFound(edited[0], 1, "(40.00)");
+    const discount = (amount: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, R(300), R(370), R(430), R(500)],
+            [
+              ["Widget A", "4", "12.50", "10%", amount],
+              ["Widget B", "2", "10.00", undefined, "20.00"],
+              ["Widget C", "1", "5.00", undefined, "5.00"],
+            ],
+            700,
+          ),
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    expect(arithmeticFindings(discount("45.00")).findings).toEqual([]);
+    expect(codes(arithmeticFindings(discount("48.00")).findings)).toEqual(["line_item_mismatch"]);
+  });
+
+  it("a statement that lists the newest transaction first (the opening balance at the foot) reads upwards", () => {
+    const rows = ledger(100000, MOVES);
+    const doc = (edit?: { row: number; text: string }) =>
+      layoutDocument([
+        grid(
+          STATEMENT_COLUMNS,
+          [
+            ["Date", "Details", "Paid out", "Paid in", "Balance"],
+            ...rows
+              .map((r, k) => {
+                const amount = edit?.row === k ? edit.text : fmt(Math.abs(r.move));
+                return [
+                  `${String(k + 1).padStart(2, "0")}/03/2025`,
+                  `PAYMENT ${k}`,
+                  r.move < 0 ? amount : undefined,
+                  r.move > 0 ? amount : undefined,
+                  fmt(r.balance),
+                ];
+              })
+              .reverse(),
+            [undefined, "Opening balance", undefined, undefined, fmt(100000)],
+          ],
+          760,
+        ),
+      ]);
+    const ok = arithmeticFindings(doc());
+    expect(ok.findings).toEqual([]);
+    expect(ok.statementRows).toBe(MOVES.length);
+    // Row 6 paid out 450.00: printed 150.00.
+    const f = arithmeticFindings(doc({ row: 6, text: "150.00" })).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "150.00");
+  });
+
+  it("a column the vocabulary does not name ('Fees') moves the balance too when the named columns do not reconcile", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    let balance = 100000;
+    const rows = MOVES.map((move, k) => {
+      const fee = k % 4 === 0 ? 150 : 0;
+      balance += move - fee;
+      return { move, fee, balance, k };
+    });
+    const doc = (edit?: { row: number; text: string }) =>
+      layoutDocument([
+        grid(
+          [{ x: 50 }, { x: 110 }, R(330), R(400), R(470), R(545)],
+          [
+            ["Date", "Details", "Withdrawals", "Deposits", "Fees", "Balance"],
+            [undefined, "Opening balance", undefined, undefined, undefined, fmt(100000)],
+            ...rows.map((r) => {
+              const amount = edit?.row === r.k ? edit.text : fmt(Math.abs(r.move));
+              return [
+                `${String(r.k + 1).padStart(2, "0")}/03/2025`,
+                `PAYMENT ${r.k}`,
+                r.move < 0 ? amount : undefined,
+                r.move > 0 ? amount : undefined,
+                r.fee ? fmt(r.fee) : undefined,
+                fmt(r.balance),
+              ];
+            }),
+          ],
+          760,
+        ),
+      ]);
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    // Row 4 (with a fee) paid out 60.50: printed 20.50.
+    const f = arithmeticFindings(doc({ row: 4, text: "20.50" })).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "20.50");
+  });
+
+  it("a tax on the subtotal with the shipping or the discount printed between them", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (block: string[][]) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(300), R(370), R(500)],
+              [
+                ["Description", "Qty", "Unit price", "Amount"],
+                ["Widget", "3", "10.00", "30.00"],
+                ["Gadget", "2", "5.00", "10.00"],
+                ["Cable", "1", "7.00", "7.00"],
+              ],
+              700,
+            ),
+            ...grid([{ x: 300 }, R(500)], block, 620),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    const shipping = (tax: string, total: string) => [
+      ["Subtotal", "47.00"],
+      ["Shipping", "4.95"],
+      ["VAT 20%", tax],
+      ["Total", total],
+    ];
+    const discount = [
+      ["Subtotal", "47.00"],
+      ["Discount 10%", "-4.70"],
+      ["VAT 20%", "8.46"],
+      ["Total", "50.76"],
+    ];
+    expect(arithmeticFindings(doc(shipping("10.39", "62.34"))).findings).toEqual([]);
+    expect(arithmeticFindings(doc(discount)).findings).toEqual([]);
+    const f = arithmeticFindings(doc(shipping("10.89", "62.84"))).findings;
+    expect(codes(f)).toEqual(["tax_amount_mismatch"]);
+    expectFound(f[0], 1, "10.89");
+  });
+
+  it("a payslip's net pay with expenses reimbursed after the deductions, or a benefit in kind taxed but not paid", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const slip = (rows: (string | undefined)[][]) =>
+      layoutDocument([grid([{ x: 50 }, R(400), R(500)], [["Earnings", "Amount", "YTD"], ...rows], 760)], {
+        docType: "payslip",
+        region: "GB",
+      });
+    const reimbursed = (net: string) => [
+      ["Basic salary", "3,000.00", "9,000.00"],
+      ["Overtime", "250.00", "500.00"],
+      ["Gross pay", "3,250.00", "9,500.00"],
+      ["Income tax", "520.00", "1,540.00"],
+      ["National Insurance", "290.00", "870.00"],
+      ["Pension", "162.50", "475.00"],
+      ["Total deductions", "972.50", "2,885.00"],
+      ["Expenses reimbursed", "84.20", "84.20"],
+      ["Net pay", net, "6,699.20"],
+    ];
+    const benefit = [
+      ["Basic salary", "3,000.00", "9,000.00"],
+      ["Company car (BIK)", "200.00", "600.00"],
+      ["Gross taxable pay", "3,200.00", "9,600.00"],
+      ["Income tax", "520.00", "1,560.00"],
+      ["NI", "260.00", "780.00"],
+      ["Total deductions", "780.00", "2,340.00"],
+      ["Net pay", "2,220.00", "6,660.00"],
+    ];
+    expect(arithmeticFindings(slip(reimbursed("2,361.70"))).findings).toEqual([]);
+    expect(arithmeticFindings(slip(benefit)).findings).toEqual([]);
+    const f = arithmeticFindings(slip(reimbursed("2,661.70"))).findings;
+    expect(codes(f)).toEqual(["net_pay_mismatch"]);
+    expectFound(f[0], 1, "2,661.70");
+  });
+
+  it("an amount due printed before its net and tax, and a total of the hours column, total those", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (items: (string | undefined)[][], block: string[][]) =>
+      layoutDocument(
+        [
+          [
+            ...grid([{ x: 50 }, R(300), R(370), R(500)], items, 700),
+            ...grid([{ x: 300 }, R(500)], block, 600),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    const goods = [
+      ["Description", "Qty", "Unit price", "Amount"],
+      ["Widget", "3", "10.00", "30.00"],
+      ["Gadget", "2", "5.00", "10.00"],
+    ];
+    const dueFirst = (due: string) => [
+      ["Total due", due],
+      ["Net amount", "40.00"],
+      ["VAT 20%", "8.00"],
+    ];
+    expect(arithmeticFindings(doc(goods, dueFirst("48.00"))).findings).toEqual([]);
+    expect(codes(arithmeticFindings(doc(goods, dueFirst("58.00"))).findings)).toEqual(["total_mismatch"]);
+    const hours = (design: string) => [
+      ["Description", "Hours", "Rate", "Amount"],
+      ["Design", "7.5", "80.00", design],
+      ["Review", "2.25", "80.00", "180.00"],
+    ];
+    const totals = [
+      ["Total hours", "9.75"],
+      ["Subtotal", "780.00"],
+      ["VAT 20%", "156.00"],
+      ["Total", "936.00"],
+    ];
+    expect(arithmeticFindings(doc(hours("600.00"), totals)).findings).toEqual([]);
+    expect(codes(arithmeticFindings(doc(hours("650.00"), totals)).findings)).toContain("line_item_mismatch");
+  });
+
   it("earnings and deductions in one signed column: 'Brutto' totals the positive lines, the deductions total the negative ones", () => {
     const doc = (bonus: string) =>
       layoutDocument(

@@ -139,11 +139,19 @@ function orderedProduct(
     .find((f): f is Figure => f !== undefined && !f.money && !f.percent && f.value > 0 && f.value < 1e6);
   const rate = figs.find((f) => f.perUnit);
   const q = quantity?.value ?? labelQuantity(label, ctx);
+  // A percentage on the line is a discount or a tax rate: the amount may be the product less it or with it.
+  const percents = line.cells
+    .map((c) => c.figure)
+    .filter((f): f is Figure => f?.percent === true && f.value > 0 && f.value < 100);
+  const withPercents = (base: number) => [
+    base,
+    ...percents.flatMap((p) => [base * (1 - p.value / 100), base * (1 + p.value / 100)]),
+  ];
   if (q !== undefined && rate && moneyFigs.length === 1) {
     return {
       ...base,
       how: `${quantity?.text ?? q} × ${rate.text}`,
-      expected: [Math.round(q * rate.cents)],
+      expected: withPercents(q * rate.cents).map(Math.round),
       slack: roundingSlack(q, rate.decimals),
       inputs: [rate, ...(quantity ? [quantity] : [])],
     };
@@ -153,7 +161,7 @@ function orderedProduct(
     return {
       ...base,
       how: `${quantity?.text ?? q} × ${unit.text}`,
-      expected: [Math.round(q * unit.cents)],
+      expected: withPercents(q * unit.cents).map(Math.round),
       slack: roundingSlack(q, unit.decimals),
       inputs: [unit, ...(quantity ? [quantity] : [])],
     };
@@ -228,8 +236,10 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     g.products.push(p);
   }
   for (const g of groups) {
+    // A line's sign is often its amount's alone (a return or a credit printed "(10.00)" or "10.00-" with a
+    // positive quantity): the magnitudes are compared.
     const broken = g.products.filter(
-      (p) => !p.expected.some((e) => Math.abs(e - p.printed.cents) <= p.slack),
+      (p) => !p.expected.some((e) => Math.abs(Math.abs(e) - Math.abs(p.printed.cents)) <= p.slack),
     );
     const held = g.products.length - broken.length + g.agreed;
     // Trust the products only when most of them hold: otherwise the columns were not quantity × price.

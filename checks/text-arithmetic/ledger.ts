@@ -162,6 +162,16 @@ function movesOf(row: TableRow, h: Hypothesis): Move[] {
   return moves;
 }
 
+/** The money figures of an entry row under no column that are not already among its moves (at most 2). */
+function strayMoves(row: TableRow, moves: readonly Move[]): Move[] {
+  if (row.kind !== "entry") return [];
+  const used = new Set(moves.map((m) => m.figure));
+  return row.strays
+    .filter((f) => f.money && !used.has(f))
+    .slice(0, 2)
+    .map((figure) => ({ figure, rule: "either" as const }));
+}
+
 /**
  * The ledger's relations under a hypothesis, row by row. `seed` is an opening balance printed outside
  * the table (a summary box): the first row is checked against it when the table prints none.
@@ -226,10 +236,22 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
       since++;
       return;
     }
-    const options = optionsOf(all, h.orientation);
+    const delta = bal.cents - prev.cents;
+    let options = optionsOf(all, h.orientation);
+    let hit = options?.find((o) => Math.abs(sum(o) - delta) <= SLACK);
+    // A figure under a column the header did not name (a "Fees" or "Charges" column the vocabulary does
+    // not know) may move the balance too: tried, either way, when the named moves do not reconcile.
+    const extra = strayMoves(row, all);
+    if (options && !hit && extra.length > 0) {
+      const withExtra = optionsOf([...all, ...extra], h.orientation);
+      const extraHit = withExtra?.find((o) => Math.abs(sum(o) - delta) <= SLACK);
+      if (withExtra && extraHit) {
+        all.push(...extra);
+        options = withExtra;
+        hit = extraHit;
+      }
+    }
     if (options) {
-      const delta = bal.cents - prev.cents;
-      const hit = options.find((o) => Math.abs(sum(o) - delta) <= SLACK);
       relations.push({
         kind: "move",
         row,
@@ -249,23 +271,37 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
 
 const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.holds);
 
+/**
+ * The table as printed, and, when it has no total rows and no balances carried between pages, its rows in
+ * reverse: statements that list the newest transaction first (the opening balance at the foot) reconcile
+ * read upwards.
+ */
+function inEitherOrder(table: Table): Table[] {
+  if (table.rows.some((r) => r.kind === "total" || r.kind === "carry")) return [table];
+  return [table, { ...table, rows: [...table.rows].reverse() }];
+}
+
 /** Every table that reads as a ledger, under its best hypothesis. */
 export function readLedgers(ctx: Ctx): Ledger[] {
   const out: Ledger[] = [];
   const summary = labelledFigures(ctx);
-  for (const table of ctx.reading.tables) {
+  for (const read of ctx.reading.tables) {
     const seed = summary.find(
-      (l) => LABELS.opening.test(l.label) && l.line.table !== table.id && !l.line.cells[0]?.date,
+      (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
     )?.figure;
-    const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
-    let best: { h: Hypothesis; relations: Relation[]; held: number } | undefined;
-    for (const h of hypotheses(table)) {
-      const relations = walk(table, h, opensItself ? undefined : seed);
-      const held = relations.filter(holds).length;
-      // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom).
-      if (!best || held > best.held) best = { h, relations, held };
+    let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
+    for (const table of inEitherOrder(read)) {
+      const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
+      for (const h of hypotheses(table)) {
+        const relations = walk(table, h, opensItself ? undefined : seed);
+        const held = relations.filter(holds).length;
+        // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom),
+        // and the order printed wins a tie with its reverse.
+        if (!best || held > best.held) best = { h, relations, held, table };
+      }
     }
     if (!best) continue;
+    const table = best.table;
     const moves = best.relations.filter((r): r is MoveRelation => r.kind === "move");
     const brokenMoves = moves.filter((r) => !r.hit).length;
     const heldMoves = moves.length - brokenMoves;
@@ -526,6 +562,32 @@ interface Labelled {
   figure: Figure;
 }
 
+/**
+ * The opening or closing balance of a statement summary, among the lines whose label names one. A balance
+ * handed from page to page ("balance carried forward" at the foot of page 1) is no summary figure while a
+ * line that is not a carry names one; the summary's figures are one box, so with a total in or out read, the
+ * balance nearest it on its page is the summary's. Without one, the first opening and the last closing
+ * balance of the document.
+ */
+function summaryFigure(
+  found: readonly Labelled[],
+  anchor: Labelled | undefined,
+  end: "first" | "last",
+): Labelled | undefined {
+  const own = found.filter((r) => !LABELS.carry.test(r.label));
+  const pool = own.length > 0 ? own : found;
+  if (anchor) {
+    const near = pool
+      .filter((r) => r.line.page === anchor.line.page)
+      .sort(
+        (a, b) =>
+          Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline),
+      );
+    if (near[0]) return near[0];
+  }
+  return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
+}
+
 /** Lines of one money figure and a label (outside ledger tables' entries), for summary boxes. */
 export function labelledFigures(ctx: Ctx): Labelled[] {
   const out: Labelled[] = [];
@@ -547,11 +609,12 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
 /** Opening + money in − money out = closing, the totals against the rows, the closing against the last balance. */
 export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const rows = labelledFigures(ctx);
-  const pick = (re: RegExp) => rows.find((r) => re.test(r.label) && !r.line.cells[0]?.date);
-  const opening = pick(LABELS.opening);
-  const closing = pick(LABELS.closing);
-  const totalIn = pick(LABELS.totalIn);
-  const totalOut = pick(LABELS.totalOut);
+  const candidates = (re: RegExp) => rows.filter((r) => re.test(r.label) && !r.line.cells[0]?.date);
+  const totalIn = candidates(LABELS.totalIn)[0];
+  const totalOut = candidates(LABELS.totalOut)[0];
+  const anchor = totalIn ?? totalOut;
+  const opening = summaryFigure(candidates(LABELS.opening), anchor, "first");
+  const closing = summaryFigure(candidates(LABELS.closing), anchor, "last");
   const ledger = ledgers[0];
   const held = ctx.verified;
   const structure = {
