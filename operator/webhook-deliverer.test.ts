@@ -166,6 +166,28 @@ describe("the webhook deliverer (real receiver on loopback, real object store)",
     expect(w.counts.attempts.slice(0, 5)).toEqual(Array(5).fill("http_error"));
   });
 
+  it("keeps at most endpointConcurrency attempts in flight per endpoint", async () => {
+    const secret = newSecret();
+    let most = 0;
+    const rx = await startReceiver({
+      secret,
+      behaviour: (_n, req) => {
+        // Requests received and not yet answered, this one included.
+        const open = rx.received.filter((r) => r.answered === undefined && r !== req).length + 1;
+        most = Math.max(most, open);
+        return { status: 200, delayMs: 500 };
+      },
+    });
+    cleanups.push(rx.close);
+    const w = await world([{ url: rx.url(), events: ["detection.completed"], secret }], {
+      ports: [rx.port],
+      settings: { endpointConcurrency: 2 },
+    });
+    for (let i = 10; i < 18; i++) await w.deliverer.outbox.queue(event(i));
+    await rx.waitFor((got) => got.filter((g) => g.answered === 200).length === 8);
+    expect(most).toBe(2);
+  });
+
   it("opens the circuit after failures in a row, pauses, then a trial attempt delivers", async () => {
     const secret = newSecret();
     const rx = await startReceiver({ secret, behaviour: (n) => (n < 3 ? 500 : 200) });

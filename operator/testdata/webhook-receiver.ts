@@ -34,6 +34,12 @@ export async function startReceiver(opts: {
   const waiters: { check: () => boolean; resolve: () => void }[] = [];
   const held: http.ServerResponse[] = [];
   const verifier = new Webhook(opts.secret);
+  const notify = () => {
+    for (const w of waiters.splice(0)) {
+      if (w.check()) w.resolve();
+      else waiters.push(w);
+    }
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -71,6 +77,7 @@ export async function startReceiver(opts: {
           if (res.socket?.destroyed) return;
           r.answered = what.status;
           res.writeHead(what.status).end();
+          notify();
         }, what.delayMs);
         res.on("close", () => clearTimeout(t));
       } else if (typeof what === "object") {
@@ -80,10 +87,7 @@ export async function startReceiver(opts: {
         r.answered = what;
         res.writeHead(what, { "content-type": "text/plain" }).end(what < 300 ? "ok" : "no");
       }
-      for (const w of waiters.splice(0)) {
-        if (w.check()) w.resolve();
-        else waiters.push(w);
-      }
+      notify();
     });
   });
   await new Promise<void>((r) => server.listen(0, opts.host ?? "127.0.0.1", () => r()));
