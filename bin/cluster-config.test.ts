@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { leaderTimings, stepPodOptionsFromEnv } from "./cluster-config.js";
+import {
+  leaderTimings,
+  stepModeFromEnv,
+  stepPodOptionsFromEnv,
+  stepWorkerSettingsFromEnv,
+} from "./cluster-config.js";
 
 describe("stepPodOptionsFromEnv", () => {
   const env = {
@@ -72,5 +77,26 @@ describe("leaderTimings", () => {
       /DURATION_SECONDS >/,
     );
     expect(() => leaderTimings({ DOCVERIFY_LEASE_DURATION_SECONDS: "x" })).toThrow(/positive number/);
+  });
+});
+
+describe("step mode and step worker settings", () => {
+  it("runs a Pod per step unless DOCVERIFY_STEP_MODE says workers; refuses anything else, saying what is allowed", () => {
+    expect(stepModeFromEnv({})).toBe("pods");
+    expect(stepModeFromEnv({ DOCVERIFY_STEP_MODE: "workers" })).toBe("workers");
+    expect(() => stepModeFromEnv({ DOCVERIFY_STEP_MODE: "vms" })).toThrow(/one of pods, workers, got "vms"/);
+  });
+
+  it("reads a worker's processes, steps per process and lease, with defaults", () => {
+    expect(stepWorkerSettingsFromEnv({})).toEqual({ processes: 1, maxStepsPerProcess: 200, leaseMs: 30_000 });
+    expect(
+      stepWorkerSettingsFromEnv({
+        DOCVERIFY_WORKER_PROCESSES: "3",
+        DOCVERIFY_WORKER_MAX_STEPS: "0",
+        DOCVERIFY_STEP_LEASE_SECONDS: "4.5",
+      }),
+    ).toEqual({ processes: 3, maxStepsPerProcess: 0, leaseMs: 4500 });
+    expect(() => stepWorkerSettingsFromEnv({ DOCVERIFY_WORKER_PROCESSES: "0" })).toThrow(/at least 1/);
+    expect(() => stepWorkerSettingsFromEnv({ DOCVERIFY_STEP_LEASE_SECONDS: "soon" })).toThrow(/at least 1/);
   });
 });

@@ -18,6 +18,13 @@ import { NOT_FOR_STEPS } from "./step-env.js";
  *   DOCVERIFY_LEASE_NAME          Lease of the operator's leader election (default docverify-operator)
  *   DOCVERIFY_LEASE_DURATION_SECONDS / _RENEW_DEADLINE_SECONDS / _RETRY_PERIOD_SECONDS   (15 / 10 / 2)
  *   POD_NAME                      this replica's name (downward API), part of its leader identity
+ *   DOCVERIFY_STEP_MODE           pods (a Pod per step attempt; the binary's default) | workers (warm step
+ *                                  workers of `docverify step-worker` take steps from per-kind Redis queues;
+ *                                  the chart's default)
+ *   DOCVERIFY_WORKER_PROCESSES    a step worker's warm child processes, i.e. steps it runs at once (1)
+ *   DOCVERIFY_WORKER_MAX_STEPS    a child process is replaced after this many steps (200; 0 = never)
+ *   DOCVERIFY_STEP_LEASE_SECONDS  a step worker renews its lease on a running step every half of this; a
+ *                                  worker silent for longer is taken for dead and the step retried (30)
  */
 
 const SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -146,4 +153,53 @@ export function leaderTimings(env: Record<string, string | undefined>): {
     );
   }
   return t;
+}
+
+export type StepMode = "pods" | "workers";
+export const STEP_MODES: readonly StepMode[] = ["pods", "workers"];
+
+/** How the operator runs steps: DOCVERIFY_STEP_MODE, `pods` when unset. */
+export function stepModeFromEnv(env: Record<string, string | undefined>): StepMode {
+  const raw = env.DOCVERIFY_STEP_MODE;
+  if (raw === undefined || raw === "") return "pods";
+  if ((STEP_MODES as readonly string[]).includes(raw)) return raw as StepMode;
+  throw new ConfigError(
+    `DOCVERIFY_STEP_MODE must be one of ${STEP_MODES.join(", ")}, got "${raw}": pods runs a Pod per step, workers hands steps to the step-worker Deployments.`,
+  );
+}
+
+export interface StepWorkerSettings {
+  /** Warm child processes, i.e. steps run at once. */
+  processes: number;
+  /** A child process is replaced after this many steps (0: only for its memory). */
+  maxStepsPerProcess: number;
+  /** The lease on a running step. */
+  leaseMs: number;
+}
+
+/** A step worker's settings (DOCVERIFY_WORKER_PROCESSES, _WORKER_MAX_STEPS, _STEP_LEASE_SECONDS). */
+export function stepWorkerSettingsFromEnv(env: Record<string, string | undefined>): StepWorkerSettings {
+  const whole = (name: string, dflt: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return dflt;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min)
+      throw new ConfigError(`${name} must be a whole number of at least ${min}, got "${raw}".`);
+    return n;
+  };
+  const lease = env.DOCVERIFY_STEP_LEASE_SECONDS;
+  let leaseMs = 30_000;
+  if (lease !== undefined && lease !== "") {
+    const n = Number(lease);
+    if (!Number.isFinite(n) || n < 1)
+      throw new ConfigError(
+        `DOCVERIFY_STEP_LEASE_SECONDS must be a number of seconds of at least 1, got "${lease}".`,
+      );
+    leaseMs = n * 1000;
+  }
+  return {
+    processes: whole("DOCVERIFY_WORKER_PROCESSES", 1, 1),
+    maxStepsPerProcess: whole("DOCVERIFY_WORKER_MAX_STEPS", 200, 0),
+    leaseMs,
+  };
 }

@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { Logger } from "pino";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type Config, ConfigError, loadConfig } from "../core/config.js";
 import { DETECTION_KIND, DETECTION_PLURAL, type Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, DETECTION_JOB_PLURAL, type DetectionJob } from "../core/detection-job.js";
@@ -11,6 +11,8 @@ import { createPodRunner } from "../platform/kube/pod-runner.js";
 import { createInformerStore } from "../platform/kube/informer.js";
 import { createKubeResourceStore } from "../platform/kube/resource-store.js";
 import { createRedisScheduler } from "../platform/redis/scheduler.js";
+import { createStepQueueRunner, type StepQueueRunner } from "../platform/redis/step-queues.js";
+import { STEP_NAMES } from "../core/detection.js";
 import { createRedisUsageCounter } from "../platform/redis/usage-counter.js";
 import { createRedisWindowCounter } from "../platform/redis/window-counter.js";
 import { createS3ObjectStore, s3ConfigFromEnv } from "../platform/s3/object-store.js";
@@ -19,6 +21,7 @@ import {
   leaderTimings,
   loadKubeConfig,
   resolveNamespace,
+  stepModeFromEnv,
   stepPodOptionsFromEnv,
 } from "./cluster-config.js";
 import { buildOperator, type Operator, type OperatorPorts, operatorMetrics } from "./build-operator.js";
@@ -38,7 +41,8 @@ import { webhookSenderFor } from "./webhooks.js";
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same operator as
  * standalone (bin/build-operator.ts), over the Kubernetes, S3 and Redis adapters.
  *
- *   docverify operator   leader-elected; the leader runs the Detection controller and creates step Pods
+ *   docverify operator   leader-elected; the leader runs the Detection controller and runs steps: a Pod per
+ *                        step (DOCVERIFY_STEP_MODE=pods) or a job on the step queues (workers)
  *   docverify api        the REST API over Detections in the cluster
  */
 
@@ -121,8 +125,10 @@ export async function runOperator(): Promise<number> {
   const log = processLogger("operator", config.logLevel);
   const kc = loadKubeConfig(process.env);
   const namespace = resolveNamespace(kc, process.env);
-  requireRedis(config); // at start, not at the first leadership
-  const podOptions = stepPodOptionsFromEnv(process.env);
+  const redisUrl = requireRedis(config); // at start, not at the first leadership
+  const stepMode = stepModeFromEnv(process.env);
+  // pods: a Pod per step attempt; workers: the step queues the step-worker Deployments consume.
+  const podOptions = stepMode === "pods" ? stepPodOptionsFromEnv(process.env) : undefined;
   const identity = leaderIdentity(process.env);
   const jobSettings = jobSettingsFromEnv(process.env);
   const objects = await clusterObjectStore(config);
@@ -156,10 +162,18 @@ export async function runOperator(): Promise<number> {
   if (!webhookClients)
     log.warn("DOCVERIFY_CLIENTS_FILE is not set for the operator: no webhooks are delivered");
   let running: Promise<void> | undefined;
+  // Every replica reports the step queues' depths (leader or not): the autoscaling hook (KEDA / HPA).
+  const queueCounts =
+    stepMode === "workers"
+      ? createStepQueueRunner({ connection: redisUrl, log: componentLogger(log, "step-queues") })
+      : undefined;
+  if (queueCounts) registerStepQueueGauge(metrics, queueCounts);
   const startLeading = async () => {
     const ports: OperatorPorts = {
       ...clusterOperatorPorts({ detections: store, jobs, objects, events }, config, log, (l) =>
-        createPodRunner(kc, { ...podOptions, namespace, log: l }),
+        podOptions
+          ? createPodRunner(kc, { ...podOptions, namespace, log: l })
+          : createStepQueueRunner({ connection: redisUrl, log: l }),
       ),
       ...(webhookClients ? { webhookSender: webhookSenderFor(config) } : {}),
     };
@@ -251,8 +265,29 @@ export async function runOperator(): Promise<number> {
     await elector.stop(); // releases the Lease: another replica takes over at once
     webhookClients?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await queueCounts?.close();
   });
   return exitCode;
+}
+
+/**
+ * `docverify_step_queue_jobs{step,state}`: jobs per step queue and state (waiting, prioritized, delayed,
+ * active), read from Redis at each scrape. waiting + prioritized + active is the demand on a step kind's
+ * workers (BullMQ keeps prioritised jobs in a set of their own, so a list-length trigger undercounts):
+ * the chart's KEDA ScaledObject and the HPA example scale the step-worker Deployments on it.
+ */
+export function registerStepQueueGauge(metrics: Registry, queues: Pick<StepQueueRunner, "counts">): void {
+  new Gauge({
+    name: "docverify_step_queue_jobs",
+    help: "Jobs in each step work queue by state (waiting, prioritized, delayed, active); scale step workers on waiting+prioritized+active.",
+    labelNames: ["step", "state"],
+    registers: [metrics],
+    async collect() {
+      const counts = await queues.counts();
+      for (const step of STEP_NAMES)
+        for (const [state, n] of Object.entries(counts[step])) this.set({ step, state }, n);
+    },
+  });
 }
 
 /** `docverify api`. */

@@ -7,6 +7,7 @@
  *   docverify api | operator                 the cluster runtime's halves (Kubernetes, S3, Redis)
  *   docverify prepare|check|agent --detection <id>   one step of one detection (a Pod's or child's args)
  *   docverify worker --step <step>           a warm worker of one step kind, runs steps sent over IPC (standalone)
+ *   docverify step-worker --step <step>      a warm step worker of the cluster: takes steps of one kind from Redis
  *   docverify submit <file|url> [options]    a client for people: submit a document and wait for the verdict
  *   docverify verify <file> <attestation> --jwks <url|file>   verify a signed attestation of a detection
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
@@ -21,6 +22,7 @@ Commands:
   api | operator                    run one half of the cluster runtime (in a Pod, or with KUBECONFIG)
   prepare|check|agent --detection <id>   run one step of one detection
   worker --step <step>              run steps of one kind sent by the standalone service over IPC
+  step-worker --step <step>         run steps of one kind from the cluster's Redis queue (stepMode workers)
   submit <file-or-url> [options]    submit a document and wait for its verdict (docverify submit --help)
   put-folder <dir> <bucket>[/<prefix>]   copy a local folder into a standalone bucket (to try POST /jobs)
   verify <file> <attestation> --jwks <url-or-file>   verify a detection's signed attestation and re-run
@@ -47,6 +49,10 @@ async function main(argv: string[]): Promise<number> {
     case "worker": {
       const { runWorker } = await import("./worker.js");
       return runWorker(rest);
+    }
+    case "step-worker": {
+      const { runStepWorker } = await import("./step-worker.js");
+      return runStepWorker(rest);
     }
     case "submit": {
       const { runSubmit } = await import("./submit.js");

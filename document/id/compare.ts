@@ -119,6 +119,14 @@ export function sameNumber(encoded: string, printed: string): boolean {
   return a === b || (b.length > a.length && b.includes(a));
 }
 
+/** Whether a printed name is the encoded sibling name field, or one of its words (a first or middle name). */
+function namesSibling(sibling: string | undefined, printed: string): boolean {
+  if (!sibling) return false;
+  return (
+    sameName(sibling, printed) || sibling.split(/[\s<,]+/).some((w) => w.length >= 2 && sameName(w, printed))
+  );
+}
+
 const two = (n: number) => String(n).padStart(2, "0");
 export const showDate = (d: { y: number; m: number; d: number }) => `${d.y}-${two(d.m)}-${two(d.d)}`;
 const showPrinted = (p: PrintedDate) =>
@@ -134,12 +142,17 @@ export function disagreements(
   dateOrder: "dmy" | "mdy" = "dmy",
 ): Disagreement[] {
   const out: Disagreement[] = [];
+  // A printed value that is what the encoding holds for the field's sibling (the given names read under the
+  // surname's caption; a US licence's expiry, on the holder's birthday, read as the date of birth) is a caption
+  // paired with the wrong value, not an altered print: no disagreement.
   const s = printed.surname;
   if (s && encoded.surname && !sameName(encoded.surname, s.text))
-    out.push({ field: "surname", encoded: encoded.surname, printed: s.text, viz: s });
+    if (!namesSibling(encoded.givenNames, s.text))
+      out.push({ field: "surname", encoded: encoded.surname, printed: s.text, viz: s });
   const g = printed.givenNames;
   if (g && encoded.givenNames && !sameName(encoded.givenNames, g.text))
-    out.push({ field: "givenNames", encoded: encoded.givenNames, printed: g.text, viz: g });
+    if (!namesSibling(encoded.surname, g.text))
+      out.push({ field: "givenNames", encoded: encoded.givenNames, printed: g.text, viz: g });
   const n = printed.documentNumber;
   if (n && encoded.documentNumber && /\d/.test(n.text) && !sameNumber(encoded.documentNumber, n.text))
     out.push({ field: "documentNumber", encoded: encoded.documentNumber, printed: n.text, viz: n });
@@ -148,7 +161,8 @@ export function disagreements(
     const e = encoded[name];
     if (!f || !e) continue;
     const p = parsePrintedDate(f.text, dateOrder);
-    if (p && !sameDay(p, e))
+    const sibling = encoded[name === "birth" ? "expiry" : "birth"];
+    if (p && !sameDay(p, e) && !(sibling && sameDay(p, sibling)))
       out.push({ field: name, encoded: showDate(e), printed: `${f.text} (${showPrinted(p)})`, viz: f });
   }
   const nat = printed.nationality;
@@ -237,7 +251,8 @@ export function fieldsByValue(
     const b = encoded.birth;
     for (const line of lines) {
       const p = parsePrintedDate(line.text, order);
-      if (!p) continue;
+      // The expiry date: a US licence expires on its holder's birthday, sharing its day and month.
+      if (!p || (encoded.expiry && sameDay(p, encoded.expiry))) continue;
       const y = p.twoDigitYear ? b.y % 100 : b.y;
       const shared = Number(p.y === y) + Number(p.m === b.m) + Number(p.d === b.d);
       if (shared >= 2) {

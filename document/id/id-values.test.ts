@@ -49,6 +49,37 @@ describe("names and numbers across zones", () => {
     );
     expect(out.map((d) => [d.field, d.encoded])).toEqual([["birth", "1974-08-12"]]);
   });
+
+  it("takes a printed value that is the encoding's value of the sibling field for a caption paired wrongly", () => {
+    const box = [0, 0, 10, 10] as [number, number, number, number];
+    const f = (name: "surname" | "givenNames" | "birth" | "expiry", text: string) => ({
+      name,
+      text,
+      box,
+      confidence: 90,
+      label: "",
+    });
+    const encoded = {
+      surname: "OLSEN",
+      givenNames: "TOMAS ERIK",
+      birth: { y: 1961, m: 10, d: 23 },
+      expiry: { y: 2029, m: 10, d: 23 },
+    };
+    // A given name under the surname's caption; a licence's expiry (on the birthday) read as the birth date.
+    const misPaired = disagreements(
+      encoded,
+      { surname: f("surname", "TOMAS"), birth: f("birth", "10/23/2029") },
+      "mdy",
+    );
+    expect(misPaired).toEqual([]);
+    // Another name, another date: still disagreements.
+    const altered = disagreements(
+      encoded,
+      { surname: f("surname", "HANSEN"), birth: f("birth", "10/23/1971") },
+      "mdy",
+    );
+    expect(altered.map((d) => d.field)).toEqual(["surname", "birth"]);
+  });
 });
 
 describe("captions", () => {

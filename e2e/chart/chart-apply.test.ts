@@ -103,11 +103,11 @@ describe.skipIf(!ready)(
         const ns = `chart-${name}`;
         await restrictedNamespace(ns);
         const rendered = await renderText({ valuesFiles: [file], namespace: ns });
-        // The test cluster has no Prometheus Operator: its ServiceMonitors are validated against that
-        // operator's schema in chart-monitoring.test.ts instead.
+        // The test cluster has no Prometheus Operator and no KEDA: their ServiceMonitors and ScaledObjects
+        // are checked in chart-monitoring.test.ts and chart-workers.test.ts instead.
         const documents = rendered
           .split(/^---\s*$/m)
-          .filter((d) => !/^kind: ServiceMonitor$/m.test(d))
+          .filter((d) => !/^kind: (ServiceMonitor|ScaledObject)$/m.test(d))
           .join("---\n");
         const objects = parseManifests(documents);
         const manifest = path.join(tmp, `${name}.yaml`);

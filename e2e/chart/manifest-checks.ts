@@ -100,14 +100,34 @@ export function matches(matchLabels: Record<string, string>, labels: Record<stri
   return Object.entries(matchLabels).every(([k, v]) => labels[k] === v);
 }
 
+/** Whether a label selector (matchLabels and matchExpressions) selects Pods with these labels. */
+export function selects(
+  selector: { matchLabels?: Record<string, string>; matchExpressions?: Any[] } | undefined,
+  labels: Record<string, string>,
+): boolean {
+  if (!matches(selector?.matchLabels ?? {}, labels)) return false;
+  return (selector?.matchExpressions ?? []).every(
+    (e: { key: string; operator: string; values?: string[] }) => {
+      const has = e.key in labels;
+      switch (e.operator) {
+        case "Exists":
+          return has;
+        case "DoesNotExist":
+          return !has;
+        case "In":
+          return has && (e.values ?? []).includes(labels[e.key] as string);
+        case "NotIn":
+          return !has || !(e.values ?? []).includes(labels[e.key] as string);
+        default:
+          throw new Error(`unknown selector operator ${e.operator}`);
+      }
+    },
+  );
+}
+
 /** The NetworkPolicies whose podSelector selects Pods with these labels. */
 export function policiesSelecting(objects: K8sObject[], labels: Record<string, string>): K8sObject[] {
-  return objects.filter(
-    (o) =>
-      o.kind === "NetworkPolicy" &&
-      (o.spec.podSelector?.matchExpressions ?? []).length === 0 &&
-      matches(o.spec.podSelector?.matchLabels ?? {}, labels),
-  );
+  return objects.filter((o) => o.kind === "NetworkPolicy" && selects(o.spec.podSelector, labels));
 }
 
 /** Every (apiGroup, resource, verb[, resourceName]) a Role grants, sorted: the form to compare Roles in. */

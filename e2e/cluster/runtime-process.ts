@@ -5,23 +5,24 @@ export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const ENTRY = path.join(ROOT, "dist/bin/docverify.js");
 
 /**
- * One `node dist/bin/docverify.js <command>` process of the cluster runtime (operator or api), with its
- * output kept for assertions and for the failure message of a test.
+ * One `node dist/bin/docverify.js <command> [...args]` process of the cluster runtime (operator, api or a
+ * step worker), with its output kept for assertions and for the failure message of a test.
  */
 export class RuntimeProcess {
   proc?: ChildProcess;
   log = "";
 
   constructor(
-    readonly command: "operator" | "api",
+    readonly command: "operator" | "api" | "step-worker",
     readonly env: Record<string, string>,
     readonly label: string = command,
+    readonly args: string[] = [],
   ) {}
 
   /** Starts the process and resolves with the first match of `ready` in its output. */
   async start(ready: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
     this.log = "";
-    const proc = spawn(process.execPath, [ENTRY, this.command], {
+    const proc = spawn(process.execPath, [ENTRY, this.command, ...this.args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -228,6 +228,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     DOCVERIFY_LEASE_RETRY_PERIOD_SECONDS: "0.5",
   };
   const operators: RuntimeProcess[] = [];
+  const stepWorkers: RuntimeProcess[] = [];
   let api: RuntimeProcess | undefined;
   let apiUrl = "";
   let apiClients: TestApiClient[] = [];
@@ -243,6 +244,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     s3Env,
     operatorEnv,
     operators,
+    stepWorkers,
     get api() {
       return api;
     },
@@ -258,6 +260,19 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
       );
       operators.push(p);
       await p.start(/docverify operator (\S+) started/);
+      return p;
+    },
+    /**
+     * A warm step worker of one kind (`docverify step-worker --step <step>`, what the chart's Deployment
+     * runs), started; it shares the operator's Redis and S3. `env` on top of the shared settings.
+     */
+    async newStepWorker(step: "prepare" | "check" | "agent", env: Record<string, string> = {}) {
+      const p = new RuntimeProcess("step-worker", { ...s3Env, ...env }, `step-worker ${step}`, [
+        "--step",
+        step,
+      ]);
+      stepWorkers.push(p);
+      await p.start(/docverify step-worker \S+ started/);
       return p;
     },
     /** The api with a clients file of `clients`; `env` on top of the shared settings. */
@@ -323,7 +338,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     /** The last lines of every process, for a failure message. */
     diagnostics(): string {
       return (
-        operators.map((o) => `--- ${o.label}\n${o.tail(3000)}`).join("\n") +
+        [...operators, ...stepWorkers].map((o) => `--- ${o.label}\n${o.tail(3000)}`).join("\n") +
         `\n--- api\n${api?.tail(2000) ?? ""}\n--- node player\n${playerLog.slice(-2000)}`
       );
     },
@@ -364,6 +379,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     async stop(): Promise<void> {
       await api?.stop();
       for (const o of operators) await o.stop();
+      for (const o of stepWorkers) await o.stop();
       await player.stop();
       await new Promise<void>((r) => docServer.close(() => r()));
       await Promise.all([redis.stop(), s3.stop()]);

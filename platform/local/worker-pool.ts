@@ -43,6 +43,8 @@ export interface WorkerPoolOptions {
   step?: StepName;
   /** Reap the workers a killed service left in `pidDir` first (default true; false when the caller did). */
   reap?: boolean;
+  /** A worker is replaced after this many steps, whatever its memory (a leak cannot build up). */
+  maxSteps?: number;
 }
 
 /** Before replacing a worker that keeps dying before it is ready: 0.25 s, 0.5 s, ... capped at 30 s. */
@@ -64,6 +66,8 @@ interface Worker {
   killedFor?: "timeout" | "delete" | "close" | "memory" | "recycle";
   /** V8 said it reached its heap limit (the worker then aborts). */
   heapExhausted: boolean;
+  /** Steps it has run. */
+  steps: number;
   exited: Promise<void>;
 }
 
@@ -135,6 +139,7 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
       ready: false,
       gone: false,
       heapExhausted: false,
+      steps: 0,
       exited: new Promise<void>((r) => (resolveExited = r)),
     };
     workers.add(worker);
@@ -255,9 +260,20 @@ export function createWorkerPool(opts: WorkerPoolOptions): StepLauncher {
     dispatch();
   }
 
-  /** Replaces an idle worker that holds more than half its cap: it would start the next step that large. */
+  /**
+   * Replaces an idle worker that has run `maxSteps` steps, or that holds more than half its cap: it would
+   * start the next step that large.
+   */
   function recycleIfLarge(worker: Worker): void {
-    if (!limitBytes || worker.pid === undefined || worker.killedFor || worker.gone) return;
+    if (worker.pid === undefined || worker.killedFor || worker.gone) return;
+    worker.steps++;
+    if (opts.maxSteps && worker.steps >= opts.maxSteps) {
+      worker.killedFor = "recycle";
+      log.info({ worker: worker.pid, steps: worker.steps }, "Replacing a worker that ran its share of steps");
+      killTree(worker.proc, false);
+      return;
+    }
+    if (!limitBytes) return;
     const rss = residentBytes(worker.pid);
     if (rss === undefined || rss <= limitBytes / 2) return;
     worker.killedFor = "recycle";

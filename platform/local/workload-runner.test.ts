@@ -34,7 +34,14 @@ interface LogLine {
 
 function newRunner(
   workers: number,
-  extra: { baseEnv?: Record<string, string>; pidDir?: string; command?: string; memoryLimitMb?: number } = {},
+  extra: {
+    baseEnv?: Record<string, string>;
+    pidDir?: string;
+    command?: string;
+    memoryLimitMb?: number;
+    maxStepsPerWorker?: number;
+    steps?: ("prepare" | "check" | "agent")[];
+  } = {},
 ) {
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -52,6 +59,8 @@ function newRunner(
     log: pino({ level: "debug" }, sink),
     ...(extra.pidDir ? { pidDir: extra.pidDir } : {}),
     ...(extra.memoryLimitMb ? { memoryLimitMb: extra.memoryLimitMb } : {}),
+    ...(extra.maxStepsPerWorker ? { maxStepsPerWorker: extra.maxStepsPerWorker } : {}),
+    ...(extra.steps ? { steps: extra.steps } : {}),
   });
   runner.onChange((owner) => changes.push(owner));
   cleanups.push(() => runner.close());
@@ -307,6 +316,28 @@ describe("createLocalWorkloadRunner (warm workers)", () => {
     expect(prepare2).toBe(prepare1); // warm: the same prepare worker again
     expect(check2).toBe(check1);
     expect(new Set([prepare1, check1, agent]).size).toBe(3);
+  });
+
+  it("replaces a worker after maxStepsPerWorker steps, whatever its memory", async () => {
+    const { runner } = newRunner(1, { maxStepsPerWorker: 2 });
+    const pids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = spec();
+      await runner.start(s);
+      pids.push(summary(await finished(runner, s.name)).pid);
+    }
+    expect(pids[1]).toBe(pids[0]);
+    expect(pids[2]).not.toBe(pids[0]);
+  });
+
+  it("runs only the step kinds it was given (a cluster step worker's one kind)", async () => {
+    const { runner } = newRunner(1, { steps: ["check"] });
+    const s = spec();
+    await expect(
+      runner.start({ ...s, step: "prepare", name: s.name.replace("-check-", "-prepare-") }),
+    ).rejects.toThrow(/runs only check steps, not prepare/);
+    await runner.start(s);
+    expect((await finished(runner, s.name)).state).toBe("Succeeded");
   });
 
   it("reuses a warm worker for one step after another", async () => {

@@ -32,6 +32,10 @@ export interface LocalWorkloadRunnerOptions {
    * process whose resident size passes it is killed (Failed "OOMKilled"). None when undefined.
    */
   memoryLimitMb?: number;
+  /** With warm workers: the step kinds this runner takes (a pool each); every kind when undefined. */
+  steps?: readonly StepName[];
+  /** With warm workers: a worker is replaced after this many steps (0 or undefined: never for that). */
+  maxStepsPerWorker?: number;
 }
 
 interface Workload {
@@ -71,7 +75,7 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
     // code), and a check step's memory is never carried into a prepare. Reaped once for every pool.
     if (opts.pidDir) reapOrphanedWorkers(opts.pidDir, log);
     const pools = Object.fromEntries(
-      STEP_NAMES.map((step) => [
+      (opts.steps ?? STEP_NAMES).map((step) => [
         step,
         createWorkerPool({
           command: opts.command,
@@ -81,13 +85,19 @@ export function createLocalWorkloadRunner(opts: LocalWorkloadRunnerOptions): Wor
           log: log.child({ pool: step }),
           step,
           reap: false,
+          ...(opts.maxStepsPerWorker ? { maxSteps: opts.maxStepsPerWorker } : {}),
           ...(opts.pidDir ? { pidDir: opts.pidDir } : {}),
           ...memory,
         }),
       ]),
-    ) as Record<StepName, StepLauncher>;
-    launcherFor = (step) => pools[step];
-    launchers = Object.values(pools);
+    ) as Partial<Record<StepName, StepLauncher>>;
+    launcherFor = (step) => {
+      const pool = pools[step];
+      if (!pool)
+        throw new Error(`This runner runs only ${Object.keys(pools).join(", ")} steps, not ${step}.`);
+      return pool;
+    };
+    launchers = Object.values(pools) as StepLauncher[];
   }
   const workloads = new Map<string, Workload>();
   const listeners: ((owner: string) => void)[] = [];
