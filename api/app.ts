@@ -19,6 +19,7 @@ import { notFoundHandler } from "./system/not-found.js";
 import { registerPostToken } from "./token/post.js";
 import { bearer, normalizeOpenApi, SECURITY_SCHEMES } from "./schema.js";
 import { registerUploadRoutes } from "./uploads/index.js";
+import { registerWebhookRoutes } from "./webhooks/index.js";
 import { createUploadLocks } from "./uploads/reservation.js";
 import { validationHook } from "./validation.js";
 
@@ -90,6 +91,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   registerDetectionRoutes(app);
   registerUploadRoutes(app, { maxDocumentBytes: deps.config.maxDocumentBytes });
   registerJobRoutes(app);
+  registerWebhookRoutes(app);
   registerReviewRoutes(app);
   registerHealthRoutes(app);
   registerJwksRoute(app);
@@ -120,6 +122,10 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
         { name: "detections", description: "Create, read, list and delete detections" },
         { name: "uploads", description: "Upload a document for a detection (the alternative to source_url)" },
         { name: "jobs", description: "Batch jobs over a bucket" },
+        {
+          name: "webhooks",
+          description: "The caller's webhook endpoints, their delivery log and replays (Standard Webhooks)",
+        },
         {
           name: "review",
           description: "The reviewer page of a detection, opened by the signed review_url of its evidence",

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
 import { SCOPES } from "../core/scopes.js";
+import { detectionEvent, endpointsOf, queueEvent } from "../core/webhooks.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { call, createHarness, type Harness, manualClock } from "./testdata/app-kit.js";
 import { completeForAttestation } from "./testdata/attestation-kit.js";
@@ -38,6 +39,7 @@ interface Req {
 
 /** Each operation's valid request (a fresh one per call: a create or delete is spent by its use). */
 const BASE: Record<string, () => Promise<Req>> = {};
+const HOOK_URL = "https://hooks.example.com/docverify";
 
 beforeAll(async () => {
   const clock = manualClock();
@@ -46,7 +48,13 @@ beforeAll(async () => {
     config: { maxDocumentBytes: MAX_DOCUMENT_BYTES },
     jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND, { now: () => clock.now() }),
     clients: [
-      { client_id: "alice", client_secret: "alice-secret", scopes: [SCOPES.all], sample_allowance: 1000 },
+      {
+        client_id: "alice",
+        client_secret: "alice-secret",
+        scopes: [SCOPES.all],
+        sample_allowance: 1000,
+        webhooks: [{ url: HOOK_URL, events: ["detection.completed"], secret: `whsec_${"A".repeat(32)}` }],
+      },
       {
         client_id: "batcher",
         client_secret: "batcher-secret",
@@ -97,6 +105,17 @@ beforeAll(async () => {
     path: { detection_id: await createDetection(h, alice) },
   });
   BASE.createUpload = async () => ({ ...none, token: alice, body: {} });
+  const [endpoint] = endpointsOf("alice", h.deps.clients.get("alice")?.webhooks);
+  const [delivery] = await queueEvent(
+    h.deps.objects,
+    h.deps.bucket,
+    detectionEvent({ name: id, clientId: "alice" }, { phase: "Completed", score: 3 }, undefined, clock.now()),
+    [endpoint!],
+    clock.now(),
+  );
+  BASE.listWebhooks = async () => ({ ...none, token: alice });
+  BASE.listWebhookDeliveries = async () => ({ ...none, token: alice, query: { endpoint_id: endpoint!.id } });
+  BASE.replayWebhookDelivery = async () => ({ ...none, token: alice, path: { delivery_id: delivery!.id } });
   BASE.uploadDocument = async () => {
     const up = await call(h, "POST", "/v1/uploads", { token: alice, body: {} });
     const u = new URL(up.body.upload_url as string);

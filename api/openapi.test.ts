@@ -13,6 +13,7 @@ import type { Detection } from "../core/detection.js";
 import { DETECTION_JOB_KIND, type DetectionJob } from "../core/detection-job.js";
 import { StoreError } from "../core/ports.js";
 import { SCOPES } from "../core/scopes.js";
+import { detectionEvent, endpointsOf, queueEvent } from "../core/webhooks.js";
 import { MemoryResourceStore } from "../platform/local/memory-resource-store.js";
 import { reviewToken } from "./review/signing.js";
 import { call, createHarness, type Harness, manualClock } from "./testdata/app-kit.js";
@@ -27,6 +28,7 @@ const RECORDER = path.join(import.meta.dirname, "testdata/record-network.mjs");
 type Doc = any;
 let h: Harness;
 let doc: Doc;
+const HOOK_URL = "https://hooks.example.com/docverify";
 beforeAll(async () => {
   const clock = manualClock();
   h = await createHarness({
@@ -34,7 +36,13 @@ beforeAll(async () => {
     config: { maxDocumentBytes: 4096 },
     jobs: new MemoryResourceStore<DetectionJob>(DETECTION_JOB_KIND, { now: () => clock.now() }),
     clients: [
-      { client_id: "alice", client_secret: "alice-secret", scopes: [SCOPES.all], sample_allowance: 1 },
+      {
+        client_id: "alice",
+        client_secret: "alice-secret",
+        scopes: [SCOPES.all],
+        sample_allowance: 1,
+        webhooks: [{ url: HOOK_URL, events: ["detection.completed"], secret: `whsec_${"A".repeat(32)}` }],
+      },
       { client_id: "reader", client_secret: "reader-secret", scopes: [SCOPES.get] },
       {
         client_id: "batcher",
@@ -115,6 +123,9 @@ describe("operations and security", () => {
         "getReviewPageImage",
         "listDetections",
         "putDetectionFeedback",
+        "listWebhookDeliveries",
+        "listWebhooks",
+        "replayWebhookDelivery",
         "uploadDocument",
       ].sort(),
     );
@@ -147,6 +158,9 @@ describe("operations and security", () => {
       createUpload: [SCOPES.create],
       createJob: [SCOPES.jobsCreate],
       getJob: [SCOPES.jobsGet],
+      listWebhooks: [SCOPES.get],
+      listWebhookDeliveries: [SCOPES.get],
+      replayWebhookDelivery: [SCOPES.get],
     };
     for (const { op } of operations(doc)) {
       const want = expected[op.operationId];
@@ -486,6 +500,49 @@ describe("every status an operation answers is documented, with a matching examp
     documented("put", "/uploads/{upload_id}", await putTo(open, PDF));
   });
 
+  it("webhooks", async () => {
+    const alice = await h.token("alice");
+    const jobsOnly = await h.token("batcher", SCOPES.jobsGet);
+    documented("get", "/v1/webhooks", await call(h, "GET", "/v1/webhooks", { token: alice }));
+    documented("get", "/v1/webhooks", await call(h, "GET", "/v1/webhooks", { token: jobsOnly }));
+    const list = "/v1/webhooks/deliveries";
+    const [endpoint] = endpointsOf("alice", h.deps.clients.get("alice")?.webhooks);
+    const [delivery] = await queueEvent(
+      h.deps.objects,
+      h.deps.bucket,
+      detectionEvent(
+        { name: "det-01jd5x9q3m8w2v7k4c6b0n1r2t", clientId: "alice" },
+        { phase: "Failed" },
+        undefined,
+        h.clock.now(),
+      ),
+      [endpoint!],
+      h.clock.now(),
+    );
+    documented("get", list, await call(h, "GET", `${list}?endpoint_id=${endpoint!.id}`, { token: alice }));
+    documented("get", list, await call(h, "GET", `${list}?endpoint_id=${endpoint!.id}`, { token: jobsOnly }));
+    documented(
+      "post",
+      "/v1/webhooks/deliveries/{delivery_id}/replay",
+      await call(h, "POST", `/v1/webhooks/deliveries/${delivery!.id}/replay`, { token: alice }),
+    );
+    documented(
+      "post",
+      "/v1/webhooks/deliveries/{delivery_id}/replay",
+      await call(h, "POST", `/v1/webhooks/deliveries/${delivery!.id}/replay`, { token: jobsOnly }),
+    );
+    documented("get", list, await call(h, "GET", `${list}?endpoint_id=ep_000000000000`, { token: alice }));
+    documented("get", list, await call(h, "GET", `${list}?endpoint_id=x`, { token: alice }));
+    const replay = "/v1/webhooks/deliveries/{delivery_id}/replay";
+    const id = "whd_8232712345678_1a2b3c4d_3f9a0c1d2e4b";
+    documented(
+      "post",
+      replay,
+      await call(h, "POST", `/v1/webhooks/deliveries/${id}/replay`, { token: alice }),
+    );
+    documented("post", replay, await call(h, "POST", "/v1/webhooks/deliveries/x/replay", { token: alice }));
+  });
+
   it("jobs", async () => {
     const alice = await h.token("alice");
     const batcher = await h.token("batcher");
@@ -611,6 +668,13 @@ describe("every status an operation answers is documented, with a matching examp
       { label: "genuine" },
     ],
     ["POST", "/v1/uploads", "/v1/uploads"],
+    ["GET", "/v1/webhooks", "/v1/webhooks"],
+    ["GET", "/v1/webhooks/deliveries", "/v1/webhooks/deliveries?endpoint_id=ep_000000000000"],
+    [
+      "POST",
+      "/v1/webhooks/deliveries/{delivery_id}/replay",
+      "/v1/webhooks/deliveries/whd_8232712345678_1a2b3c4d_3f9a0c1d2e4b/replay",
+    ],
     [
       "POST",
       "/jobs",
@@ -735,6 +799,7 @@ describe("every status an operation answers is documented, with a matching examp
       }
       for (const [method, doc, real, body] of BEARER_CALLS) {
         const r = await call(down, method, real, { token: t, body });
+        if (doc.startsWith("/v1/webhooks")) continue; // the webhook routes read no resource
         if (doc === "/v1/uploads") {
           expect(r.status).toBe(201); // reserving an upload reads no resource
           continue;

@@ -12,8 +12,12 @@ import {
   type ResourceStore,
   type Scheduler,
   systemClock,
+  type WebhookSender,
   type WorkloadRunner,
 } from "../core/ports.js";
+import type { WebhookSettings } from "../core/webhook-settings.js";
+import type { WebhookEndpointLookup } from "../core/webhooks.js";
+import { createWebhookDeliverer } from "../operator/webhook-deliverer.js";
 import { createArchivePruner } from "../operator/archive-pruner.js";
 import { createDetectionController } from "../operator/detection-controller.js";
 import { createDetectionJobController } from "../operator/detection-job-controller.js";
@@ -59,6 +63,8 @@ export interface OperatorPorts {
    * written to: bin/policy-files.ts). Absent (the scale bench): every detection gets the default rules.
    */
   policies?: ResourceStore<DetectionPolicy>;
+  /** Sends webhook deliveries (platform/http/webhook-sender.ts); none: no webhooks (the scale bench). */
+  webhookSender?: WebhookSender;
 }
 
 export interface OperatorOptions {
@@ -68,6 +74,13 @@ export interface OperatorOptions {
   metrics: OperatorMetrics;
   jobSettings: JobReconcilerSettings;
   clock?: Clock;
+  /** The clients' webhook endpoints and the deliverer's settings (with `ports.webhookSender`). */
+  webhooks?: {
+    endpoints: WebhookEndpointLookup;
+    settings: WebhookSettings;
+    /** The service's public URL for the events' `url` (standalone learns its port once listening). */
+    publicUrl?: () => string | undefined;
+  };
 }
 
 /** A part of the operator: started in order, stopped in reverse order. */
@@ -83,6 +96,8 @@ export interface Operator {
   readonly components: readonly OperatorComponent[];
   /** Detections waiting in the Detection controller's work queue. */
   queueDepth(): number;
+  /** Webhook deliveries waiting or in flight. */
+  webhookBacklog(): number;
   /** Starts every part in order (the controllers first, so work is picked up before anything else). */
   start(): Promise<void>;
   /**
@@ -102,6 +117,7 @@ function operatorComponents(
 ): {
   components: OperatorComponent[];
   queueDepth: () => number;
+  webhookBacklog: () => number;
 } {
   const { config, log, metrics } = opts;
   const clock = opts.clock ?? systemClock;
@@ -109,6 +125,24 @@ function operatorComponents(
   const bucket = config.bucket;
   // The tenant memory lives in the object store in both runtimes (platform/memory/, issue 23).
   const memory = createObjectStoreMemory(objects, bucket);
+
+  // Webhooks: the one deliverer of the runtime (only the leader's operator in the cluster), whose outbox
+  // the reconcilers write to in the step that makes a detection or job terminal.
+  const deliverer =
+    ports.webhookSender && opts.webhooks
+      ? createWebhookDeliverer({
+          objects,
+          bucket,
+          sender: ports.webhookSender,
+          endpoints: opts.webhooks.endpoints,
+          settings: opts.webhooks.settings,
+          clock,
+          log: componentLogger(log, "webhooks"),
+          metrics,
+          ...(opts.webhooks.publicUrl ? { publicUrl: opts.webhooks.publicUrl } : {}),
+        })
+      : undefined;
+  const webhooks = deliverer ? { webhooks: deliverer.outbox } : {};
 
   const reconciler = createDetectionReconciler({
     store: detections,
@@ -124,6 +158,7 @@ function operatorComponents(
     jobs,
     settings: reconcilerSettingsOf(config),
     ...(policies ? { policies: policySourceOf(policies) } : {}),
+    ...webhooks,
   });
   const policyController = policies
     ? createPolicyController({ store: policies, clock, log: componentLogger(log, "policy-controller") })
@@ -148,6 +183,7 @@ function operatorComponents(
       log: componentLogger(log, "job-reconciler"),
       settings: opts.jobSettings,
       metrics,
+      ...webhooks,
     }),
     log: componentLogger(log, "job-controller"),
   });
@@ -195,20 +231,25 @@ function operatorComponents(
         : []),
       periodic("upload-sweeper", uploadSweeper, config.uploadSweepSeconds),
       periodic("archive-pruner", archivePruner, config.archiveSweepSeconds),
+      ...(deliverer
+        ? [{ name: "webhook-deliverer", start: () => deliverer.start(), stop: () => deliverer.stop() }]
+        : []),
     ],
     queueDepth: () => controller.queue.length,
+    webhookBacklog: () => deliverer?.backlog() ?? 0,
   };
 }
 
 /** Builds the operator of one runtime from its ports (nothing starts until `start`). */
 export function buildOperator(ports: OperatorPorts, opts: OperatorOptions): Operator {
-  const { components, queueDepth } = operatorComponents(ports, opts);
+  const { components, queueDepth, webhookBacklog } = operatorComponents(ports, opts);
   const started: OperatorComponent[] = [];
   let stopping: Promise<void> | undefined;
   return {
     ports,
     components,
     queueDepth,
+    webhookBacklog,
     async start() {
       for (const c of components) {
         if (stopping) return;
@@ -257,5 +298,6 @@ export function operatorMetrics(
         capacity: sources.capacity,
       },
     ...(jobs ? { jobPhases: async () => jobsByPhase((await jobs.list()).items) } : {}),
+    webhookBacklog: () => sources.current()?.webhookBacklog() ?? 0,
   });
 }

@@ -37,6 +37,10 @@ import { packageVersion } from "./submit.js";
 import { loadSigningKey } from "./secrets.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { openClients, serveApi, urlFor } from "./serve-api.js";
+import { watchClientsFile } from "../api/auth/clients-reload.js";
+import { endpointsOf } from "../core/webhooks.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { webhookSenderFor } from "./webhooks.js";
 
 /**
  * The cluster runtime's two mains. Wiring only: the same api (createApp) and the same operator as
@@ -165,6 +169,14 @@ export async function runOperator(): Promise<number> {
     jobs,
     capacity: config.concurrency,
   });
+  // Webhooks: the leader's operator is the one sender (API replicas never send). Endpoints and secrets
+  // come from the clients file, mounted into the operator as into the api and reloaded when it changes.
+  const webhookSettings = webhookSettingsFrom(process.env);
+  const webhookClients = config.clientsFile
+    ? await watchClientsFile(config.clientsFile, { log: componentLogger(log, "clients") })
+    : undefined;
+  if (!webhookClients)
+    log.warn("DOCVERIFY_CLIENTS_FILE is not set for the operator: no webhooks are delivered");
   let running: Promise<void> | undefined;
   // Every replica reports the step queues' depths (leader or not): the autoscaling hook (KEDA / HPA).
   const queueCounts =
@@ -173,16 +185,29 @@ export async function runOperator(): Promise<number> {
       : undefined;
   if (queueCounts) registerStepQueueGauge(metrics, queueCounts);
   const startLeading = async () => {
-    const ports = clusterOperatorPorts(
-      { detections: store, jobs, objects, events, policies },
-      config,
-      log,
-      (l) =>
+    const ports: OperatorPorts = {
+      ...clusterOperatorPorts({ detections: store, jobs, objects, events, policies }, config, log, (l) =>
         podOptions
           ? createPodRunner(kc, { ...podOptions, namespace, log: l })
           : createStepQueueRunner({ connection: redisUrl, log: l }),
-    );
-    operator = buildOperator(ports, { config, log, metrics: opMetrics, jobSettings });
+      ),
+      ...(webhookClients ? { webhookSender: webhookSenderFor(config) } : {}),
+    };
+    operator = buildOperator(ports, {
+      config,
+      log,
+      metrics: opMetrics,
+      jobSettings,
+      ...(webhookClients
+        ? {
+            webhooks: {
+              endpoints: (id: string) => endpointsOf(id, webhookClients.get(id)?.webhooks),
+              settings: webhookSettings,
+              publicUrl: () => config.publicUrl,
+            },
+          }
+        : {}),
+    });
     running = operator.start();
     await running;
   };
@@ -254,6 +279,7 @@ export async function runOperator(): Promise<number> {
     shuttingDown = true;
     await stopLeading();
     await elector.stop(); // releases the Lease: another replica takes over at once
+    webhookClients?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queueCounts?.close();
   });

@@ -13,6 +13,7 @@
  *   docverify policy dry-run --policy <file>  re-score the last detections under another policy (docs/tuning.md)
  *   docverify calibration-report --client <id>   per check code: fired on genuine vs fraud; proposed overrides
  *   docverify hash-secret                    prints the scrypt hash of a client secret read from stdin
+ *   docverify webhooks test …                sends a signed test event to webhook endpoints
  */
 import { STEP_NAMES, type StepName } from "../core/detection.js";
 
@@ -32,6 +33,8 @@ Commands:
   calibration-report --client <id>  per check code, how often it fired on documents labelled genuine vs
                                     fraud, and severity overrides with their cross-validated effect
   hash-secret                       print the scrypt hash of a client secret read from standard input
+  webhooks test (--client <id> | --url <url> --secret <whsec_…>)   send a signed test event to a client's
+                                    webhook endpoints, or to one URL (docverify webhooks test --help)
   --version                         print the version
 `;
 
@@ -75,6 +78,10 @@ async function main(argv: string[]): Promise<number> {
     case "hash-secret": {
       const { runHashSecret } = await import("./hash-secret.js");
       return runHashSecret();
+    }
+    case "webhooks": {
+      const { runWebhooksCommand } = await import("./webhooks-command.js");
+      return runWebhooksCommand(rest);
     }
     case "put-folder": {
       // docverify put-folder <local folder> <bucket>[/<prefix>]: fill a standalone bucket to try POST /jobs.

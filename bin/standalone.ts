@@ -24,6 +24,9 @@ import { packageVersion } from "./submit.js";
 import { openClients, serveApi } from "./serve-api.js";
 import { storedRevocations } from "../api/auth/revocations.js";
 import { envForSteps } from "./step-env.js";
+import { endpointsOf } from "../core/webhooks.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { webhookSenderFor } from "./webhooks.js";
 
 /**
  * The standalone adapters of the operator's ports: resources on disk (durable, atomic writes), objects in
@@ -71,6 +74,7 @@ async function standalonePorts(config: Config, dataDir: string, log: Logger): Pr
     runner,
     events: createLogEventRecorder(componentLogger(log, "events")),
     policies,
+    webhookSender: webhookSenderFor(config),
   };
 }
 
@@ -114,11 +118,17 @@ export async function runStandalone(): Promise<number> {
 
   // The operator, wired as in every runtime (bin/build-operator.ts); its metrics share the API's registry.
   let operatorRef: Operator | undefined;
+  let boundUrl: string | undefined;
   const operator = buildOperator(ports, {
     config,
     log,
     metrics: operatorMetrics(metrics, { current: () => operatorRef, jobs, capacity: config.concurrency }),
     jobSettings: jobSettingsFromEnv(process.env),
+    webhooks: {
+      endpoints: (id) => endpointsOf(id, clients.clients.get(id)?.webhooks),
+      settings: webhookSettingsFrom(process.env),
+      publicUrl: () => config.publicUrl ?? boundUrl,
+    },
   });
   operatorRef = operator;
 
@@ -155,7 +165,10 @@ export async function runStandalone(): Promise<number> {
       clients: clients.clients,
       signingKey,
       log,
-      banner: (url) => `docverify standalone listening on ${url} (data in ${dataDir})`,
+      banner: (url) => {
+        boundUrl = url;
+        return `docverify standalone listening on ${url} (data in ${dataDir})`;
+      },
     },
   );
 

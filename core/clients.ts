@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WebhookEndpoints } from "./webhooks.js";
 
 /** One registered API client (DOCVERIFY_CLIENTS_FILE). */
 export const ClientRegistration = z
@@ -23,6 +24,8 @@ export const ClientRegistration = z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "a policy name: a lowercase DNS label")
       .optional(),
+    /** Where the client is told of finished detections and jobs (core/webhooks.ts). */
+    webhooks: WebhookEndpoints,
   })
   .refine((c) => (c.client_secret === undefined) !== (c.client_secret_hash === undefined), {
     message: "each client needs exactly one of client_secret or client_secret_hash",

@@ -76,6 +76,7 @@ const EnvSchema = z.object({
   DOCVERIFY_RETENTION_SECONDS: int(1),
   DOCVERIFY_ALLOW_PRIVATE_SOURCES: bool,
   DOCVERIFY_ALLOWED_SOURCE_PORTS: portList,
+  DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES: str,
   DOCVERIFY_TRUST_ANCHORS: str,
   DOCVERIFY_AGENT_ENGINE: z.enum(["rules", "llm"]).optional(),
   DOCVERIFY_LLM_URL: str,
@@ -156,6 +157,11 @@ export interface Config {
   allowPrivateSources: boolean;
   /** Ports a source URL (and every redirect) may name, as inclusive [low, high] ranges. */
   allowedSourcePorts: readonly (readonly [number, number])[];
+  /**
+   * Exact non-public addresses sources and webhook endpoints may still be at (an internal receiver, a test's
+   * loopback server) while every other private address stays refused (DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES).
+   */
+  allowedPrivateAddresses: readonly string[];
   trustAnchorsFile?: string;
   agentEngine: "rules" | "llm";
   llm: {
@@ -265,6 +271,10 @@ export function loadConfig(
       [80, 80],
       [443, 443],
     ],
+    allowedPrivateAddresses: (e.DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES ?? "")
+      .split(",")
+      .map((a) => a.trim())
+      .filter((a) => a !== ""),
     trustAnchorsFile: e.DOCVERIFY_TRUST_ANCHORS,
     agentEngine: e.DOCVERIFY_AGENT_ENGINE ?? "rules",
     llm: {

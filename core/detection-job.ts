@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { WebhookOutboxMark } from "./webhook-mark.js";
 import { Condition, FailureInfo } from "./detection.js";
 import { PHASES } from "./phases.js";
 import { API_GROUP_VERSION, ObjectMeta } from "./resource.js";
@@ -84,6 +85,8 @@ export const DetectionJobStatus = z.object({
   failure: FailureInfo.optional(),
   startedAt: z.string().optional(),
   completedAt: z.string().optional(),
+  /** The webhook outbox mark (core/webhook-mark.ts): an event owed to the client's endpoints. */
+  webhooks: WebhookOutboxMark.optional(),
 });
 export type DetectionJobStatus = z.infer<typeof DetectionJobStatus>;
 

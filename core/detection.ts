@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WebhookOutboxMark } from "./webhook-mark.js";
 import { CheckOutcome, CheckResult, TRUST_LEVELS } from "./check-result.js";
 import { EvidenceGroup } from "./evidence.js";
 import { FAILURE_CODES, type FailureCode } from "./failure-codes.js";
@@ -148,6 +149,8 @@ export const DetectionStatus = z.object({
   admittedAt: z.string().optional(),
   startedAt: z.string().optional(),
   completedAt: z.string().optional(),
+  /** The webhook outbox mark (core/webhook-mark.ts): an event owed to the client's endpoints. */
+  webhooks: WebhookOutboxMark.optional(),
 });
 export type DetectionStatus = z.infer<typeof DetectionStatus>;
 

@@ -225,3 +225,27 @@ export interface Clock {
   now(): Date;
 }
 export const systemClock: Clock = { now: () => new Date() };
+
+// ---------------------------------------------------------------------------------------------
+// Webhook sender (one HTTP attempt of one delivery; operator/webhook-deliverer.ts decides the rest)
+// ---------------------------------------------------------------------------------------------
+
+/** How one attempt ended (core/webhooks.ts ATTEMPT_OUTCOMES, but the sender never says endpoint_removed). */
+export interface WebhookSendResult {
+  outcome: "delivered" | "http_error" | "redirect" | "refused" | "timeout" | "unreachable" | "too_large";
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  /** One sentence for the delivery log. */
+  message: string;
+  durationMs: number;
+}
+
+/**
+ * POSTs one signed delivery under the address policy of source downloads (checked on every attempt,
+ * redirects never followed), with a deadline and a cap on the answer read. Never throws for what the
+ * receiver does.
+ */
+export interface WebhookSender {
+  send(req: { url: string; headers: Record<string, string>; body: string }): Promise<WebhookSendResult>;
+  close(): Promise<void>;
+}

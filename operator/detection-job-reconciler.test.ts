@@ -19,6 +19,10 @@ import { MemoryResourceStore } from "../platform/local/memory-resource-store.js"
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createDetectionJobController } from "./detection-job-controller.js";
 import { createDetectionJobReconciler } from "./detection-job-reconciler.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { endpointsOf, listDeliveries } from "../core/webhooks.js";
+import { createWebhookSender } from "../platform/http/webhook-sender.js";
+import { createWebhookDeliverer } from "./webhook-deliverer.js";
 import { createOperatorMetrics } from "./metrics.js";
 import type { JobSummary } from "./job-report.js";
 
@@ -421,5 +425,52 @@ describe("DetectionJob metrics", () => {
       "docverify_job_report_write_failures_total 1",
     );
     expect((await w.jobs.get(JOB_ID))?.status?.phase).toBe("Running");
+  });
+});
+
+describe("webhooks", () => {
+  it("the write that fails a job carries the outbox mark; the next pass queues job.failed once", async () => {
+    const w = await world();
+    const secret = `whsec_${"B".repeat(32)}`;
+    const hooks = [{ url: "https://hooks.example.com/jobs", events: ["job.failed" as const], secret }];
+    const deliverer = createWebhookDeliverer({
+      objects: w.objects,
+      bucket: "inbox",
+      sender: createWebhookSender({
+        allowPrivate: false,
+        allowedPorts: [[443, 443]],
+        timeoutMs: 1000,
+        maxResponseBytes: 1024,
+      }),
+      endpoints: (id) => endpointsOf(id, hooks),
+      settings: webhookSettingsFrom({}),
+      clock: { now: () => new Date("2026-11-02T09:00:00.000Z") },
+      log,
+    });
+    const reconciler = createDetectionJobReconciler({
+      jobs: w.jobs,
+      detections: w.detections,
+      objects: w.objects,
+      clock: { now: () => new Date("2026-11-02T09:00:00.000Z") },
+      log,
+      settings: { maxInFlight: 3 },
+      webhooks: deliverer.outbox,
+    });
+    const job = await createJob(w.jobs, jobSpec({ forceError: true }));
+    expect(await reconciler.reconcile(JOB_ID)).toEqual({ requeue: true });
+    expect((await w.jobs.get(JOB_ID))?.status).toMatchObject({
+      phase: "Failed",
+      webhooks: { state: "pending" },
+    });
+    await reconciler.reconcile(JOB_ID);
+    expect((await w.jobs.get(JOB_ID))?.status?.webhooks).toMatchObject({ state: "queued", deliveries: 1 });
+    expect(await reconciler.reconcile(JOB_ID)).toEqual({});
+    const [ep] = endpointsOf(job.spec.submittedBy, hooks);
+    const page = await listDeliveries(w.objects, "inbox", job.spec.submittedBy, ep!.id, { limit: 10 });
+    expect(page.items).toHaveLength(1);
+    expect(JSON.parse(page.items[0]!.body)).toMatchObject({
+      type: "job.failed",
+      data: { id: JOB_ID, status: "FAILED", failure_code: "forced_error", url: `/jobs/${JOB_ID}` },
+    });
   });
 });

@@ -21,6 +21,8 @@ import type { Logger } from "../core/step-context.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import { objectsAfter } from "./job-listing.js";
 import { writeJobReport } from "./job-report.js";
+import type { WebhookOutbox } from "./webhook-deliverer.js";
+import { eventTypeOf, jobEvent } from "../core/webhooks.js";
 import type { OperatorMetrics } from "./metrics.js";
 
 export interface JobReconcilerSettings {
@@ -36,6 +38,8 @@ export interface DetectionJobReconcilerDeps {
   log: Logger;
   settings: JobReconcilerSettings;
   metrics?: Pick<OperatorMetrics, "jobDetectionsCreated" | "jobReportWriteFailed">;
+  /** The webhook outbox: job.completed / job.failed, marked in the terminal write, queued on the next pass. */
+  webhooks?: WebhookOutbox;
 }
 
 /** Safety-net look at a running job even without a detection event. */
@@ -82,6 +86,31 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
 
   async function reconcile(name: string): Promise<ReconcileResult> {
     const job = await jobs.get(name);
+    if (
+      job &&
+      !job.metadata.deletionTimestamp &&
+      job.status?.webhooks?.state === "pending" &&
+      deps.webhooks &&
+      (job.status.phase === "Completed" || job.status.phase === "Failed")
+    ) {
+      const now = clock.now();
+      const event = jobEvent(
+        { name, clientId: job.spec.submittedBy },
+        {
+          phase: job.status.phase,
+          ...(job.status.completedAt ? { completedAt: job.status.completedAt } : {}),
+          ...(job.status.failure ? { failureCode: job.status.failure.code } : {}),
+        },
+        deps.webhooks.publicUrl(),
+        now,
+      );
+      const deliveries = await deps.webhooks.queue(event);
+      deps.log.info({ job: name, webhookId: event.id, type: event.type, deliveries }, "webhook event queued");
+      return write(job, {
+        ...job.status,
+        webhooks: { state: "queued", queuedAt: now.toISOString(), deliveries },
+      });
+    }
     if (!job || job.metadata.deletionTimestamp || isTerminal(job.status?.phase)) {
       listings.delete(name);
       return {};
@@ -271,6 +300,17 @@ export function createDetectionJobReconciler(deps: DetectionJobReconcilerDeps) {
     status: DetectionJobStatus,
     after: ReconcileResult = {},
   ): Promise<ReconcileResult> {
+    if (
+      !isTerminal(job.status?.phase) &&
+      (status.phase === "Completed" || status.phase === "Failed") &&
+      !status.webhooks &&
+      deps.webhooks?.subscribed(job.spec.submittedBy, eventTypeOf("job", status.phase))
+    ) {
+      // The outbox entry, in the write that makes the job terminal (core/webhook-mark.ts); the next pass
+      // queues its deliveries.
+      status = { ...status, webhooks: { state: "pending" } };
+      after = { requeue: true };
+    }
     if (JSON.stringify(status) === JSON.stringify(job.status ?? {})) return after;
     try {
       await jobs.updateStatus({ ...job, status });

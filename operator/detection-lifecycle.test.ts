@@ -14,7 +14,11 @@ import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { writeStored } from "../core/stored.js";
 import { MEMORY_ENTRY, type MemoryEntry } from "../core/tenant-memory.js";
 import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
+import { webhookSettingsFrom } from "../core/webhook-settings.js";
+import { endpointsOf, listDeliveries } from "../core/webhooks.js";
+import { createWebhookSender } from "../platform/http/webhook-sender.js";
 import { createDetectionLifecycle } from "./detection-lifecycle.js";
+import { createWebhookDeliverer } from "./webhook-deliverer.js";
 import type { StatusEvent } from "./detection-status.js";
 
 /**
@@ -240,5 +244,76 @@ describe("the detection lifecycle", () => {
     const deleting = (await w.store.get(d.metadata.name))!;
     await w.lifecycle.finalize(deleting, log);
     expect(await w.memoryOf(d.metadata.name)).toEqual([]);
+  });
+});
+
+describe("the webhook outbox of a terminal detection", () => {
+  it("a status marked pending (the terminal write's outbox entry) queues one delivery per endpoint, once", async () => {
+    const w = await world();
+    const secret = `whsec_${"A".repeat(32)}`;
+    const deliverer = createWebhookDeliverer({
+      objects: w.objects,
+      bucket: "b",
+      sender: createWebhookSender({
+        allowPrivate: false,
+        allowedPorts: [[443, 443]],
+        timeoutMs: 1000,
+        maxResponseBytes: 1024,
+      }),
+      endpoints: (id) =>
+        endpointsOf(
+          id,
+          id === "c1"
+            ? [{ url: "https://hooks.example.com/a", events: ["detection.completed"], secret }]
+            : [],
+        ),
+      settings: webhookSettingsFrom({}),
+      clock: w.clock,
+      log,
+    });
+    const lifecycle = createDetectionLifecycle({
+      store: w.store,
+      objects: w.objects,
+      bucket: "b",
+      scheduler: createLocalScheduler({ capacity: 1 }),
+      runner: {
+        start: async () => {},
+        get: async () => undefined,
+        delete: async () => {},
+        onChange: () => {},
+        close: async () => {},
+      },
+      clock: w.clock,
+      settings: { retentionSeconds: 24 * 3600, archiveAfterSeconds: 3600 },
+      record: () => {},
+      webhooks: deliverer.outbox,
+    });
+    const d = await w.finished();
+    const pending: DetectionStatus = { ...d.status!, webhooks: { state: "pending" } };
+    // The terminal write carried the mark, then the process died: the next pass queues the event…
+    const step = await lifecycle.afterTerminal(d, pending, w.clock.now(), log);
+    if (!("write" in step)) throw new Error("expected the queued mark to be written");
+    expect(step.write.status.webhooks).toMatchObject({ state: "queued", deliveries: 1 });
+    // …and a pass repeated before that mark was written (another crash) queues nothing twice.
+    await lifecycle.afterTerminal(d, pending, w.clock.now(), log);
+    const [ep] = endpointsOf("c1", [
+      { url: "https://hooks.example.com/a", events: ["detection.completed"], secret },
+    ]);
+    const page = await listDeliveries(w.objects, "b", "c1", ep!.id, { limit: 10 });
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({
+      eventId: `msg_${d.metadata.name}`,
+      state: "pending",
+      eventType: "detection.completed",
+    });
+    expect(JSON.parse(page.items[0]!.body).data).toEqual({
+      id: d.metadata.name,
+      status: "COMPLETED",
+      score: 7,
+      url: `/v1/detection/${d.metadata.name}`,
+    });
+    // A queued status is past the outbox: the lifecycle goes on with retention and the archive.
+    const next = await lifecycle.afterTerminal(d, step.write.status, w.clock.now(), log);
+    expect(next).toEqual({ result: { requeueAfterMs: HOUR } });
   });
 });

@@ -19,6 +19,8 @@ import type { Logger } from "../core/step-context.js";
 import type { ReconcileResult } from "./controller-loop.js";
 import { pruned, type StatusEvent, type Transition } from "./detection-status.js";
 import type { OperatorMetrics } from "./metrics.js";
+import type { WebhookOutbox } from "./webhook-deliverer.js";
+import { detectionEvent } from "../core/webhooks.js";
 
 export interface LifecycleSettings {
   /** DOCVERIFY_RETENTION_SECONDS: how long after it finished a detection keeps its verdict and files. */
@@ -42,6 +44,8 @@ export interface DetectionLifecycleDeps {
   record: (d: Detection, e: StatusEvent) => void;
   /** The DetectionJobs: a batch detection is archived only once its job has finished. */
   jobs?: ResourceStore<DetectionJob>;
+  /** The webhook outbox: a terminal status marked `webhooks.state: pending` has its event queued here. */
+  webhooks?: WebhookOutbox;
 }
 
 /**
@@ -81,6 +85,33 @@ export function createDetectionLifecycle(deps: DetectionLifecycleDeps) {
     const name = d.metadata.name;
     await scheduler.release(name);
     for (const s of status.steps ?? []) await runner.delete(s.workload);
+    if (
+      status.webhooks?.state === "pending" &&
+      deps.webhooks &&
+      (status.phase === "Completed" || status.phase === "Failed")
+    ) {
+      // The event the terminal write owed (operator/webhook-deliverer.ts): its deliveries are written
+      // (idempotently: a pass repeated after a crash writes none twice), then the mark says so.
+      const event = detectionEvent(
+        { name, clientId: d.spec.submittedBy },
+        {
+          phase: status.phase,
+          ...(status.completedAt ? { completedAt: status.completedAt } : {}),
+          score: status.score ?? null,
+          ...(status.failure ? { failureCode: status.failure.code } : {}),
+        },
+        deps.webhooks.publicUrl(),
+        now,
+      );
+      const deliveries = await deps.webhooks.queue(event);
+      log.info({ webhookId: event.id, type: event.type, deliveries }, "webhook event queued");
+      return {
+        write: {
+          status: { ...status, webhooks: { state: "queued", queuedAt: now.toISOString(), deliveries } },
+          events: [],
+        },
+      };
+    }
     const completed = Date.parse(status.completedAt ?? d.metadata.creationTimestamp ?? now.toISOString());
     const pruneAt = completed + settings.retentionSeconds * 1000;
     if (!status.prunedAt && now.getTime() >= pruneAt) {

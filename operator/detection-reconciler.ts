@@ -43,6 +43,8 @@ import {
 } from "./detection-status.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { nextStep, observeWorkload } from "./step-policy.js";
+import type { WebhookOutbox } from "./webhook-deliverer.js";
+import { eventTypeOf } from "../core/webhooks.js";
 
 export interface ReconcilerSettings {
   stepTimeoutSeconds: number;
@@ -89,6 +91,11 @@ export interface DetectionReconcilerDeps {
    * under the version in force when it is admitted; absent, every detection gets the default rules.
    */
   policies?: PolicySource;
+  /**
+   * The webhook outbox (operator/webhook-deliverer.ts): the terminal status write carries the outbox mark
+   * when the client has an endpoint for the event; the lifecycle then queues its deliveries.
+   */
+  webhooks?: WebhookOutbox;
 }
 
 /** Longest a detection waits before its next look (timers cannot span 30 days). */
@@ -260,7 +267,10 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     if (name === undefined || !deps.policies) return DEFAULT_POLICY_REF;
     const policy = await deps.policies.inForce(name);
     if (!policy) {
-      log.warn({ policy: name }, "the client's detection policy has no valid version in force; default rules");
+      log.warn(
+        { policy: name },
+        "the client's detection policy has no valid version in force; default rules",
+      );
       void deps.events
         ?.record(
           { name: d.metadata.name, uid: d.metadata.uid },
@@ -305,9 +315,18 @@ export function createDetectionReconciler(deps: DetectionReconcilerDeps) {
     after: ReconcileResult = { requeue: true },
     tooLarge = 0,
   ): Promise<ReconcileResult & { written?: boolean }> {
-    const { status, events } = "events" in next ? next : { status: next, events: [] };
-    if (JSON.stringify(status) === JSON.stringify(d.status ?? {})) return after;
+    let { status, events } = "events" in next ? next : { status: next, events: [] };
     const wasTerminal = isTerminal(d.status?.phase);
+    if (
+      !wasTerminal &&
+      (status.phase === "Completed" || status.phase === "Failed") &&
+      !status.webhooks &&
+      deps.webhooks?.subscribed(d.spec.submittedBy, eventTypeOf("detection", status.phase))
+    ) {
+      // The outbox entry, in the write that makes the detection terminal (core/webhook-mark.ts).
+      status = { ...status, webhooks: { state: "pending" } };
+    }
+    if (JSON.stringify(status) === JSON.stringify(d.status ?? {})) return after;
     try {
       await store.updateStatus({ ...d, status });
     } catch (err) {

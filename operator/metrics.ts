@@ -17,6 +17,12 @@ export interface OperatorMetrics {
   jobDetectionsCreated(n: number): void;
   /** Writing a DetectionJob's report to its output bucket failed (the pass is retried). */
   jobReportWriteFailed(): void;
+  /** One webhook attempt ended (operator/webhook-deliverer.ts), with its outcome and duration. */
+  webhookAttempt(outcome: string, seconds: number): void;
+  /** A webhook delivery finished: delivered, or failed with its schedule used up. */
+  webhookFinished(state: "delivered" | "failed"): void;
+  /** A webhook endpoint's circuit opened (the endpoint is paused). */
+  webhookCircuitOpened(): void;
 }
 
 export function createOperatorMetrics(
@@ -26,8 +32,43 @@ export function createOperatorMetrics(
     scheduler: () => Promise<{ waiting: number; admitted: number; capacity: number }>;
     /** The DetectionJobs by phase (Queued counts jobs without a phase yet), read at scrape time. */
     jobPhases?: () => Promise<Record<string, number>>;
+    /** Webhook deliveries waiting for an attempt or in flight. */
+    webhookBacklog?: () => number;
   },
 ): OperatorMetrics {
+  const webhookAttempts = new Counter({
+    name: "docverify_webhook_attempts_total",
+    help: "Webhook delivery attempts by outcome (delivered, http_error, redirect, refused, timeout, unreachable, endpoint_removed).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const webhookLatency = new Histogram({
+    name: "docverify_webhook_attempt_duration_seconds",
+    help: "Duration of webhook delivery attempts, by outcome.",
+    labelNames: ["outcome"],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 15, 30],
+    registers: [registry],
+  });
+  const webhookFinished = new Counter({
+    name: "docverify_webhook_deliveries_total",
+    help: "Webhook deliveries finished: delivered, or failed once their retry schedule was used up.",
+    labelNames: ["state"],
+    registers: [registry],
+  });
+  const webhookCircuits = new Counter({
+    name: "docverify_webhook_circuit_opened_total",
+    help: "Times a webhook endpoint was paused after failed attempts in a row.",
+    registers: [registry],
+  });
+  const webhookBacklog = sources.webhookBacklog;
+  new Gauge({
+    name: "docverify_webhook_backlog",
+    help: "Webhook deliveries waiting for an attempt or in flight.",
+    registers: [registry],
+    collect() {
+      this.set(webhookBacklog?.() ?? 0);
+    },
+  });
   const reconciles = new Counter({
     name: "docverify_reconcile_total",
     help: "Detection reconcile passes by outcome.",
@@ -126,5 +167,11 @@ export function createOperatorMetrics(
     archivedPruned: () => archivedPruned.inc(),
     jobDetectionsCreated: (n) => jobDetections.inc(n),
     jobReportWriteFailed: () => jobReportFailures.inc(),
+    webhookAttempt(outcome, seconds) {
+      webhookAttempts.inc({ outcome });
+      webhookLatency.observe({ outcome }, seconds);
+    },
+    webhookFinished: (state) => webhookFinished.inc({ state }),
+    webhookCircuitOpened: () => webhookCircuits.inc(),
   };
 }

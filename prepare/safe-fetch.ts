@@ -1,14 +1,7 @@
-import dns from "node:dns";
 import net from "node:net";
-import { Agent, buildConnector, request } from "undici";
-import {
-  classifyAddress,
-  describePorts,
-  describeRange,
-  effectivePort,
-  type PortRanges,
-  portAllowed,
-} from "./address-policy.js";
+import { type Agent, request } from "undici";
+import { addressGuard, createGuardedAgent, findGuardError } from "../core/address-guard.js";
+import { describePorts, effectivePort, type PortRanges, portAllowed } from "../core/address-policy.js";
 
 /**
  * An SSRF-guarded HTTP(S) GET for the prepare step, on undici 7.
@@ -80,72 +73,6 @@ export interface SafeFetchResponse {
 }
 
 const USER_AGENT = "docverify/0.1 (document verification; +https://docverify.io)";
-const SSRF_CODE = "ESSRF";
-
-class GuardError extends Error {
-  override name = "GuardError";
-  readonly code = SSRF_CODE;
-}
-
-function refuse(host: string, address: string, range: string): GuardError {
-  const where = host === address ? address : `${host} (${address})`;
-  return new GuardError(
-    `The source address ${where} is ${describeRange(range)}, which this deployment does not fetch from.`,
-  );
-}
-
-type LookupCallback = (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void;
-
-/** Undefined when `ip` may be connected to; otherwise the refusal. */
-type AddressGuard = (host: string, ip: string) => GuardError | undefined;
-
-function addressGuard(allowPrivate: boolean, allowAddresses: readonly string[] = []): AddressGuard {
-  const allowed = new Set(allowAddresses.map((a) => classifyAddress(a).address));
-  return (host, ip) => {
-    if (allowPrivate) return undefined;
-    const verdict = classifyAddress(ip);
-    if (verdict.public || allowed.has(verdict.address)) return undefined;
-    return refuse(host, verdict.address, verdict.range);
-  };
-}
-
-/** A net.connect `lookup` that refuses host names resolving to any refused address. */
-function guardedLookup(guard: AddressGuard) {
-  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const list = addresses as dns.LookupAddress[];
-      for (const a of list) {
-        const refusal = guard(hostname, a.address);
-        if (refusal) return callback(refusal, []);
-      }
-      const first = list[0];
-      if (!first) {
-        return callback(Object.assign(new Error(`No address for ${hostname}`), { code: "ENOTFOUND" }), []);
-      }
-      if (options.all) return callback(null, list);
-      callback(null, first.address, first.family);
-    });
-  };
-}
-
-function createGuardedAgent(guard: AddressGuard, connectTimeoutMs: number): Agent {
-  const base = buildConnector({
-    timeout: connectTimeoutMs,
-    lookup: guardedLookup(guard) as unknown as typeof dns.lookup,
-  });
-  const connect: buildConnector.connector = (opts, callback) => {
-    // IP literals never reach `lookup`, so they are judged here.
-    const host = opts.hostname.replace(/^\[|\]$/g, "");
-    const refusal = net.isIP(host) ? guard(host, host) : undefined;
-    if (refusal) {
-      callback(refusal, null);
-      return;
-    }
-    return base(opts, callback);
-  };
-  return new Agent({ connect, headersTimeout: 0, bodyTimeout: 0 });
-}
 
 /** The host of a parsed URL as an IP literal (brackets removed), or undefined for a name. */
 function ipLiteral(url: URL): string | undefined {
@@ -207,15 +134,6 @@ function errorCode(err: unknown): string | undefined {
   for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string" && code !== "UND_ERR_REQ_RETRY") return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-function findGuardError(err: unknown): GuardError | undefined {
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
-    if (e instanceof GuardError || (e as { code?: unknown }).code === SSRF_CODE) return e as GuardError;
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;

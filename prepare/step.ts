@@ -46,6 +46,7 @@ async function fromUrl(url: string, ctx: StepContext): Promise<Fetched> {
   const res = await safeFetch(url, {
     allowPrivate: ctx.config.allowPrivateSources,
     allowedPorts: ctx.config.allowedSourcePorts,
+    allowAddresses: ctx.config.allowedPrivateAddresses,
     timeoutMs: ctx.config.downloadTimeoutSeconds * 1000,
     maxBytes: ctx.config.maxDocumentBytes,
   });

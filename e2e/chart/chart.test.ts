@@ -271,11 +271,15 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
         expect([...types].sort(), t.owner).toEqual(["Egress", "Ingress"]);
         const component = t.labels["app.kubernetes.io/component"];
         if (component === "api" || component === "operator") {
-          // DNS, Kubernetes API, Redis, object store: four egress rules, no more.
-          expect(
-            policies.flatMap((p) => p.spec.egress),
-            t.owner,
-          ).toHaveLength(4);
+          // DNS, Kubernetes API, Redis, object store: four egress rules, no more; the operator, the one
+          // webhook sender, has a fifth: public addresses on config.allowedSourcePorts.
+          const egress = policies.flatMap((p) => p.spec.egress);
+          expect(egress, t.owner).toHaveLength(component === "operator" ? 5 : 4);
+          if (component === "operator") {
+            const webhooks = egress[4];
+            expect(webhooks.to[0].ipBlock.except, "private ranges closed").toContain("10.0.0.0/8");
+            expect(webhooks.ports.map((p: { port: number }) => p.port).sort()).toEqual([443, 80]);
+          }
         } else if (component !== "step") {
           expect(
             policies.flatMap((p) => p.spec.egress ?? []),
@@ -366,6 +370,8 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       DOCVERIFY_POLICIES:
         "standalone policy files; the cluster's policies are DetectionPolicy resources (values.policies)",
       DOCVERIFY_POLICIES_RELOAD_SECONDS: "standalone policy files only",
+      DOCVERIFY_ALLOWED_PRIVATE_ADDRESSES:
+        "an exception for one internal host (config.extraEnv); the NetworkPolicies' except ranges would block it anyway",
       DOCVERIFY_STEP_MEMORY_MB: "standalone only: a step Pod's cap is its memory limit (steps.resources)",
       DOCVERIFY_TRUST_ANCHORS: "a file path; step Pods cannot mount files yet (see the chart README)",
       DOCVERIFY_LLM_API_KEY: "a Secret (secretKeyRef), not the ConfigMap",
