@@ -362,22 +362,18 @@ export function checkBlocks(
     const runSum = runBefore.reduce((a, x) => a + (x.figure?.cents ?? 0), 0);
     const byRun =
       runBefore.length > 0 && runBase !== undefined && tailsOf(runBase).some((t) => near(t + runSum));
-    const byOtherBlock =
-      !byTerms && !byTotals && (byRun || candidates.some((block) => tailsOf(block).some(near)));
-    if (byOtherBlock) {
-      ctx.checked++;
-      ctx.verified++;
-      ctx.confirmed.add(r.figure);
-      subtotals = [...subtotals, r];
-      terms = [{ row: r, cents: v }];
-      continue;
-    }
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
     const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
-    // A total printed before its terms ("Total due / Net / VAT"), or the total of a column that is no
-    // money column ("Total hours" under an hours column): it totals those, not the amounts above it.
-    if (!byTerms && !byTotals && judged && (sumsRowsBelow(rows, rows.indexOf(r)) || totalsAColumn(ctx, r))) {
+    const byOtherBlock =
+      !byTerms &&
+      !byTotals &&
+      (byRun ||
+        candidates.some((block) => tailsOf(block).some(near)) ||
+        // A total printed before its terms ("Total due / Net / VAT"), or the total of a quantity column
+        // ("Total hours" under an hours column): it totals those, not the amounts above it.
+        (judged && (sumsRowsBelow(rows, rows.indexOf(r)) || totalsAColumn(ctx, r))));
+    if (byOtherBlock) {
       ctx.checked++;
       ctx.verified++;
       ctx.confirmed.add(r.figure);
