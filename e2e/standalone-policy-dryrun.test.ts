@@ -76,6 +76,9 @@ beforeAll(async () => {
     DOCVERIFY_ALLOWED_SOURCE_PORTS: String(files.port),
     DOCVERIFY_POLICIES: policyDir,
     DOCVERIFY_POLICIES_RELOAD_SECONDS: "1",
+    // Re-submitting the same files to score them for real would find them in the tenant memory (a
+    // duplicate-submission note the first submissions, which the dry run re-scores, never had).
+    DOCVERIFY_MEMORY: "off",
   });
   await svc.start();
 });

@@ -92,6 +92,27 @@ describe("PUT /v1/detection/{id}/feedback", () => {
     expect((await put(id, { note: "no label" })).status).toBe(422);
   });
 
+  it("answers hostile bodies (deep, large, malformed) with a bounded 413 or 422, never a 500", async () => {
+    const id = await createDetection(h, alice);
+    const raw = (body: string) =>
+      call(h, "PUT", `/v1/detection/${id}/feedback`, {
+        token: alice,
+        raw: body,
+        headers: { "content-type": "application/json" },
+      });
+    for (const body of [
+      `${"[".repeat(3000)}${"]".repeat(3000)}`,
+      `${'{"a":'.repeat(30_000)}1${"}".repeat(30_000)}`,
+      JSON.stringify({ label: "genuine", note: "x".repeat(100_000) }),
+      '{"label": "genuine"',
+    ]) {
+      const r = await raw(body);
+      expect([413, 422]).toContain(r.status);
+      expect(JSON.stringify(r.body).length).toBeLessThan(4096);
+    }
+    expect((await readStored(h.deps.objects, h.deps.bucket, FEEDBACK, id)).kind).toBe("missing");
+  });
+
   it("needs the feedback scope, which DocumentVerification:detections:* covers", async () => {
     const bobId = await createDetection(h, await h.token("bob"));
     expect((await put(bobId, { label: "unsure" }, await h.token("bob"))).status).toBe(204);
