@@ -176,13 +176,16 @@ describe.skipIf(missing.length > 0)(title, () => {
       .flatMap((p) => finishedBy(p).map((f) => f.workload))
       .filter((n) => n.startsWith(`${id}-`));
     expect(all.sort()).toEqual([`${id}-agent-1`, `${id}-check-1`, `${id}-prepare-2`]);
-    const events = await apiRequest<{ items: { reason: string; message: string }[] }>(
-      w.admin,
-      "GET",
-      `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${id}`,
-    );
-    expect(events.body.items.map((e) => e.reason)).toContain("Completed");
-    expect(JSON.stringify(events.body.items)).toMatch(/stopped renewing its lease|lease expired/);
+    // Events are recorded after the status write that made the detection terminal: wait for the event.
+    const events = await until("the Completed event", async () => {
+      const r = await apiRequest<{ items: { reason: string; message: string }[] }>(
+        w.admin,
+        "GET",
+        `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${id}`,
+      );
+      return r.body.items.some((e) => e.reason === "Completed") ? r.body.items : undefined;
+    });
+    expect(JSON.stringify(events)).toMatch(/stopped renewing its lease|lease expired/);
     expect([...podsRun]).toEqual([]);
   }, 240_000);
 });
