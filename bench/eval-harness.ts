@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -12,10 +13,13 @@ import { loadConfig } from "../core/config.js";
 import type { DocumentInfo, StepInput } from "../core/detection.js";
 import { systemClock } from "../core/ports.js";
 import type { StepContext } from "../core/step-context.js";
+import { readStored } from "../core/stored.js";
+import { MEMORY_ENTRY } from "../core/tenant-memory.js";
 import type { Verdict } from "../core/verdict.js";
 import type { DocType } from "../core/verdict.js";
 import { testPki } from "../fixtures/signed.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
+import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { writeStepResult } from "../core/step-results.js";
 
 /**
@@ -36,6 +40,12 @@ export interface EvalOptions {
   progress?: (line: string) => void;
   /** Bound on OCR per document (default: the check step's, half the step timeout). */
   ocrTimeoutMs?: number;
+  /**
+   * Runs the set through one tenant memory (issue 23), in the set's order: each document is remembered once
+   * it is scored, as the operator's lifecycle does when a detection is terminal, so later documents see the
+   * earlier ones. Off by default (the figures without the memory).
+   */
+  memory?: boolean;
 }
 
 /** The labelled sets the eval reports, each on its own. */
@@ -151,6 +161,8 @@ export interface Metrics {
 
 const ms = (since: number) => Math.round(performance.now() - since);
 
+const detectionId = (n: number) => `det-eval-${process.pid}-${n}`;
+
 /** Runs the three steps on every item. */
 export async function evaluate(items: readonly EvalItem[], options: EvalOptions = {}): Promise<DocOutcome[]> {
   const root = await mkdtemp(path.join(os.tmpdir(), "docverify-eval-"));
@@ -175,11 +187,19 @@ export async function evaluate(items: readonly EvalItem[], options: EvalOptions 
       config,
       log: pino({ level: "silent" }),
       clock: systemClock,
+      ...(options.memory
+        ? { memory: { store: createObjectStoreMemory(objects, config.bucket), key: randomBytes(32) } }
+        : {}),
     };
     const out: DocOutcome[] = [];
     for (const [i, item] of items.entries()) {
       const outcome = await evaluateOne(item, i, ctx, options);
       out.push(outcome);
+      if (ctx.memory) {
+        // Remembered once terminal (operator/detection-lifecycle.ts): the check step's entry, when it wrote one.
+        const read = await readStored(objects, config.bucket, MEMORY_ENTRY, detectionId(i));
+        if (read.kind === "ok") await ctx.memory.store.remember(read.value.tenant, read.value.entry);
+      }
       options.progress?.(
         `${String(i + 1).padStart(4)}/${items.length} ${item.id.padEnd(44)} ${item.label.padEnd(8)} score ${String(outcome.score ?? "-").padStart(3)} ${outcome.failure ?? ""} ${outcome.ms.total} ms`,
       );
@@ -221,7 +241,7 @@ async function evaluateOne(
     source: item.source,
     group: item.group,
   };
-  const detection = `det-eval-${process.pid}-${n}`;
+  const detection = detectionId(n);
   const spec: StepInput["spec"] = {
     source: { object: { bucket: CORPUS_BUCKET, key } },
     docType: item.docType,

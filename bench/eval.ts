@@ -34,6 +34,9 @@
  *   npm run eval -- --engine llm --llm-url http://127.0.0.1:8199/v1 [--llm-model NAME]
  *   npm run eval -- --json out.json                also write every document's outcome as JSON
  *   npm run eval -- --verbose                      progress per document, every false positive and miss
+ *   npm run eval -- --memory                       each set through one tenant memory in the set's order
+ *                                                  (issue 23; each document remembered once scored), and
+ *                                                  per set the history.* codes that fired (counts only)
  *
  * Per set: ROC AUC, precision/recall/F1 and the false-positive rate at score 50, detection per tamper kind
  * (only tampered copies of originals that score below 50 count), the genuine score distribution and the
@@ -97,6 +100,7 @@ interface Args {
   shared: string;
   capturesSize: number;
   idsPart: "dev" | "held-out";
+  memory: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -115,6 +119,7 @@ function parseArgs(argv: string[]): Args {
     shared: SHARED_DIR,
     capturesSize: CAPTURE_SOURCES_PER_PART,
     idsPart: "held-out",
+    memory: false,
   };
   const value = (i: number, name: string) => {
     const v = argv[i + 1];
@@ -153,6 +158,9 @@ function parseArgs(argv: string[]): Args {
         break;
       case "--verbose":
         args.verbose = true;
+        break;
+      case "--memory":
+        args.memory = true;
         break;
       case "--set":
         for (const name of value(i++, a).split(",")) {
@@ -285,6 +293,7 @@ async function main(): Promise<void> {
         engine: args.engine,
         llmUrl: args.llmUrl,
         llmModel: args.llmModel,
+        memory: args.memory,
         progress: aggregateOnly
           ? counter
           : args.verbose
@@ -307,6 +316,7 @@ async function main(): Promise<void> {
             : []),
         ].join("\n");
     reports.push(report);
+    if (args.memory) process.stdout.write(`${formatMemory(set, docs)}\n`);
     const wrong = args.verbose && !aggregateOnly ? misclassified(docs) : [];
     process.stdout.write(`${[report, ...wrong].join("\n")}\n\n`);
   }
@@ -334,6 +344,37 @@ async function main(): Promise<void> {
     );
     process.stderr.write(`wrote ${args.json} (without the aggregate-only sets' documents)\n`);
   }
+}
+
+/**
+ * What the tenant memory added to a set (--memory), counts only (held-out sets too: no document is named):
+ * history.* codes per label with their highest severity, and the genuine documents at 50 or above that carry
+ * a history finding.
+ */
+function formatMemory(set: string, docs: readonly DocOutcome[]): string {
+  const codes = new Map<string, { genuine: number; tampered: number; top: number }>();
+  let genuineWithHistory = 0;
+  let flaggedWithHistory = 0;
+  for (const d of docs) {
+    const history = (d.agentInput?.checks ?? [])
+      .filter((c) => c.checkId === "history.matches")
+      .flatMap((c) => c.findings);
+    for (const f of history) {
+      const c = codes.get(f.code) ?? { genuine: 0, tampered: 0, top: 0 };
+      if (d.label === "genuine") c.genuine++;
+      else c.tampered++;
+      c.top = Math.max(c.top, f.severity ?? 0);
+      codes.set(f.code, c);
+    }
+    if (d.label === "genuine" && history.length) {
+      genuineWithHistory++;
+      if ((d.score ?? 0) >= 50) flaggedWithHistory++;
+    }
+  }
+  const list = [...codes]
+    .map(([code, c]) => `${code} (genuine ${c.genuine}, tampered ${c.tampered}, max severity ${c.top})`)
+    .join("; ");
+  return `memory (${set}): history.* findings: ${list || "none"}; genuine documents with one: ${genuineWithHistory}, of which at 50 or above: ${flaggedWithHistory}`;
 }
 
 main().catch((err: unknown) => {
