@@ -26,7 +26,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fingerprint } from "../checks/history-matches/fingerprint.js";
@@ -50,6 +50,8 @@ const arg = (name: string, env: string, dflt: string) => {
 const SIZES = arg("sizes", "BENCH_HISTORY_SIZES", "1000,100000").split(",").map(Number);
 const RUNS = Number(arg("runs", "BENCH_HISTORY_RUNS", "240"));
 const NO_CACHE = process.env.BENCH_HISTORY_NO_CACHE === "1";
+/** Measures a cached store whose fill was stopped (its size is the entries it holds), instead of refilling. */
+const PARTIAL = process.env.BENCH_HISTORY_PARTIAL === "1";
 const KEY = new TextEncoder().encode("bench-memory-key-0123456789abcdef0123");
 const TENANT = "bench-tenant";
 const BUCKET = "docverify";
@@ -298,8 +300,9 @@ async function main(): Promise<void> {
       });
 
     const rows: string[] = [];
-    for (const size of SIZES) {
-      const root = path.join(cache, `store-${size}`);
+    for (const wanted of SIZES) {
+      let size = wanted;
+      const root = path.join(cache, `store-${wanted}`);
       const doneFile = path.join(root, "filled.json");
       const objects = createLocalObjectStore(root);
       const memory = createObjectStoreMemory(objects, BUCKET);
@@ -308,7 +311,12 @@ async function main(): Promise<void> {
       const reals: [string, Uint8Array][] = [...pdfs].filter(([n]) => n === "original" || n.startsWith("holder-"));
       let filled: { objects: number; folders: number; bytes: number; seconds: number } | undefined;
       if (existsSync(doneFile)) filled = JSON.parse(await readFile(doneFile, "utf8"));
-      else await rm(root, { recursive: true, force: true });
+      else if (PARTIAL && existsSync(root)) {
+        log(`${wanted}: measuring the stopped fill in ${root} …`);
+        size = (await readdir(path.join(root, BUCKET, "memory", keys.id, "e"))).length;
+        filled = { ...(await sizeOf(path.join(root, BUCKET, "memory"))), seconds: -1 };
+        log(`  it holds ${size} entries`);
+      } else await rm(root, { recursive: true, force: true });
       await mkdir(root, { recursive: true });
       await objects.ensureBucket(BUCKET);
       for (const [name, bytes] of reals) {
@@ -379,7 +387,7 @@ async function main(): Promise<void> {
       const per1000 = (x: number) => Math.round((x / size) * 1000);
       rows.push(
         [
-          size.toLocaleString("en-US"),
+          `${size.toLocaleString("en-US")}${size !== wanted ? ` (stopped fill of ${wanted.toLocaleString("en-US")})` : ""}`,
           pct(times, 50).toFixed(1),
           pct(times, 95).toFixed(1),
           String(times.length),
@@ -387,7 +395,7 @@ async function main(): Promise<void> {
           s.folders.toLocaleString("en-US"),
           `${(s.bytes / 1e6).toFixed(1)} MB`,
           `${per1000(s.objects).toLocaleString("en-US")} objects, ${(per1000(s.bytes) / 1e6).toFixed(2)} MB`,
-          `${s.seconds} s`,
+          s.seconds >= 0 ? `${s.seconds} s` : "stopped",
           [...matched].map(([k, [a, b]]) => `${k} ${a}/${b}`).join(", "),
           (findings / RUNS).toFixed(1),
         ].join(" | "),
