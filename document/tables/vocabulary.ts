@@ -325,6 +325,20 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "prezzo",
     "tariffa",
     "costo unitario",
+    // A unit price net of tax ("Net price" is no net line amount).
+    "net price",
+    "net unit price",
+    "unit price net",
+    "price net",
+    "prix unitaire ht",
+    "prix ht",
+    "pu ht",
+    "nettopreis",
+    "einzelpreis netto",
+    "netto einzelpreis",
+    "nettoprijs",
+    "precio neto",
+    "prezzo netto",
   ],
   line_total: [
     "total",
@@ -502,6 +516,9 @@ export const LABELS = {
    */
   payable:
     /\b(amount due|total due|balance due|amount payable|total to pay|rechnungsbetrag|zahlbetrag|zu zahlen\w*|offener betrag|auszahlungsbetrag|net pay|net [àa] payer|montant (ttc )?[àa] payer|total ttc|montant ttc|totaal te betalen|te betalen|importe a pagar|total a pagar|totale da pagare|importo da pagare)\b/i,
+  /** A payslip's taxable pay: gross less pre-tax deductions, printed as the base of the taxes. */
+  wageBase:
+    /\b(taxable (wages|pay|income|earnings|gross|salary)|(federal|state) taxable( wages)?|steuerbrutto|steuer-brutto|sv-brutto|lohnsteuer-?brutto|salaire imposable|net imposable|net fiscal|belastbaar loon|fiscaal loon|base irpf|imponibile (fiscale|previdenziale))\b/i,
   /** Identifiers whose digit groups are never amounts (and whose wrapped tail is no figure either). */
   identifier:
     /\b(iban|bic|swift|sort code|account (no|number)|acct|routing|aba|konto(nummer)?|kto|blz|rib|cl[ée] rib|n° de compte|rekeningnummer|cuenta|conto|codice|reference|referenz|verwendungszweck|mandat\w*|gläubiger-id|creditor id|tax id|ust-id\w*|vat (reg|no|number)|siret|siren|steuer-?(id|nummer))\b/i,
