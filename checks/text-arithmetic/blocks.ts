@@ -385,7 +385,8 @@ export function checkBlocks(
               rows,
               rows.indexOf(r),
               terms.reduce((a, t) => a + t.cents, 0),
-            ))));
+            ) ||
+            convertedTotal(ctx, rows, rows.indexOf(r)))));
     if (byOtherBlock) {
       ctx.checked++;
       ctx.verified++;
@@ -489,6 +490,37 @@ function totalsAColumn(ctx: Ctx, r: BlockRow, terms: readonly Term[]): boolean {
         .filter((f): f is Figure => f !== undefined && !f.percent);
       if (figs.length < 2) continue;
       if (Math.abs(figs.reduce((a, f) => a + Math.abs(f.cents), 0) - target) <= SLACK) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A total converted into another currency ("Total USD 72.00 / Exchange rate 0.9215 / Total EUR 66.35"): the
+ * total above it times the rate printed in its label or on a line between them, or divided by it.
+ */
+function convertedTotal(ctx: Ctx, rows: readonly BlockRow[], i: number): boolean {
+  const r = rows[i];
+  if (!r?.figure) return false;
+  const rateOf = (label: string) => {
+    const m =
+      /\b(?:exchange rate|conversion rate|rate|fx|wechselkurs|umrechnungskurs|kurs|taux(?: de change)?|wisselkoers|koers|tipo de cambio|tasa de cambio|cambio|tasso(?: di cambio)?)\b[^\d]{0,12}(\d+(?:[.,]\d+)?)/i.exec(
+        label,
+      );
+    const v = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
+    return v !== undefined && v > 0 && v !== 1 ? v : undefined;
+  };
+  const rates = [rateOf(r.label)];
+  for (let k = i - 1; k >= 0 && k >= i - 4; k--) {
+    const x = rows[k] as BlockRow;
+    if (x.page !== r.page) break;
+    rates.push(rateOf(x.label));
+    if (!x.figure || !LABELS.totalish.test(x.label)) continue;
+    const above = Math.abs(x.figure.cents);
+    const v = Math.abs(r.figure.cents);
+    for (const rate of rates) {
+      if (rate === undefined) continue;
+      if (Math.abs(above * rate - v) <= SLACK + 1 || Math.abs(above / rate - v) <= SLACK + 1) return true;
     }
   }
   return false;

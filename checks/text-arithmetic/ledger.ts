@@ -675,7 +675,9 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     const expected = o + i - out;
     ctx.checked++;
     if (Math.abs(expected - c) <= SLACK) ctx.verified++;
-    else if (explainedBy(c - expected, extras)) ctx.verified++;
+    // A balance owed (a card or loan statement): its credits (payments) lower it, its debits raise it.
+    else if (Math.abs(o - i + out - c) <= SLACK) ctx.verified++;
+    else if (explainedBy(c - expected, extras) || explainedBy(c - (o - i + out), extras)) ctx.verified++;
     else
       report(ctx, {
         code: "statement_summary_mismatch",
@@ -721,9 +723,17 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       });
   }
   if (ledgerBroken) return;
+  // A card statement's "Total credits" are its payments, which lower the balance owed: the ledger read them
+  // as money out. Both totals swapped is that convention, not two edits.
+  const near = (row: Labelled | undefined, total: number | undefined) =>
+    row !== undefined && total !== undefined && Math.abs(Math.abs(row.figure.cents) - total) <= SLACK;
+  const swapped =
+    near(totalIn, ledger.debits) &&
+    near(totalOut, ledger.credits) &&
+    !(near(totalIn, ledger.credits) && near(totalOut, ledger.debits));
   for (const [row, total, what] of [
-    [totalIn, ledger.credits, "money in"],
-    [totalOut, ledger.debits, "money out"],
+    [totalIn, swapped ? ledger.debits : ledger.credits, "money in"],
+    [totalOut, swapped ? ledger.credits : ledger.debits, "money out"],
   ] as const) {
     if (!row || inTable(row) || total === undefined) continue;
     ctx.checked++;
