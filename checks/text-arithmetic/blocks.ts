@@ -284,6 +284,9 @@ export function checkBlocks(
       terms.push({ row: r, cents: 0, unknown: true });
       continue;
     }
+    // A measure printed alone among the amounts ("Total weight (kg) 12.50", "Total hours 162.50"): no
+    // money. A row with a quantity, a rate and an amount ("Heures supplémentaires 6,00 36,00 216,00") is.
+    if (LABELS.measure.test(r.label) && r.figures.length === 1 && !r.figure.currency) continue;
     const v = r.figure.cents;
     seen.push(r);
     if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {

@@ -1689,4 +1689,41 @@ describe("text.arithmetic reads tables from geometry", () => {
       ),
     ).toEqual(["total_mismatch"]);
   });
+
+  it("a measure printed among the totals ('Total weight (kg) 12.50') is no money", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (total: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(300), R(370), R(500)],
+              [
+                ["Description", "Qty", "Unit price", "Amount"],
+                ["Widget", "3", "10.00", "30.00"],
+                ["Gadget", "2", "5.00", "10.00"],
+                ["Book", "1", "20.00", "20.00"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, R(500)],
+              [
+                ["Subtotal", "60.00"],
+                ["Total weight (kg)", "12.50"],
+                ["VAT 20%", "12.00"],
+                ["Total", total],
+              ],
+              630,
+            ),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    // Before: the weight was the tax's base (a note) and a term of the total (total_mismatch at 9).
+    expect(arithmeticFindings(doc("72.00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("82.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "82.00");
+  });
 });

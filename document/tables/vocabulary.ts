@@ -516,6 +516,13 @@ export const LABELS = {
    */
   payable:
     /\b(amount due|total due|balance due|amount payable|total to pay|rechnungsbetrag|zahlbetrag|zu zahlen\w*|offener betrag|auszahlungsbetrag|net pay|net [àa] payer|montant (ttc )?[àa] payer|total ttc|montant ttc|totaal te betalen|te betalen|importe a pagar|total a pagar|totale da pagare|importo da pagare)\b/i,
+  /**
+   * A line that states a measure, not money ("Total weight (kg) 12.50", "Total hours 162.50", "Gewicht
+   * 4.20"): a total of a measure, a weight or volume, or a unit in brackets. ("Hours 1,200.00" alone may be
+   * a consulting line's amount: not a measure.)
+   */
+  measure:
+    /^(?:(?:total|gesamt|summe|totaal|totale|total des?)\s+(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume|quantity|qty|menge|anzahl|count|nombre|aantal|cantidad|quantit[àa]|units|pieces|st[üu]ck|colli|packages|parcels|pallets|cartons|hours|stunden|heures|uren|horas|ore|days|tage|jours|dagen|d[íi]as|giorni|km|kwh|litres|liters)|(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume))\b|\((?:kg|g|t|lbs?|h|hrs|m3|m²|kwh|l|km|pcs|stk)\)/i,
   /** A payslip's taxable pay: gross less pre-tax deductions, printed as the base of the taxes. */
   wageBase:
     /\b(taxable (wages|pay|income|earnings|gross|salary)|(federal|state) taxable( wages)?|steuerbrutto|steuer-brutto|sv-brutto|lohnsteuer-?brutto|salaire imposable|net imposable|net fiscal|belastbaar loon|fiscaal loon|base irpf|imponibile (fiscale|previdenziale))\b/i,
