@@ -1726,4 +1726,54 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(codes(f)).toEqual(["total_mismatch"]);
     expectFound(f[0], 1, "82.00");
   });
+
+  it("a statement of two accounts, each with its summary box: neither box is compared with the other's rows", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const box = (name: string, o: string, i: string, out: string, c: string) =>
+      grid(
+        [{ x: 50 }, R(545)],
+        [
+          [name],
+          ["Opening balance", o],
+          ["Total paid in", i],
+          ["Total paid out", out],
+          ["Closing balance", c],
+        ],
+        790,
+      );
+    const doc = (rent: string) =>
+      layoutDocument([
+        [
+          ...box("Current account", "1,000.00", "2,500.00", "1,245.20", "2,254.80"),
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Date", "Description", "Paid out", "Paid in", "Balance"],
+              ["01/10", "Grocer", "45.20", undefined, "954.80"],
+              ["02/10", "Salary", undefined, "2,500.00", "3,454.80"],
+              ["03/10", "Rent", rent, undefined, "2,254.80"],
+            ],
+            700,
+          ),
+        ],
+        [
+          ...box("Savings account", "5,000.00", "300.00", "0.00", "5,300.00"),
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Date", "Description", "Paid out", "Paid in", "Balance"],
+              ["05/10", "Transfer", undefined, "200.00", "5,200.00"],
+              ["20/10", "Transfer", undefined, "100.00", "5,300.00"],
+            ],
+            700,
+          ),
+        ],
+      ]);
+    // Before: the current account's box against both accounts' rows (closing_balance_mismatch at 9, the
+    // money in at 8).
+    expect(arithmeticFindings(doc("1,200.00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("1,100.00")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "2,254.80");
+  });
 });

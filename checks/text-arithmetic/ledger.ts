@@ -701,7 +701,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         notes: structure.notes,
       });
   }
-  if (!ledger) return;
+  // Several summary boxes (one per account or pocket of the statement): which rows each one sums is not
+  // read, so none is compared with the ledger (each ledger's own balances still are).
+  // (An opening balance is printed in a box and again as the ledger's first row: the totals in and out
+  // tell the boxes apart.)
+  if (!ledger || candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1) return;
   const ledgerBroken = ledger.relations.some((r) => !holds(r));
   const lastBalance = ledger.lastBalance;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
