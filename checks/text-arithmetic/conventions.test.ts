@@ -1776,4 +1776,48 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(codes(f)).toEqual(["running_balance_mismatch"]);
     expectFound(f[0], 1, "2,254.80");
   });
+
+  it("an Italian statement of signed amounts under 'Ammontare', its sum carried between pages ('A riportare')", () => {
+    const cols = [{ x: 50 }, { x: 130 }, { x: 530, align: "right" as const }];
+    const it = (cents: number) =>
+      cents < 0 ? `(${fmt(-cents, "comma_decimal")})` : fmt(cents, "comma_decimal");
+    const moves1 = [-4017, -13074, -12149, 512843, -17718];
+    const moves2 = [-16890, 59716, -7115, 20000];
+    const doc = (edit?: string) => {
+      const opening = -82747;
+      const carry = opening + moves1.reduce((a, b) => a + b, 0);
+      const end = carry + moves2.reduce((a, b) => a + b, 0);
+      return layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Data reg.", "Descrizione", "Ammontare"],
+              ["01/09/2025", "Saldo iniziale", it(opening)],
+              ...moves1.map((m, k) => [`0${k + 2}/09/2025`, `Operazione ${k}`, it(m)]),
+              [undefined, "A riportare", it(carry)],
+            ],
+            700,
+          ),
+          grid(
+            cols,
+            [
+              ["Data reg.", "Descrizione", "Ammontare"],
+              [undefined, "Saldo riportato", it(carry)],
+              ...moves2.map((m, k) => [`1${k}/09/2025`, `Bonifico ${k}`, k === 0 && edit ? edit : it(m)]),
+              [undefined, "A riportare", it(end)],
+            ],
+            700,
+          ),
+        ],
+        { docType: "bank_statement", region: "IT" },
+      );
+    };
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    // Before: the header named no column, so the edit was a note at 2.
+    const f = arithmeticFindings(doc("(218,90)")).findings;
+    expect(codes(f)).toEqual(["subtotal_mismatch"]);
+    expect(f[0]?.page).toBe(2);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
 });

@@ -241,6 +241,8 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "bedrag",
     "importe",
     "importo",
+    "ammontare",
+    "monto",
     "valor",
     "à payer",
     "à déduire",
