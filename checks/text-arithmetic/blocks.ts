@@ -303,6 +303,8 @@ export function checkBlocks(
     // above, printed for information; never added again.
     if (LABELS.taxIncluded.test(r.label) && LABELS.anyTax.test(r.label) && !LABELS.totalish.test(r.label))
       continue;
+    // A line printed for information ("Vakantietoeslag reservering", "Holiday pay accrued"): never a term.
+    if (LABELS.memo.test(r.label) && !LABELS.totalish.test(r.label)) continue;
     // A payslip's taxable pay ("Taxable wages", "Steuerbrutto", "Net imposable"): gross less the pre-tax
     // deductions, printed between the deductions as the base of the taxes under it; never a term.
     if (LABELS.wageBase.test(r.label) && !LABELS.totalish.test(r.label)) continue;
@@ -633,8 +635,25 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
   if (!gross?.figure || !deductions?.figure || !net.figure) return undefined;
   const expected = gross.figure.cents - Math.abs(deductions.figure.cents);
   const printed = net.figure.cents;
+  // Deductions totalled in parts ("Steuerrechtliche Abzüge" and "SV-rechtliche Abzüge"): gross minus all
+  // the deductions totals printed since the gross.
+  const parts = seen.filter(
+    (r) =>
+      r !== net &&
+      LABELS.deductionsTotal.test(r.label) &&
+      sameYtd(r.label, net.label) &&
+      seen.indexOf(r) > seen.indexOf(gross) &&
+      seen.indexOf(r) < seen.indexOf(net),
+  );
+  const byParts =
+    parts.length >= 2
+      ? gross.figure.cents - parts.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0)
+      : undefined;
   ctx.checked++;
-  if (Math.abs(expected - printed) <= SLACK) {
+  if (
+    Math.abs(expected - printed) <= SLACK ||
+    (byParts !== undefined && Math.abs(byParts - printed) <= SLACK)
+  ) {
     ctx.verified++;
     ctx.confirmed.add(net.figure);
     return undefined;
@@ -649,8 +668,9 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
       sameYtd(r.label, net.label) &&
       ((i(r) > i(deductions) && i(r) < i(net)) || i(r) < i(gross)),
   );
-  const gap = Math.abs(printed - expected);
-  if (outside.some((r) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)) return undefined;
+  const gaps = [expected, ...(byParts !== undefined ? [byParts] : [])].map((e) => Math.abs(printed - e));
+  if (outside.some((r) => gaps.some((gap) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)))
+    return undefined;
   return {
     mismatch: {
       code: "net_pay_mismatch",

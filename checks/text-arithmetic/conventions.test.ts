@@ -1820,4 +1820,48 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(f[0]?.page).toBe(2);
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  it("a payslip's deductions totalled in parts (tax, social security), and an accrual printed for information", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const slip = (rows: string[][], region: string) =>
+      layoutDocument([grid([{ x: 50 }, R(420)], rows, 760)], { docType: "payslip", region });
+    const de = (net: string) => [
+      ["Bezeichnung", "Betrag"],
+      ["Gehalt", "4.000,00"],
+      ["VWL AG-Anteil", "40,00"],
+      ["Gesamtbrutto", "4.040,00"],
+      ["Lohnsteuer", "612,41"],
+      ["Kirchensteuer", "55,11"],
+      ["Steuerrechtliche Abzüge", "667,52"],
+      ["KV-Beitrag", "329,26"],
+      ["RV-Beitrag", "375,72"],
+      ["AV-Beitrag", "52,52"],
+      ["PV-Beitrag", "68,68"],
+      ["SV-rechtliche Abzüge", "826,18"],
+      ["Nettoverdienst", net],
+      ["VWL-Überweisung", "40,00"],
+      ["Auszahlungsbetrag", "2.506,30"],
+    ];
+    // Before: net_pay_mismatch at 9 on both the net and the payout (gross minus the last part only).
+    expect(arithmeticFindings(slip(de("2.546,30"), "DE")).findings).toEqual([]);
+    const f = arithmeticFindings(slip(de("2.946,30"), "DE")).findings;
+    expect(codes(f)).toContain("net_pay_mismatch");
+    expectFound(
+      f.find((x) => x.code === "net_pay_mismatch"),
+      1,
+      "2.946,30",
+    );
+    const nl = [
+      ["Omschrijving", "Bedrag"],
+      ["Salaris", "3.500,00"],
+      ["Vakantietoeslag reservering", "280,00"],
+      ["Bruto loon", "3.500,00"],
+      ["Pensioenpremie", "175,00"],
+      ["Loonheffing", "812,44"],
+      ["Totaal inhoudingen", "987,44"],
+      ["Netto loon", "2.512,56"],
+    ];
+    // Before: total_mismatch at 9 (the reservation added to the gross).
+    expect(arithmeticFindings(slip(nl, "NL")).findings).toEqual([]);
+  });
 });

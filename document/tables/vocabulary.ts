@@ -525,6 +525,8 @@ export const LABELS = {
    */
   measure:
     /^(?:(?:total|gesamt|summe|totaal|totale|total des?)\s+(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume|quantity|qty|menge|anzahl|count|nombre|aantal|cantidad|quantit[àa]|units|pieces|st[üu]ck|colli|packages|parcels|pallets|cartons|hours|stunden|heures|uren|horas|ore|days|tage|jours|dagen|d[íi]as|giorni|km|kwh|litres|liters)|(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume))\b|\((?:kg|g|t|lbs?|h|hrs|m3|m²|kwh|l|km|pcs|stk)\)/i,
+  /** An amount printed for information, accrued or reserved but not paid: no term of the sums around it. */
+  memo: /\b(reservering|gereserveerd|opgebouwd|accrued|accrual|reserved|r[üu]ckstellung|for information( only)?|pour information|[àa] titre indicatif|ter informatie|zur information|nur zur info\w*|a titolo informativo|a efectos informativos)\b/i,
   /** A payslip's taxable pay: gross less pre-tax deductions, printed as the base of the taxes. */
   wageBase:
     /\b(taxable (wages|pay|income|earnings|gross|salary)|(federal|state) taxable( wages)?|steuerbrutto|steuer-brutto|sv-brutto|lohnsteuer-?brutto|salaire imposable|net imposable|net fiscal|belastbaar loon|fiscaal loon|base irpf|imponibile (fiscale|previdenziale))\b/i,
