@@ -22,7 +22,9 @@ let tmp: string;
 const docs: Record<string, Uint8Array> = {};
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "docverify-e2e-rotation-"));
-  docs["/before.pdf"] = await makeMetadataTamperedPdf(2611, "modified_before_created", { docType: "invoice" });
+  docs["/before.pdf"] = await makeMetadataTamperedPdf(2611, "modified_before_created", {
+    docType: "invoice",
+  });
   docs["/after.pdf"] = await makeMetadataTamperedPdf(2612, "modified_before_created", { docType: "invoice" });
   files = await startFileServer(Object.fromEntries(Object.entries(docs).map(([p, body]) => [p, { body }])));
   svc = await startService({
@@ -92,7 +94,9 @@ describe("attestation key rotation (standalone)", () => {
     const ok = await docverify(["verify", old.document, old.file, "--jwks", jwksUrl()]);
     expect(ok.code, `${ok.stdout}${ok.stderr}`).toBe(0);
     expect(ok.stdout).toContain(`signature: valid (kid ${oldKid})`);
-    expect(ok.stdout).toMatch(/^re-run: the same [1-9]\d* finding\(s\) \(check, code, severity\) as attested$/m);
+    expect(ok.stdout).toMatch(
+      /^re-run: the same [1-9]\d* finding\(s\) \(check, code, severity\) as attested$/m,
+    );
 
     // Without the previous key in the JWKS the old attestation would not verify (what the rotation keeps).
     const currentOnly = path.join(tmp, "jwks-current-only.json");
@@ -105,7 +109,14 @@ describe("attestation key rotation (standalone)", () => {
     // A new detection is signed with the new key, and verifies.
     const fresh = await attested("/after.pdf", "after");
     expect(fresh.kid).toBe(newKid);
-    const freshOk = await docverify(["verify", fresh.document, fresh.file, "--jwks", jwksUrl(), "--no-rerun"]);
+    const freshOk = await docverify([
+      "verify",
+      fresh.document,
+      fresh.file,
+      "--jwks",
+      jwksUrl(),
+      "--no-rerun",
+    ]);
     expect(freshOk.code, `${freshOk.stdout}${freshOk.stderr}`).toBe(0);
 
     // One changed byte of the document: the old attestation does not verify it.
