@@ -89,6 +89,7 @@ async function runMode(mode: "workers" | "pods", statement: Buffer): Promise<str
   const w = await startRuntimeWorld({
     namespace: `bench-cluster-${mode}`,
     documents: { "/statement.pdf": statement },
+    stepMode: mode,
   });
   const rss: { t: number; kind: string; mb: number }[] = [];
   let sampler: NodeJS.Timeout | undefined;

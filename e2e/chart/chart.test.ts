@@ -378,7 +378,8 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
       S3_ACCESS_KEY: "a Secret (secretKeyRef)",
       S3_SECRET_KEY: "a Secret (secretKeyRef)",
       REDIS_URL: "a Secret (secretKeyRef)",
-      DOCVERIFY_MEMORY_KEY_FILE: "the chart gives DOCVERIFY_MEMORY_KEY from its Secret (secretKeyRef) instead",
+      DOCVERIFY_MEMORY_KEY_FILE:
+        "the chart gives DOCVERIFY_MEMORY_KEY from its Secret (secretKeyRef) instead",
     } as const;
 
     it("sets every variable of core/config.ts the cluster runtime reads", async () => {
@@ -580,36 +581,49 @@ describe.skipIf(!tools.ok)(tools.ok ? "helm chart" : `helm chart: SKIPPED — ${
 
   describe("RBAC", () => {
     const rbacDir = path.join(REPO_ROOT, "deploy/rbac");
-    it("grants the chart's Roles exactly the rules of deploy/rbac/", async () => {
-      expect(
-        existsSync(rbacDir),
-        "deploy/rbac/ holds the Roles the cluster e2e proves; the chart's Roles must equal them",
-      ).toBe(true);
-      const plain = readdirSync(rbacDir)
+    const plainRoles = () =>
+      readdirSync(rbacDir)
         .filter((f) => /\.ya?ml$/.test(f))
         .flatMap((f) => parseManifests(readFileSync(path.join(rbacDir, f), "utf8")))
         .filter((o) => o.kind === "Role" || o.kind === "ClusterRole");
-      expect(
-        plain.filter((o) => o.kind === "ClusterRole"),
-        "nothing cluster-wide",
-      ).toEqual([]);
-      const chart = (await render({ set: ["evaluation=true"] })).filter(
-        (o) => o.kind === "Role" || o.kind === "ClusterRole",
-      );
-      expect(chart.filter((o) => o.kind === "ClusterRole")).toEqual([]);
-      for (const component of ["api", "operator"]) {
-        const mine = chart.find((o) => o.metadata.labels?.["app.kubernetes.io/component"] === component);
-        const theirs = plain.filter(
-          (o) =>
-            o.metadata.labels?.["app.kubernetes.io/component"] === component ||
-            o.metadata.name.endsWith(`-${component}`) ||
-            o.metadata.name === component,
+    // deploy/rbac/operator-step-pods.yaml is what a Pod per step attempt adds (stepMode pods).
+    const STEP_PODS_ROLE = "docverify-operator-step-pods";
+    for (const stepMode of ["workers", "pods"] as const) {
+      it(`grants the chart's Roles exactly the rules of deploy/rbac/ (stepMode ${stepMode})`, async () => {
+        expect(
+          existsSync(rbacDir),
+          "deploy/rbac/ holds the Roles the cluster e2e proves; the chart's Roles must equal them",
+        ).toBe(true);
+        const plain = plainRoles().filter((o) => stepMode === "pods" || o.metadata.name !== STEP_PODS_ROLE);
+        expect(
+          plain.filter((o) => o.kind === "ClusterRole"),
+          "nothing cluster-wide",
+        ).toEqual([]);
+        const chart = (await render({ set: ["evaluation=true", `stepMode=${stepMode}`] })).filter(
+          (o) => o.kind === "Role" || o.kind === "ClusterRole",
         );
-        expect(theirs, `one Role for the ${component} in deploy/rbac/`).toHaveLength(1);
-        expect(rbacGrants(mine as K8sObject), `the ${component} Role`).toEqual(
-          rbacGrants(theirs[0] as K8sObject),
-        );
-      }
-    });
+        expect(chart.filter((o) => o.kind === "ClusterRole")).toEqual([]);
+        for (const component of ["api", "operator"]) {
+          const mine = chart.filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === component);
+          expect(mine, `one Role for the ${component} in the chart`).toHaveLength(1);
+          const theirs = plain.filter(
+            (o) =>
+              o.metadata.labels?.["app.kubernetes.io/component"] === component ||
+              o.metadata.name.endsWith(`-${component}`) ||
+              o.metadata.name === component,
+          );
+          expect(theirs.length, `the ${component}'s Roles in deploy/rbac/`).toBeGreaterThanOrEqual(1);
+          expect(rbacGrants(mine[0] as K8sObject).sort(), `the ${component} Role`).toEqual(
+            theirs.flatMap((r) => rbacGrants(r as K8sObject)).sort(),
+          );
+        }
+        const podGrants = rbacGrants(
+          chart.find((o) => o.metadata.name.endsWith("-operator")) as K8sObject,
+        ).filter((g) => g.startsWith("core/pods ") || g.includes("/finalizers "));
+        if (stepMode === "workers")
+          expect(podGrants, "warm workers: the operator never touches a Pod").toEqual([]);
+        else expect(podGrants.length).toBeGreaterThan(0);
+      });
+    }
   });
 });

@@ -76,6 +76,8 @@ describe.skipIf(missing.length > 0)(title, () => {
         "/slow/statement.pdf": { body: docs.statement, delayMs: 15_000 },
       },
       onStepOutput: (pod) => podsRun.add(pod),
+      // deploy/rbac/operator.yaml alone: the operator may not create, list or delete a Pod.
+      stepMode: "workers",
     });
     const op = await w.newOperator("operator-a", { DOCVERIFY_STEP_MODE: "workers" });
     await op.waitForLog(/is the leader/, 30_000);

@@ -100,6 +100,11 @@ export interface RuntimeWorldOptions {
   stepCommand?: string[];
   /** Every output line of a step Pod's process. */
   onStepOutput?: (pod: string, stream: "stdout" | "stderr", line: string) => void;
+  /**
+   * The step mode the world's operators run in: `pods` (default) binds deploy/rbac/operator-step-pods.yaml
+   * too; `workers` binds operator.yaml alone, so any Pod call of the operator is refused.
+   */
+  stepMode?: "pods" | "workers";
 }
 
 /** Starts everything but the operator and api (see `newOperator`, `startApi`). */
@@ -144,6 +149,9 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
   // RBAC from deploy/rbac, each RoleBinding also naming the test cluster's user of that identity.
   for (const [file, user] of [
     ["operator.yaml", TEST_CLUSTER_USERS.operator],
+    ...(opts.stepMode === "workers"
+      ? []
+      : [["operator-step-pods.yaml", TEST_CLUSTER_USERS.operator] as const]),
     ["api.yaml", TEST_CLUSTER_USERS.api],
   ] as const) {
     const docs = loadAll(await readFile(path.join(ROOT, "deploy/rbac", file), "utf8")) as {
@@ -172,6 +180,13 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     group: "docverify.io",
     namespace: NS,
   });
+  if (opts.stepMode !== "workers")
+    await waitForPermission(cluster.access("operator"), {
+      verb: "create",
+      resource: "pods",
+      group: "",
+      namespace: NS,
+    });
   await waitForPermission(cluster.access("api"), {
     verb: "create",
     resource: "detections",
