@@ -85,7 +85,8 @@ describe.skipIf(missing.length > 0)(title, () => {
       ),
     };
     for (const [p, body] of Object.entries(calibration.served)) documents[p] = Buffer.from(body);
-    w = await startRuntimeWorld({ namespace: NS, documents });
+    // deploy/rbac/operator.yaml alone, as the chart binds it in stepMode: workers.
+    w = await startRuntimeWorld({ namespace: NS, documents, stepMode: "workers" });
     // Warm step workers (the chart's stepMode: workers): 130 detections in step Pods would take minutes.
     // No tenant memory: the dry run's documents are submitted again, which it would note as duplicates.
     const noMemory = { DOCVERIFY_MEMORY: "off" };
