@@ -195,14 +195,15 @@ describe.skipIf(missing.length > 0)(title, () => {
   const putPolicy = async (policy: { name: string; version: number }) => {
     const { name, ...spec } = policy;
     const cur = await getPolicy(name);
-    const r = cur?.metadata
-      ? await apiRequest(w.admin, "PUT", `${BASE}/${name}`, { ...cur, spec })
-      : await apiRequest(w.admin, "POST", BASE, {
-          apiVersion: "docverify.io/v1alpha1",
-          kind: "DetectionPolicy",
-          metadata: { name },
-          spec,
-        });
+    const r =
+      cur?.kind === "DetectionPolicy"
+        ? await apiRequest(w.admin, "PUT", `${BASE}/${name}`, { ...cur, spec })
+        : await apiRequest(w.admin, "POST", BASE, {
+            apiVersion: "docverify.io/v1alpha1",
+            kind: "DetectionPolicy",
+            metadata: { name },
+            spec,
+          });
     expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
     await inForce(name, policy.version);
   };
