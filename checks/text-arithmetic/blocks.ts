@@ -284,6 +284,9 @@ export function checkBlocks(
       terms.push({ row: r, cents: 0, unknown: true });
       continue;
     }
+    // A measure printed alone among the amounts ("Total weight (kg) 12.50", "Total hours 162.50"): no
+    // money. A row with a quantity, a rate and an amount ("Heures supplémentaires 6,00 36,00 216,00") is.
+    if (LABELS.measure.test(r.label) && r.figures.length === 1 && !r.figure.currency) continue;
     const v = r.figure.cents;
     seen.push(r);
     if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {
@@ -300,6 +303,11 @@ export function checkBlocks(
     // above, printed for information; never added again.
     if (LABELS.taxIncluded.test(r.label) && LABELS.anyTax.test(r.label) && !LABELS.totalish.test(r.label))
       continue;
+    // A line printed for information ("Vakantietoeslag reservering", "Holiday pay accrued"): never a term.
+    if (LABELS.memo.test(r.label) && !LABELS.totalish.test(r.label)) continue;
+    // A payslip's taxable pay ("Taxable wages", "Steuerbrutto", "Net imposable"): gross less the pre-tax
+    // deductions, printed between the deductions as the base of the taxes under it; never a term.
+    if (LABELS.wageBase.test(r.label) && !LABELS.totalish.test(r.label)) continue;
     const subtracted =
       (LABELS.minus.test(r.label) || LABELS.discount.test(r.label) || LABELS.paid.test(r.label)) && v > 0;
     const signedV = subtracted ? -v : v;
@@ -356,6 +364,9 @@ export function checkBlocks(
       ...sides(terms),
       ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
       ...closed.flatMap((b) => [b, ...sides(b)]),
+      // The deductions of a payslip under several headings ("Pre-tax deductions / Taxes / Post-tax
+      // deductions"): the blocks closed by those headings and the rows since, together.
+      ...unions(closed, terms),
     ];
     // A grand total under a run of totals ("Positionssumme / Zuschläge / Abschläge / Rechnungssumme"):
     // the amounts above the run plus the run's totals.
@@ -372,7 +383,15 @@ export function checkBlocks(
         candidates.some((block) => tailsOf(block).some(near)) ||
         // A total printed before its terms ("Total due / Net / VAT"), or the total of a quantity column
         // ("Total hours" under an hours column): it totals those, not the amounts above it.
-        (judged && (sumsRowsBelow(rows, rows.indexOf(r)) || totalsAColumn(ctx, r))));
+        (judged &&
+          (sumsRowsBelow(rows, rows.indexOf(r)) ||
+            totalsAColumn(ctx, r, terms) ||
+            netOfGrossLines(
+              rows,
+              rows.indexOf(r),
+              terms.reduce((a, t) => a + t.cents, 0),
+            ) ||
+            convertedTotal(ctx, rows, rows.indexOf(r)))));
     if (byOtherBlock) {
       ctx.checked++;
       ctx.verified++;
@@ -449,20 +468,83 @@ function sumsRowsBelow(rows: readonly BlockRow[], i: number): boolean {
   return false;
 }
 
-/** Whether a total's figure is the sum of a quantity column (hours, units) of a table on its page. */
-function totalsAColumn(ctx: Ctx, r: BlockRow): boolean {
+/**
+ * Whether a total's figure is the sum of a column of a table on its page other than the one its block adds:
+ * a quantity column ("Total hours" under an hours column), or another money column of the table its terms
+ * come from, when that table prints several (a net subtotal under a table of net and gross line amounts).
+ * A single money column is never tried whole: its entries may include lines that are no terms (a
+ * payslip's net pay beside the deductions adds up to the gross).
+ */
+function totalsAColumn(ctx: Ctx, r: BlockRow, terms: readonly Term[]): boolean {
   const target = Math.abs(r.figure?.cents ?? Number.NaN);
+  const own = new Set(terms.map((t) => t.row.table).filter((t): t is Table => t !== undefined));
   for (const t of ctx.reading.tables) {
     if (!t.rows.some((x) => x.page === r.page)) continue;
+    const entries = t.rows.filter((x) => x.kind === "entry" && x.lines[0] !== r.line && !x.unreadable);
+    const moneyCols = t.columns.filter(
+      (c) =>
+        c.role !== "unit_price" &&
+        c.role !== "balance" &&
+        entries.filter((x) => x.figures[c.index]?.money && !x.figures[c.index]?.perUnit).length >= 2,
+    );
     for (const c of t.columns) {
-      if (c.role !== "quantity") continue;
-      const figs = t.rows
-        .filter((x) => x.kind === "entry" && x.lines[0] !== r.line)
+      const money = moneyCols.includes(c);
+      if (c.role !== "quantity" && !(money && own.has(t) && moneyCols.length >= 2)) continue;
+      const figs = entries
         .map((x) => x.figures[c.index])
         .filter((f): f is Figure => f !== undefined && !f.percent);
       if (figs.length < 2) continue;
       if (Math.abs(figs.reduce((a, f) => a + Math.abs(f.cents), 0) - target) <= SLACK) return true;
     }
+  }
+  return false;
+}
+
+/**
+ * A total converted into another currency ("Total USD 72.00 / Exchange rate 0.9215 / Total EUR 66.35"): the
+ * total above it times the rate printed in its label or on a line between them, or divided by it.
+ */
+function convertedTotal(ctx: Ctx, rows: readonly BlockRow[], i: number): boolean {
+  const r = rows[i];
+  if (!r?.figure) return false;
+  const rateOf = (label: string) => {
+    const m =
+      /\b(?:exchange rate|conversion rate|rate|fx|wechselkurs|umrechnungskurs|kurs|taux(?: de change)?|wisselkoers|koers|tipo de cambio|tasa de cambio|cambio|tasso(?: di cambio)?)\b[^\d]{0,12}(\d+(?:[.,]\d+)?)/i.exec(
+        label,
+      );
+    const v = m?.[1] ? parseNumber(m[1], ctx.style)?.value : undefined;
+    return v !== undefined && v > 0 && v !== 1 ? v : undefined;
+  };
+  const rates = [rateOf(r.label)];
+  for (let k = i - 1; k >= 0 && k >= i - 4; k--) {
+    const x = rows[k] as BlockRow;
+    if (x.page !== r.page) break;
+    rates.push(rateOf(x.label));
+    if (!x.figure || !LABELS.totalish.test(x.label)) continue;
+    const above = Math.abs(x.figure.cents);
+    const v = Math.abs(r.figure.cents);
+    for (const rate of rates) {
+      if (rate === undefined) continue;
+      if (Math.abs(above * rate - v) <= SLACK + 1 || Math.abs(above / rate - v) <= SLACK + 1) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A net subtotal under gross line amounts ("Subtotal 70.00 / VAT 20% 14.00" under lines of 24.00 and
+ * 60.00): the subtotal plus the tax rows right under it is the sum of the lines.
+ */
+function netOfGrossLines(rows: readonly BlockRow[], i: number, linesSum: number): boolean {
+  const r = rows[i];
+  if (!r?.figure || !LABELS.subtotal.test(r.label)) return false;
+  let sum = Math.abs(r.figure.cents);
+  for (let k = i + 1; k < rows.length && k <= i + 3; k++) {
+    const x = rows[k] as BlockRow;
+    if (x.page !== r.page || !x.figure || !(isTaxRow(x.label) || LABELS.anyTax.test(x.label))) break;
+    if (LABELS.totalish.test(x.label) && !LABELS.anyTax.test(x.label)) break;
+    sum += Math.abs(x.figure.cents);
+    if (Math.abs(sum - Math.abs(linesSum)) <= SLACK) return true;
   }
   return false;
 }
@@ -484,6 +566,26 @@ function sides(block: Term[]): Term[][] {
   const neg = block.filter((t) => t.cents < 0);
   return pos.length && neg.length ? [pos, neg] : [];
 }
+
+/**
+ * The last two or more blocks closed by headings, each with the amounts since the last heading: the rows of
+ * one total set under several headings. Only blocks of plain amounts (no total among them).
+ */
+function unions(closed: readonly Term[][], terms: readonly Term[]): Term[][] {
+  const out: Term[][] = [];
+  let acc: Term[] = terms.some((t) => t.unknown) ? [] : [...terms];
+  if (acc.length === 0) return out;
+  for (let k = closed.length - 1; k >= 0 && out.length < 4; k--) {
+    const b = closed[k] as Term[];
+    if (b.some((t) => t.unknown || isTotalRow(t.row))) break;
+    acc = [...b, ...acc];
+    out.push(acc);
+  }
+  return out;
+}
+
+const isTotalRow = (r: BlockRow) =>
+  LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label) || LABELS.gross.test(r.label);
 
 /** The sums of every tail of a block's amounts (the last one, the last two, ...). */
 function tailsOf(block: Term[]): number[] {
@@ -533,8 +635,25 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
   if (!gross?.figure || !deductions?.figure || !net.figure) return undefined;
   const expected = gross.figure.cents - Math.abs(deductions.figure.cents);
   const printed = net.figure.cents;
+  // Deductions totalled in parts ("Steuerrechtliche Abzüge" and "SV-rechtliche Abzüge"): gross minus all
+  // the deductions totals printed since the gross.
+  const parts = seen.filter(
+    (r) =>
+      r !== net &&
+      LABELS.deductionsTotal.test(r.label) &&
+      sameYtd(r.label, net.label) &&
+      seen.indexOf(r) > seen.indexOf(gross) &&
+      seen.indexOf(r) < seen.indexOf(net),
+  );
+  const byParts =
+    parts.length >= 2
+      ? gross.figure.cents - parts.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0)
+      : undefined;
   ctx.checked++;
-  if (Math.abs(expected - printed) <= SLACK) {
+  if (
+    Math.abs(expected - printed) <= SLACK ||
+    (byParts !== undefined && Math.abs(byParts - printed) <= SLACK)
+  ) {
     ctx.verified++;
     ctx.confirmed.add(net.figure);
     return undefined;
@@ -549,8 +668,9 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
       sameYtd(r.label, net.label) &&
       ((i(r) > i(deductions) && i(r) < i(net)) || i(r) < i(gross)),
   );
-  const gap = Math.abs(printed - expected);
-  if (outside.some((r) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)) return undefined;
+  const gaps = [expected, ...(byParts !== undefined ? [byParts] : [])].map((e) => Math.abs(printed - e));
+  if (outside.some((r) => gaps.some((gap) => Math.abs(Math.abs(r.figure?.cents ?? 0) - gap) <= SLACK)))
+    return undefined;
   return {
     mismatch: {
       code: "net_pay_mismatch",

@@ -1287,4 +1287,581 @@ describe("text.arithmetic reads tables from geometry", () => {
       /read with low confidence \(0\.\d+: read by OCR .*\), so this is a note, not proof/,
     );
   });
+
+  // Round 3, stop 30: conventions of invoices, bills, statements and payslips the layouts above do not use.
+
+  it("a statement summary printing fees and interest apart from its totals in and out", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const rows = (last = "2,245.95") => [
+      ["01/10", "Card payment", "45.20", undefined, "954.80"],
+      ["02/10", "Salary", undefined, "2,500.00", "3,454.80"],
+      ["03/10", "Rent", "1,200.00", undefined, "2,254.80"],
+      ["04/10", "Account fee", "10.00", undefined, "2,244.80"],
+      ["05/10", "Interest", undefined, "1.15", last],
+    ];
+    const doc = (closing: string, last?: string, summaryOnly = false) =>
+      layoutDocument([
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Opening balance", "1,000.00"],
+              ["Total paid in", "2,500.00"],
+              ["Total paid out", "1,245.20"],
+              ["Fees", "10.00"],
+              ["Interest", "1.15"],
+              ["Closing balance", closing],
+            ],
+            790,
+          ),
+          ...(summaryOnly
+            ? []
+            : grid(
+                STATEMENT_COLUMNS,
+                [["Date", "Description", "Paid out", "Paid in", "Balance"], ...rows(last)],
+                690,
+              )),
+        ],
+      ]);
+    // Before: statement_summary_mismatch at 9 and both totals against the rows at 8.
+    const ok = arithmeticFindings(doc("2,245.95"));
+    expect(ok.findings).toEqual([]);
+    expect(ok.verified).toBe(ok.checked);
+    expect(arithmeticFindings(doc("2,245.95", undefined, true)).findings).toEqual([]);
+    // The closing balance raised by 600.00 (and the last row with it) is still found.
+    const f = arithmeticFindings(doc("2,845.95", "2,845.95")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch", "statement_summary_mismatch"]);
+    expectFound(f[1], 1, "2,845.95");
+  });
+
+  it("a card statement: the balance owed falls with its credits (payments) and rises with its debits", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (nb: string, withRows = true) =>
+      layoutDocument([
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Previous balance", "1,204.33"],
+              ["Total credits", "1,204.33"],
+              ["Total debits", "524.40"],
+              ["New balance", nb],
+            ],
+            790,
+          ),
+          ...(withRows
+            ? grid(
+                [{ x: 50 }, { x: 110 }, R(470), R(545)],
+                [
+                  ["Date", "Description", "Amount", "Balance"],
+                  ["02/10", "Payment - thank you", "-1,204.33", "0.00"],
+                  ["05/10", "Grocer", "212.40", "212.40"],
+                  ["09/10", "Airline", "300.00", "512.40"],
+                  ["30/10", "Annual fee", "12.00", nb],
+                ],
+                690,
+              )
+            : []),
+        ],
+      ]);
+    // Before: statement_summary_mismatch at 9 and both totals at 8 (credits read as money in).
+    expect(arithmeticFindings(doc("524.40")).findings).toEqual([]);
+    expect(arithmeticFindings(doc("524.40", false)).findings).toEqual([]);
+    const f = arithmeticFindings(doc("924.40")).findings;
+    expect(codes(f)).toContain("running_balance_mismatch");
+    expect(codes(f)).toContain("statement_summary_mismatch");
+    expectFound(
+      f.find((x) => x.code === "statement_summary_mismatch"),
+      1,
+      "924.40",
+    );
+  });
+
+  it("a payslip's deductions under several headings (pre-tax, taxes, post-tax) with its taxable pay between them", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const slip = (union: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, R(420), R(520)],
+            [
+              ["Description", "Current", "YTD"],
+              ["Salary", "5,000.00", "50,000.00"],
+              ["Gross pay", "5,000.00", "50,000.00"],
+              ["Pre-tax deductions"],
+              ["Health insurance", "150.00", "1,500.00"],
+              ["401(k)", "250.00", "2,500.00"],
+              ["Taxable wages", "4,600.00", "46,000.00"],
+              ["Taxes"],
+              ["Federal income tax", "690.00", "6,900.00"],
+              ["State income tax", "230.00", "2,300.00"],
+              ["FICA", "351.90", "3,519.00"],
+              ["Post-tax deductions"],
+              ["Union dues", union, "250.00"],
+              ["Total deductions", "1,696.90", "16,969.00"],
+              ["Net pay", "3,303.10", "33,031.00"],
+            ],
+            760,
+          ),
+        ],
+        { docType: "payslip", region: "US" },
+      );
+    // Before: total_mismatch at 9 ("the 1 amounts above it (5,000.00)").
+    expect(arithmeticFindings(slip("25.00")).findings).toEqual([]);
+    const f = arithmeticFindings(slip("125.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "1,696.90");
+    expect(f[0]?.evidence?.before).toBe("1,796.90");
+  });
+
+  it("a net subtotal under gross line amounts, and a 'Net price' column that is a unit price", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (widget: string, total = "84.00") =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(260), R(330), R(400), R(500)],
+              [
+                ["Description", "Qty", "Net price", "VAT", "Gross"],
+                ["Widget", "2", "10.00", "20%", widget],
+                ["Gadget", "1", "50.00", "20%", "60.00"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, R(500)],
+              [
+                ["Subtotal", "70.00"],
+                ["VAT 20%", "14.00"],
+                ["Total", total],
+              ],
+              640,
+            ),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    // Before: subtotal_mismatch at 9 (the net prices summed as line amounts).
+    expect(arithmeticFindings(doc("24.00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("24.00", "94.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "94.00");
+    expect(codes(arithmeticFindings(doc("34.00", "94.00")).findings)).toContain("line_item_mismatch");
+  });
+
+  it("a total converted into another currency at a rate printed beside it", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (eur: string, rateLine: boolean) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(300), R(370), R(500)],
+              [
+                ["Description", "Qty", "Unit price", "Amount"],
+                ["Widget", "3", "10.00", "30.00"],
+                ["Gadget", "2", "5.00", "10.00"],
+                ["Book", "1", "20.00", "20.00"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, R(500)],
+              rateLine
+                ? [
+                    ["Subtotal", "60.00"],
+                    ["VAT 20%", "12.00"],
+                    ["Total USD", "72.00"],
+                    ["Exchange rate 0.9215"],
+                    ["Total EUR", eur],
+                  ]
+                : [
+                    ["Subtotal", "60.00"],
+                    ["VAT 20%", "12.00"],
+                    ["Total", "72.00"],
+                    ["Total in EUR (rate 0.9215)", eur],
+                  ],
+              630,
+            ),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    // Before: total_mismatch at 9 (the EUR total against the subtotals above it).
+    expect(arithmeticFindings(doc("66.35", true)).findings).toEqual([]);
+    expect(arithmeticFindings(doc("66.35", false)).findings).toEqual([]);
+    expect(codes(arithmeticFindings(doc("76.35", true)).findings)).toEqual(["total_mismatch"]);
+  });
+
+  it("genuine conventions that already read right: per-rate VAT, deposits, rounding, withholding, tax included, 4-decimal prices", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const goods = [
+      ["Description", "Qty", "Unit price", "Amount"],
+      ["Widget", "3", "10.00", "30.00"],
+      ["Gadget", "2", "5.00", "10.00"],
+      ["Book", "1", "20.00", "20.00"],
+    ];
+    const comma = goods.map((r) => r.map((c) => c.replace(".", ",")));
+    const doc = (items: string[][], block: string[][], region = "GB") =>
+      layoutDocument(
+        [
+          [
+            ...grid([{ x: 50 }, R(300), R(370), R(500)], items, 700),
+            ...grid([{ x: 300 }, R(500)], block, 620),
+          ],
+        ],
+        { docType: "invoice", region },
+      );
+    const genuine: [string[][], string[][], string?][] = [
+      [
+        goods,
+        [
+          ["Subtotal", "60.00"],
+          ["VAT 20%", "12.00"],
+          ["Total", "72.00"],
+          ["Deposit paid", "20.00"],
+          ["Balance due", "52.00"],
+        ],
+      ],
+      [
+        goods,
+        [
+          ["Subtotal", "60.00"],
+          ["Discount 5%", "3.00"],
+          ["Net total", "57.00"],
+          ["VAT 20%", "11.40"],
+          ["Total", "68.40"],
+        ],
+      ],
+      [
+        goods,
+        [
+          ["Subtotal", "60.00"],
+          ["Sales tax 8.25%", "4.95"],
+          ["Shipping", "7.50"],
+          ["Total", "72.45"],
+        ],
+        "US",
+      ],
+      [
+        goods,
+        [
+          ["Subtotal", "60.00"],
+          ["Tax 8.875%", "5.33"],
+          ["Total", "65.33"],
+          ["Tip", "8.00"],
+          ["Total paid", "73.33"],
+        ],
+        "US",
+      ],
+      [
+        goods,
+        [
+          ["Net amount", "60.00"],
+          ["VAT 0% (reverse charge)", "0.00"],
+          ["Total", "60.00"],
+        ],
+      ],
+      [
+        comma,
+        [
+          ["Imponibile", "60,00"],
+          ["IVA 22%", "13,20"],
+          ["Ritenuta d'acconto 20%", "-12,00"],
+          ["Totale documento", "73,20"],
+          ["Netto a pagare", "61,20"],
+        ],
+        "IT",
+      ],
+      [
+        comma,
+        [
+          ["Base imponible", "60,00"],
+          ["IVA 21%", "12,60"],
+          ["IRPF -15%", "-9,00"],
+          ["Total factura", "63,60"],
+        ],
+        "ES",
+      ],
+      [
+        comma,
+        [
+          ["Imponibile", "60,00"],
+          ["Contributo integrativo 4%", "2,40"],
+          ["IVA 22% su 62,40", "13,73"],
+          ["Totale", "76,13"],
+        ],
+        "IT",
+      ],
+      [
+        comma,
+        [
+          ["Subtotaal", "60,00"],
+          ["Btw 21% over 40,00", "8,40"],
+          ["Btw 9% over 20,00", "1,80"],
+          ["Totaal", "70,20"],
+        ],
+        "NL",
+      ],
+      [
+        [
+          ["Description", "Qty", "Unit price", "Amount"],
+          ["Coffee", "3", "2.45", "7.35"],
+          ["Cake", "1", "3.12", "3.12"],
+        ],
+        [
+          ["Subtotal", "10.47"],
+          ["Rounding", "0.03"],
+          ["Total", "10.50"],
+        ],
+        "CH",
+      ],
+      [
+        [
+          ["Description", "Qty", "Price", "Amount"],
+          ["Shirt", "2", "29.75", "59.50"],
+          ["Socks", "1", "11.90", "11.90"],
+        ],
+        [
+          ["Total", "71.40"],
+          ["incl. 19% VAT", "11.40"],
+        ],
+      ],
+      [
+        [
+          ["Description", "Qty", "Unit price", "Amount"],
+          ["Screws M4", "1,250", "0.0345", "43.13"],
+          ["Washers", "800", "0.012", "9.60"],
+        ],
+        [
+          ["Subtotal", "52.73"],
+          ["VAT 20%", "10.55"],
+          ["Total", "63.28"],
+        ],
+      ],
+      [
+        [
+          ["Description", "Qty", "Price per 100", "Amount"],
+          ["Envelopes", "500", "3.20", "16.00"],
+          ["Labels", "2,000", "1.15", "23.00"],
+        ],
+        [
+          ["Subtotal", "39.00"],
+          ["VAT 20%", "7.80"],
+          ["Total", "46.80"],
+        ],
+      ],
+    ];
+    for (const [items, block, region] of genuine) {
+      const r = arithmeticFindings(doc(items, block, region));
+      expect(r.findings, block.map((x) => x.join(" ")).join(" / ")).toEqual([]);
+      expect(r.verified).toBeGreaterThanOrEqual(3);
+    }
+    // Edited: the balance due after a deposit, the rounded total, the unit price's line.
+    expect(
+      codes(
+        arithmeticFindings(
+          doc(goods, [
+            ["Subtotal", "60.00"],
+            ["VAT 20%", "12.00"],
+            ["Total", "72.00"],
+            ["Deposit paid", "20.00"],
+            ["Balance due", "62.00"],
+          ]),
+        ).findings,
+      ),
+    ).toEqual(["total_mismatch"]);
+    expect(
+      codes(
+        arithmeticFindings(
+          doc(
+            comma,
+            [
+              ["Base imponible", "60,00"],
+              ["IVA 21%", "12,60"],
+              ["IRPF -15%", "-9,00"],
+              ["Total factura", "83,60"],
+            ],
+            "ES",
+          ),
+        ).findings,
+      ),
+    ).toEqual(["total_mismatch"]);
+  });
+
+  it("a measure printed among the totals ('Total weight (kg) 12.50') is no money", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const doc = (total: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 50 }, R(300), R(370), R(500)],
+              [
+                ["Description", "Qty", "Unit price", "Amount"],
+                ["Widget", "3", "10.00", "30.00"],
+                ["Gadget", "2", "5.00", "10.00"],
+                ["Book", "1", "20.00", "20.00"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 300 }, R(500)],
+              [
+                ["Subtotal", "60.00"],
+                ["Total weight (kg)", "12.50"],
+                ["VAT 20%", "12.00"],
+                ["Total", total],
+              ],
+              630,
+            ),
+          ],
+        ],
+        { docType: "invoice", region: "GB" },
+      );
+    // Before: the weight was the tax's base (a note) and a term of the total (total_mismatch at 9).
+    expect(arithmeticFindings(doc("72.00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("82.00")).findings;
+    expect(codes(f)).toEqual(["total_mismatch"]);
+    expectFound(f[0], 1, "82.00");
+  });
+
+  it("a statement of two accounts, each with its summary box: neither box is compared with the other's rows", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const box = (name: string, o: string, i: string, out: string, c: string) =>
+      grid(
+        [{ x: 50 }, R(545)],
+        [
+          [name],
+          ["Opening balance", o],
+          ["Total paid in", i],
+          ["Total paid out", out],
+          ["Closing balance", c],
+        ],
+        790,
+      );
+    const doc = (rent: string) =>
+      layoutDocument([
+        [
+          ...box("Current account", "1,000.00", "2,500.00", "1,245.20", "2,254.80"),
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Date", "Description", "Paid out", "Paid in", "Balance"],
+              ["01/10", "Grocer", "45.20", undefined, "954.80"],
+              ["02/10", "Salary", undefined, "2,500.00", "3,454.80"],
+              ["03/10", "Rent", rent, undefined, "2,254.80"],
+            ],
+            700,
+          ),
+        ],
+        [
+          ...box("Savings account", "5,000.00", "300.00", "0.00", "5,300.00"),
+          ...grid(
+            STATEMENT_COLUMNS,
+            [
+              ["Date", "Description", "Paid out", "Paid in", "Balance"],
+              ["05/10", "Transfer", undefined, "200.00", "5,200.00"],
+              ["20/10", "Transfer", undefined, "100.00", "5,300.00"],
+            ],
+            700,
+          ),
+        ],
+      ]);
+    // Before: the current account's box against both accounts' rows (closing_balance_mismatch at 9, the
+    // money in at 8).
+    expect(arithmeticFindings(doc("1,200.00")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("1,100.00")).findings;
+    expect(codes(f)).toEqual(["running_balance_mismatch"]);
+    expectFound(f[0], 1, "2,254.80");
+  });
+
+  it("an Italian statement of signed amounts under 'Ammontare', its sum carried between pages ('A riportare')", () => {
+    const cols = [{ x: 50 }, { x: 130 }, { x: 530, align: "right" as const }];
+    const it = (cents: number) =>
+      cents < 0 ? `(${fmt(-cents, "comma_decimal")})` : fmt(cents, "comma_decimal");
+    const moves1 = [-4017, -13074, -12149, 512843, -17718];
+    const moves2 = [-16890, 59716, -7115, 20000];
+    const doc = (edit?: string) => {
+      const opening = -82747;
+      const carry = opening + moves1.reduce((a, b) => a + b, 0);
+      const end = carry + moves2.reduce((a, b) => a + b, 0);
+      return layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Data reg.", "Descrizione", "Ammontare"],
+              ["01/09/2025", "Saldo iniziale", it(opening)],
+              ...moves1.map((m, k) => [`0${k + 2}/09/2025`, `Operazione ${k}`, it(m)]),
+              [undefined, "A riportare", it(carry)],
+            ],
+            700,
+          ),
+          grid(
+            cols,
+            [
+              ["Data reg.", "Descrizione", "Ammontare"],
+              [undefined, "Saldo riportato", it(carry)],
+              ...moves2.map((m, k) => [`1${k}/09/2025`, `Bonifico ${k}`, k === 0 && edit ? edit : it(m)]),
+              [undefined, "A riportare", it(end)],
+            ],
+            700,
+          ),
+        ],
+        { docType: "bank_statement", region: "IT" },
+      );
+    };
+    expect(arithmeticFindings(doc()).findings).toEqual([]);
+    // Before: the header named no column, so the edit was a note at 2.
+    const f = arithmeticFindings(doc("(218,90)")).findings;
+    expect(codes(f)).toEqual(["subtotal_mismatch"]);
+    expect(f[0]?.page).toBe(2);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
+
+  it("a payslip's deductions totalled in parts (tax, social security), and an accrual printed for information", () => {
+    const R = (x: number) => ({ x, align: "right" as const });
+    const slip = (rows: string[][], region: string) =>
+      layoutDocument([grid([{ x: 50 }, R(420)], rows, 760)], { docType: "payslip", region });
+    const de = (net: string) => [
+      ["Bezeichnung", "Betrag"],
+      ["Gehalt", "4.000,00"],
+      ["VWL AG-Anteil", "40,00"],
+      ["Gesamtbrutto", "4.040,00"],
+      ["Lohnsteuer", "612,41"],
+      ["Kirchensteuer", "55,11"],
+      ["Steuerrechtliche Abzüge", "667,52"],
+      ["KV-Beitrag", "329,26"],
+      ["RV-Beitrag", "375,72"],
+      ["AV-Beitrag", "52,52"],
+      ["PV-Beitrag", "68,68"],
+      ["SV-rechtliche Abzüge", "826,18"],
+      ["Nettoverdienst", net],
+      ["VWL-Überweisung", "40,00"],
+      ["Auszahlungsbetrag", "2.506,30"],
+    ];
+    // Before: net_pay_mismatch at 9 on both the net and the payout (gross minus the last part only).
+    expect(arithmeticFindings(slip(de("2.546,30"), "DE")).findings).toEqual([]);
+    const f = arithmeticFindings(slip(de("2.946,30"), "DE")).findings;
+    expect(codes(f)).toContain("net_pay_mismatch");
+    expectFound(
+      f.find((x) => x.code === "net_pay_mismatch"),
+      1,
+      "2.946,30",
+    );
+    const nl = [
+      ["Omschrijving", "Bedrag"],
+      ["Salaris", "3.500,00"],
+      ["Vakantietoeslag reservering", "280,00"],
+      ["Bruto loon", "3.500,00"],
+      ["Pensioenpremie", "175,00"],
+      ["Loonheffing", "812,44"],
+      ["Totaal inhoudingen", "987,44"],
+      ["Netto loon", "2.512,56"],
+    ];
+    // Before: total_mismatch at 9 (the reservation added to the gross).
+    expect(arithmeticFindings(slip(nl, "NL")).findings).toEqual([]);
+  });
 });

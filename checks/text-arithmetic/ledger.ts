@@ -606,6 +606,48 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
   return out;
 }
 
+/**
+ * The other figures of a statement's summary box: the lines between its first and last figure (opening,
+ * totals in and out, closing) on its page, outside the ledger's rows — fees, interest, charges printed apart
+ * from the totals ("Total paid out / Fees / Interest / Closing balance"). At most four; none when the box's
+ * figures are on different pages.
+ */
+function summaryExtras(
+  rows: readonly Labelled[],
+  box: readonly (Labelled | undefined)[],
+  ledger: Ledger | undefined,
+): Labelled[] {
+  const own = box.filter((r): r is Labelled => r !== undefined);
+  const page = own[0]?.line.page;
+  if (own.length < 2 || own.some((r) => r.line.page !== page)) return [];
+  const top = Math.max(...own.map((r) => r.line.baseline));
+  const bottom = Math.min(...own.map((r) => r.line.baseline));
+  const extras = rows.filter(
+    (r) =>
+      r.line.page === page &&
+      !own.includes(r) &&
+      r.line.baseline < top &&
+      r.line.baseline > bottom &&
+      (ledger === undefined || r.line.table !== ledger.table.id) &&
+      !r.line.cells[0]?.date,
+  );
+  return extras.length <= 4 ? extras : [];
+}
+
+/**
+ * Whether a difference is some of the summary box's other figures, each added or taken off (a fee, the
+ * interest printed apart from the totals): the box's own convention, not an edit.
+ */
+function explainedBy(diff: number, extras: readonly Labelled[]): boolean {
+  if (extras.length === 0 || Math.abs(diff) <= SLACK) return false;
+  let sums = [0];
+  for (const x of extras) {
+    const v = Math.abs(x.figure.cents);
+    sums = sums.flatMap((s) => [s, s + v, s - v]);
+  }
+  return sums.some((s) => s !== 0 && Math.abs(s - diff) <= SLACK);
+}
+
 /** Opening + money in − money out = closing, the totals against the rows, the closing against the last balance. */
 export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const rows = labelledFigures(ctx);
@@ -624,6 +666,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     rows: 1,
     notes: ["a summary read from its labels"],
   };
+  const extras = summaryExtras(rows, [opening, closing, totalIn, totalOut], ledger);
   if (opening && closing && totalIn && totalOut) {
     const o = opening.figure.cents;
     const c = closing.figure.cents;
@@ -632,6 +675,9 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     const expected = o + i - out;
     ctx.checked++;
     if (Math.abs(expected - c) <= SLACK) ctx.verified++;
+    // A balance owed (a card or loan statement): its credits (payments) lower it, its debits raise it.
+    else if (Math.abs(o - i + out - c) <= SLACK) ctx.verified++;
+    else if (explainedBy(c - expected, extras) || explainedBy(c - (o - i + out), extras)) ctx.verified++;
     else
       report(ctx, {
         code: "statement_summary_mismatch",
@@ -655,7 +701,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         notes: structure.notes,
       });
   }
-  if (!ledger) return;
+  // Several summary boxes (one per account or pocket of the statement): which rows each one sums is not
+  // read, so none is compared with the ledger (each ledger's own balances still are).
+  // (An opening balance is printed in a box and again as the ledger's first row: the totals in and out
+  // tell the boxes apart.)
+  if (!ledger || candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1) return;
   const ledgerBroken = ledger.relations.some((r) => !holds(r));
   const lastBalance = ledger.lastBalance;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
@@ -677,13 +727,24 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       });
   }
   if (ledgerBroken) return;
+  // A card statement's "Total credits" are its payments, which lower the balance owed: the ledger read them
+  // as money out. Both totals swapped is that convention, not two edits.
+  const near = (row: Labelled | undefined, total: number | undefined) =>
+    row !== undefined && total !== undefined && Math.abs(Math.abs(row.figure.cents) - total) <= SLACK;
+  const swapped =
+    near(totalIn, ledger.debits) &&
+    near(totalOut, ledger.credits) &&
+    !(near(totalIn, ledger.credits) && near(totalOut, ledger.debits));
   for (const [row, total, what] of [
-    [totalIn, ledger.credits, "money in"],
-    [totalOut, ledger.debits, "money out"],
+    [totalIn, swapped ? ledger.debits : ledger.credits, "money in"],
+    [totalOut, swapped ? ledger.credits : ledger.debits, "money out"],
   ] as const) {
     if (!row || inTable(row) || total === undefined) continue;
     ctx.checked++;
-    if (Math.abs(Math.abs(row.figure.cents) - total) <= SLACK) {
+    if (
+      Math.abs(Math.abs(row.figure.cents) - total) <= SLACK ||
+      explainedBy(Math.abs(row.figure.cents) - total, extras)
+    ) {
       ctx.verified++;
       continue;
     }

@@ -241,6 +241,8 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "bedrag",
     "importe",
     "importo",
+    "ammontare",
+    "monto",
     "valor",
     "à payer",
     "à déduire",
@@ -325,6 +327,20 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "prezzo",
     "tariffa",
     "costo unitario",
+    // A unit price net of tax ("Net price" is no net line amount).
+    "net price",
+    "net unit price",
+    "unit price net",
+    "price net",
+    "prix unitaire ht",
+    "prix ht",
+    "pu ht",
+    "nettopreis",
+    "einzelpreis netto",
+    "netto einzelpreis",
+    "nettoprijs",
+    "precio neto",
+    "prezzo netto",
   ],
   line_total: [
     "total",
@@ -502,6 +518,18 @@ export const LABELS = {
    */
   payable:
     /\b(amount due|total due|balance due|amount payable|total to pay|rechnungsbetrag|zahlbetrag|zu zahlen\w*|offener betrag|auszahlungsbetrag|net pay|net [àa] payer|montant (ttc )?[àa] payer|total ttc|montant ttc|totaal te betalen|te betalen|importe a pagar|total a pagar|totale da pagare|importo da pagare)\b/i,
+  /**
+   * A line that states a measure, not money ("Total weight (kg) 12.50", "Total hours 162.50", "Gewicht
+   * 4.20"): a total of a measure, a weight or volume, or a unit in brackets. ("Hours 1,200.00" alone may be
+   * a consulting line's amount: not a measure.)
+   */
+  measure:
+    /^(?:(?:total|gesamt|summe|totaal|totale|total des?)\s+(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume|quantity|qty|menge|anzahl|count|nombre|aantal|cantidad|quantit[àa]|units|pieces|st[üu]ck|colli|packages|parcels|pallets|cartons|hours|stunden|heures|uren|horas|ore|days|tage|jours|dagen|d[íi]as|giorni|km|kwh|litres|liters)|(?:(?:net|gross|brutto|netto)\s+)?(?:weight|gewicht|poids|peso|volume))\b|\((?:kg|g|t|lbs?|h|hrs|m3|m²|kwh|l|km|pcs|stk)\)/i,
+  /** An amount printed for information, accrued or reserved but not paid: no term of the sums around it. */
+  memo: /\b(reservering|gereserveerd|opgebouwd|accrued|accrual|reserved|r[üu]ckstellung|for information( only)?|pour information|[àa] titre indicatif|ter informatie|zur information|nur zur info\w*|a titolo informativo|a efectos informativos)\b/i,
+  /** A payslip's taxable pay: gross less pre-tax deductions, printed as the base of the taxes. */
+  wageBase:
+    /\b(taxable (wages|pay|income|earnings|gross|salary)|(federal|state) taxable( wages)?|steuerbrutto|steuer-brutto|sv-brutto|lohnsteuer-?brutto|salaire imposable|net imposable|net fiscal|belastbaar loon|fiscaal loon|base irpf|imponibile (fiscale|previdenziale))\b/i,
   /** Identifiers whose digit groups are never amounts (and whose wrapped tail is no figure either). */
   identifier:
     /\b(iban|bic|swift|sort code|account (no|number)|acct|routing|aba|konto(nummer)?|kto|blz|rib|cl[ée] rib|n° de compte|rekeningnummer|cuenta|conto|codice|reference|referenz|verwendungszweck|mandat\w*|gläubiger-id|creditor id|tax id|ust-id\w*|vat (reg|no|number)|siret|siren|steuer-?(id|nummer))\b/i,
