@@ -73,7 +73,7 @@ export class Service {
   constructor(
     readonly dataDir: string,
     readonly clientsFile: string,
-    private readonly env: Record<string, string>,
+    private env: Record<string, string>,
     private readonly entry: string = ENTRY,
   ) {}
 
@@ -131,8 +131,10 @@ export class Service {
     this.tokens.clear();
   }
 
-  async restart(): Promise<void> {
+  /** Stop and start again on the same data directory; `env`, if given, on top of the settings so far. */
+  async restart(env?: Record<string, string>): Promise<void> {
     await this.stop();
+    if (env) this.env = { ...this.env, ...env };
     await this.start();
   }
 

@@ -7,18 +7,19 @@
  * (410 Gone) while the tests run, and the operator has to recover from that again and again.
  */
 import { execFile } from "node:child_process";
-import { createHash, generateKeyPairSync } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto";
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from "jose";
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DETECTION_KIND, type Detection, keys } from "../../core/detection.js";
 import { isStoreError, type StoreError, type WatchEvent } from "../../core/ports.js";
 import { API_GROUP_VERSION } from "../../core/resource.js";
 import { makeDocument, makeRandomBytes } from "../../fixtures/documents.js";
 import { makeHostilePdf } from "../../fixtures/hostile-pdf.js";
+import { ENTRY, runNode } from "../harness.js";
 import { apiRequest } from "./api-request.js";
 import type { RuntimeProcess } from "./runtime-process.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
@@ -48,6 +49,8 @@ describe.skipIf(missing.length > 0)(title, () => {
   let w: RuntimeWorld;
   const startedAt = Date.now();
   const operators: RuntimeProcess[] = [];
+  /** Api processes replaced by a restart (their logs are checked at the end too). */
+  const retiredApis: RuntimeProcess[] = [];
   const newOperator = async (name: string) => {
     const p = await w.newOperator(name);
     operators.push(p);
@@ -78,8 +81,8 @@ describe.skipIf(missing.length > 0)(title, () => {
     await a.waitForLog(/is the leader/, 30_000);
     await newOperator("operator-b");
     // The attestation key as the chart gives it: an Ed25519 PKCS#8 PEM in a mounted file.
-    const keyDir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-attestation-"));
-    const keyFile = path.join(keyDir, "key");
+    keyDir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-attestation-"));
+    keyFile = path.join(keyDir, "key");
     await writeFile(
       keyFile,
       generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string,
@@ -87,6 +90,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     );
     await w.startApi([{ ...CLIENT, sample_allowance: 1 }], { DOCVERIFY_ATTESTATION_KEY_FILE: keyFile });
     invoiceSha256 = createHash("sha256").update(docs.invoice).digest("hex");
+    invoice = docs.invoice;
   }, 240_000);
 
   afterAll(async () => {
@@ -113,6 +117,9 @@ describe.skipIf(missing.length > 0)(title, () => {
 
   let completedId = "";
   let invoiceSha256 = "";
+  let invoice = Buffer.alloc(0);
+  let keyDir = "";
+  let keyFile = "";
 
   it("runs a detection through the REST API to COMPLETED with a verdict, with Events on the Detection", async () => {
     const created = await call("POST", "/v1/detection", {
@@ -165,6 +172,89 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(attested.checks.every((c: { version: string | null }) => typeof c.version === "string")).toBe(
       true,
     );
+  });
+
+  it("after a key rotation (the chart's way: a new key Secret, the old public key in previousKeysSecret) the old attestation still verifies, new ones use the new kid, changes are refused", async () => {
+    expect(completedId).not.toBe("");
+    const before = await call("GET", `/v1/detection/${completedId}/attestation`);
+    expect(before.status).toBe(200);
+    const oldJws = before.body.attestation as string;
+    const oldKid = decodeProtectedHeader(oldJws).kid;
+
+    // What an operator does: a new private key in the key Secret, and the old key's public half (openssl pkey
+    // -pubout) as an entry of the Secret `attestationKey.previousKeysSecret` names, which the chart mounts as
+    // a directory and names in DOCVERIFY_ATTESTATION_PREVIOUS_KEYS. The directory is laid out as the kubelet
+    // lays out a Secret volume: each entry a symlink through `..data` to a timestamped directory.
+    const oldPublic = createPublicKey(createPrivateKey(await readFile(keyFile, "utf8"))).export({
+      format: "pem",
+      type: "spki",
+    }) as string;
+    const previousDir = path.join(keyDir, "attestation-previous");
+    const stamped = path.join(previousDir, "..2026_11_27_18_00_00.000000001");
+    await mkdir(stamped, { recursive: true });
+    await writeFile(path.join(stamped, "2026-11.pem"), oldPublic);
+    await symlink(path.basename(stamped), path.join(previousDir, "..data"));
+    await symlink("..data/2026-11.pem", path.join(previousDir, "2026-11.pem"));
+    const newKeyFile = path.join(keyDir, "key-rotated");
+    await writeFile(
+      newKeyFile,
+      generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string,
+      { mode: 0o600 },
+    );
+    // The api Deployment rolls: the old Pod stops, a new one starts with the new mounts.
+    await w.api?.stop();
+    retiredApis.push(w.api!);
+    await w.startApi([{ ...CLIENT, sample_allowance: 1 }], {
+      DOCVERIFY_ATTESTATION_KEY_FILE: newKeyFile,
+      DOCVERIFY_ATTESTATION_PREVIOUS_KEYS: previousDir,
+    });
+    const jwksUrl = `${w.apiUrl}/.well-known/jwks.json`;
+    const jwks = (await (await fetch(jwksUrl)).json()) as JSONWebKeySet;
+    const [newKid, ...previous] = jwks.keys.map((k) => k.kid);
+    expect(newKid).not.toBe(oldKid);
+    expect(previous).toEqual([oldKid]);
+
+    // The attestation given before the rotation, with the JWKS served after it.
+    const tmp = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-rotation-"));
+    const doc = path.join(tmp, "invoice.pdf");
+    await writeFile(doc, invoice);
+    const oldFile = path.join(tmp, "old.attestation.json");
+    await writeFile(oldFile, JSON.stringify({ attestation: oldJws }));
+    const ok = await runNode([ENTRY, "verify", doc, oldFile, "--jwks", jwksUrl, "--no-rerun"]);
+    expect(ok.code, `${ok.stdout}${ok.stderr}`).toBe(0);
+    expect(ok.stdout).toContain(`signature: valid (kid ${oldKid})`);
+    // Without the previous key it would not.
+    await expect(
+      compactVerify(oldJws, createLocalJWKSet({ keys: jwks.keys.filter((k) => k.kid === newKid) })),
+    ).rejects.toThrow();
+
+    // A new detection is signed with the new kid.
+    const created = await call("POST", "/v1/detection", {
+      source_url: `${w.docBase}/invoice.pdf`,
+      doc_type: "invoice",
+      region: "us",
+    });
+    expect(created.status).toBe(202);
+    expect(await waitTerminal(created.body.id as string)).toMatchObject({ status: "COMPLETED" });
+    const fresh = await call("GET", `/v1/detection/${created.body.id}/attestation`);
+    expect(fresh.status).toBe(200);
+    expect(decodeProtectedHeader(fresh.body.attestation as string).kid).toBe(newKid);
+    await compactVerify(fresh.body.attestation as string, createLocalJWKSet(jwks));
+
+    // One changed byte of the document, or one changed finding, is refused.
+    const changed = Buffer.from(invoice);
+    changed[changed.length - 20]! ^= 1;
+    const changedDoc = path.join(tmp, "invoice-changed.pdf");
+    await writeFile(changedDoc, changed);
+    const badDoc = await runNode([ENTRY, "verify", changedDoc, oldFile, "--jwks", jwksUrl, "--no-rerun"]);
+    expect(badDoc.code).toBe(1);
+    expect(badDoc.stdout).toMatch(/^document: MISMATCH/m);
+    const [h, p, s] = oldJws.split(".");
+    const payload = JSON.parse(Buffer.from(p!, "base64url").toString("utf8"));
+    payload.checks[0].severity = payload.checks[0].severity === 0 ? 1 : 0;
+    if (payload.findings.length > 0) payload.findings[0].code = `${payload.findings[0].code}_x`;
+    const forged = `${h}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}.${s}`;
+    await expect(compactVerify(forged, createLocalJWKSet(jwks))).rejects.toThrow();
   });
 
   it("an Idempotency-Key create retried answers the same Detection: one in the apiserver, with the key's label", async () => {
@@ -596,7 +686,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       ).toBe(false);
     }
     // Every call the runtime made during this file was allowed by those Roles.
-    for (const p of [...operators, w.api!])
+    for (const p of [...operators, ...retiredApis, w.api!])
       expect(p.log, p.label).not.toMatch(/refused to|HTTP-Code: 40[13]|could not record a Kubernetes Event/);
   });
 });

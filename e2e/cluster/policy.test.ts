@@ -3,12 +3,26 @@
  * DetectionPolicy CRD and the RBAC of deploy/rbac: a client whose entry names a DetectionPolicy is scored
  * under the version in force from the next detection on (recorded on the Detection and named in the
  * reasoning); an invalid edit is refused (by the CRD schema, or by the operator: condition Valid=False naming
- * the field) and the version in force stays; the dry run (`docverify policy dry-run --cluster`) over the
- * client's last detections matches re-scoring them for real; reviewer feedback is kept.
+ * the field) and the version in force stays; reviewer feedback is kept. The calibration loop and the dry run
+ * as standalone runs them (e2e/policy-scenarios.ts): feedback on 40 detections feeds `docverify
+ * calibration-report --cluster`, whose cross-validated FPR interval is met on 40 further labelled detections,
+ * and the dry run (`docverify policy dry-run --cluster`) over the last 50 of those 80 matches re-scoring them
+ * for real. Steps run on warm step workers (stepMode: workers) so 130 detections fit the suite's time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeDocument, makeMetadataTamperedPdf, TAMPER_VARIANTS } from "../../fixtures/documents.js";
+import { makeDocument } from "../../fixtures/documents.js";
 import { ENTRY, runNode } from "../harness.js";
+import {
+  calibrationDocuments,
+  type DryRunOutput,
+  EAGER,
+  expectCalibrationReport,
+  expectDryRun,
+  expectWithinIntervals,
+  type LabelledDoc,
+  labelOf,
+  proposedPolicy,
+} from "../policy-scenarios.js";
 import { apiRequest } from "./api-request.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -27,29 +41,31 @@ const PLAIN = {
   client_secret: "s3cret-plain-0123456789",
   scopes: ["DocumentVerification:*"],
 };
-const DRY = {
-  client_id: "dry-runner",
-  client_secret: "s3cret-dry-runner-0123456789",
+const CAL = {
+  client_id: "calibrating-lender",
+  client_secret: "s3cret-calibrating-0123456789",
   scopes: ["DocumentVerification:*"],
-  policy: "lender-b",
+  policy: "eager",
 };
 const PRODUCER = "Forgery Works PDF 2.1";
 const specV1 = {
   version: 1,
   producers: { flagged: [{ pattern: "forgery works", level: "proof", decidesAlone: true }] },
 };
-const LENDER_B = {
-  name: "lender-b",
-  version: 1,
-  producers: {
-    flagged: [
-      { pattern: "forgery works", level: "specific" },
-      { pattern: "/^Adobe PDF Library/", level: "proof", decidesAlone: true },
-    ],
-  },
-};
-/** Detections of the dry run in the cluster (fewer than standalone's 50: every step is a Pod here). */
-const N = 8;
+/** The dry run's policy: the calibrated one plus a rule for invoices with an anomaly (as standalone's lender-b). */
+const withInvoiceRule = (policy: ReturnType<typeof proposedPolicy>) => ({
+  ...policy,
+  version: policy.version + 1,
+  rules: [
+    {
+      name: "invoices with an anomaly",
+      when: { all: [{ docType: ["invoice"] }, { finding: { minSeverity: 3 } }] },
+      atLeast: "specific",
+    },
+  ],
+});
+/** Detections of the dry run: the last 50 of the calibration's 80. */
+const N = 50;
 const BASE = `/apis/docverify.io/v1alpha1/namespaces/${NS}/detectionpolicies`;
 
 const missing = missingPrerequisites();
@@ -59,28 +75,25 @@ const title = missing.length
 
 describe.skipIf(missing.length > 0)(title, () => {
   let w: RuntimeWorld;
+  let sets: Record<"history" | "further", LabelledDoc[]>;
   beforeAll(async () => {
+    const calibration = await calibrationDocuments();
+    sets = calibration.sets;
     const documents: Record<string, Buffer> = {
       "/forged.pdf": Buffer.from(
         await makeDocument({ seed: 2601, docType: "bank_statement", region: "GB", producer: PRODUCER }),
       ),
     };
-    for (let i = 0; i < N; i++) {
-      const seed = 2700 + i;
-      documents[`/doc-${i}.pdf`] = Buffer.from(
-        i % 3 === 0
-          ? await makeDocument({ seed, docType: "invoice", region: "GB" })
-          : i % 3 === 1
-            ? await makeDocument({ seed, docType: "invoice", region: "GB", producer: PRODUCER })
-            : await makeMetadataTamperedPdf(seed, TAMPER_VARIANTS[i % TAMPER_VARIANTS.length], {
-                docType: "invoice",
-              }),
-      );
-    }
-    w = await startRuntimeWorld({ namespace: NS, documents });
-    const op = await w.newOperator("operator-a");
+    for (const [p, body] of Object.entries(calibration.served)) documents[p] = Buffer.from(body);
+    // deploy/rbac/operator.yaml alone, as the chart binds it in stepMode: workers.
+    w = await startRuntimeWorld({ namespace: NS, documents, stepMode: "workers" });
+    // Warm step workers (the chart's stepMode: workers): 130 detections in step Pods would take minutes.
+    // No tenant memory: the dry run's documents are submitted again, which it would note as duplicates.
+    const noMemory = { DOCVERIFY_MEMORY: "off" };
+    const op = await w.newOperator("operator-a", { DOCVERIFY_STEP_MODE: "workers", ...noMemory });
     await op.waitForLog(/is the leader/, 30_000);
-    await w.startApi([TUNED, PLAIN, DRY]);
+    for (const step of ["prepare", "check", "agent"] as const) await w.newStepWorker(step, noMemory);
+    await w.startApi([TUNED, PLAIN, CAL]);
   }, 240_000);
   afterAll(async () => {
     await w?.stop();
@@ -91,7 +104,8 @@ describe.skipIf(missing.length > 0)(title, () => {
     (await apiRequest(w.admin, "GET", `${BASE}/${name}`)).body;
   // biome-ignore lint/suspicious/noExplicitAny: a condition list
   const condition = (p: any, type: string) => p?.status?.conditions?.find((c: any) => c.type === type);
-  const detect = async (client: typeof TUNED | typeof PLAIN, docPath: string, docType = "bank_statement") => {
+  type Client = typeof TUNED | typeof PLAIN | typeof CAL;
+  const detect = async (client: Client, docPath: string, docType = "bank_statement") => {
     const r = await w.call(
       "POST",
       "/v1/detection",
@@ -101,7 +115,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     return r.body.id as string;
   };
-  const finish = async (client: typeof TUNED | typeof PLAIN, id: string) => {
+  const finish = async (client: Client, id: string) => {
     const done = await until(
       `detection ${id}`,
       async () => {
@@ -174,55 +188,81 @@ describe.skipIf(missing.length > 0)(title, () => {
     ).toBe(404);
   }, 600_000);
 
-  it("the dry run over the client's last detections matches re-scoring them for real", async () => {
-    const submitAll = async () => {
-      const ids: string[] = [];
-      for (let i = 0; i < N; i++) ids.push(await detect(DRY, `/doc-${i}.pdf`, "invoice"));
-      const out = [];
-      for (const id of ids) out.push({ id, score: (await finish(DRY, id)).score as number });
-      return out;
-    };
-    const before = await submitAll();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-dryrun-"));
-    const file = path.join(dir, "lender-b.json");
-    await writeFile(file, JSON.stringify(LENDER_B));
-    const run = await runNode(
-      [
-        ENTRY,
-        "policy",
-        "dry-run",
-        "--cluster",
-        "--policy",
-        file,
-        "--last",
-        String(N),
-        "--client",
-        DRY.client_id,
-        "--json",
-      ],
-      { env: w.operatorEnv },
+  const inForce = (name: string, version: number) =>
+    until(`${name} v${version} in force`, async () =>
+      (await getPolicy(name))?.status?.inForce?.version === version ? true : undefined,
     );
-    expect(run.code, run.stderr).toBe(0);
-    const dry = JSON.parse(run.stdout) as {
-      rows: { id: string; oldScore: number; newScore: number }[];
-      summary: { total: number; crossedUp: number };
-    };
-    expect(dry.summary.total).toBe(N);
-    expect(dry.summary.crossedUp).toBeGreaterThan(0);
-    const byId = new Map(dry.rows.map((r) => [r.id, r]));
-
-    const { name: _n, ...spec } = LENDER_B;
-    const created = await apiRequest(w.admin, "POST", BASE, {
-      apiVersion: "docverify.io/v1alpha1",
-      kind: "DetectionPolicy",
-      metadata: { name: "lender-b" },
-      spec,
+  const putPolicy = async (policy: { name: string; version: number }) => {
+    const { name, ...spec } = policy;
+    const cur = await getPolicy(name);
+    const r =
+      cur?.kind === "DetectionPolicy"
+        ? await apiRequest(w.admin, "PUT", `${BASE}/${name}`, { ...cur, spec })
+        : await apiRequest(w.admin, "POST", BASE, {
+            apiVersion: "docverify.io/v1alpha1",
+            kind: "DetectionPolicy",
+            metadata: { name },
+            spec,
+          });
+    expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    await inForce(name, policy.version);
+  };
+  /** Submits documents, waits for all; labels them as the tenant's reviewers would when `label`. */
+  const submitAll = async (docs: LabelledDoc[], label: boolean) => {
+    const ids: string[] = [];
+    for (const d of docs) ids.push(await detect(CAL, d.path, d.docType));
+    const out: { id: string; score: number; label: string }[] = [];
+    for (const [i, id] of ids.entries()) {
+      const done = await finish(CAL, id);
+      const l = labelOf(docs[i]!.kind);
+      if (label) {
+        const fb = await w.call("PUT", `/v1/detection/${id}/feedback`, { label: l, reviewer: "e2e" }, CAL);
+        expect(fb.status).toBe(204);
+      }
+      out.push({ id, score: done.score as number, label: l });
+    }
+    return out;
+  };
+  const cli = async (args: string[]) => {
+    const run = await runNode([ENTRY, ...args, "--cluster", "--client", CAL.client_id, "--json"], {
+      env: w.operatorEnv,
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    await until("lender-b in force", async () =>
-      (await getPolicy("lender-b"))?.status?.inForce?.version === 1 ? true : undefined,
+    expect(run.code, run.stderr).toBe(0);
+    return JSON.parse(run.stdout);
+  };
+
+  it("feedback on 40 detections feeds a calibration report met on 40 further; the dry run over the last 50 matches re-scoring them", async () => {
+    const startedAt = Date.now();
+    await putPolicy(EAGER);
+    const history = await submitAll(sets.history, true);
+    const report = await cli(["calibration-report"]);
+    expectCalibrationReport(report);
+    const calibrated = proposedPolicy(report, 2);
+    await putPolicy(calibrated);
+    const further = await submitAll(sets.further, true);
+    expectWithinIntervals("cluster", report, further);
+
+    // The dry run over the last 50 of those 80 detections, then the same 50 documents for real.
+    const next = withInvoiceRule(calibrated);
+    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-dryrun-"));
+    const file = path.join(dir, "eager-next.json");
+    await writeFile(file, JSON.stringify(next));
+    const dry = (await cli(["policy", "dry-run", "--policy", file, "--last", String(N)])) as DryRunOutput;
+    // "Last" is by completion: warm workers finish in another order than submitted, so the 50 the dry run
+    // chose are looked up among the 80 (each must be one of them, none twice).
+    const all = [...history, ...further];
+    const allDocs = [...sets.history, ...sets.further];
+    const chosen = dry.rows.map((r) => all.findIndex((d) => d.id === r.id));
+    expect(chosen.every((i) => i >= 0)).toBe(true);
+    expect(new Set(chosen).size).toBe(N);
+    const last = chosen.map((i) => all[i]!);
+    const lastDocs = chosen.map((i) => allDocs[i]!);
+    const predicted = expectDryRun(dry, last);
+    await putPolicy(next);
+    const after = await submitAll(lastDocs, false);
+    expect(after.map((a) => a.score)).toEqual(predicted);
+    process.stdout.write(
+      `cluster calibration + dry run: ${history.length + further.length + after.length} detections in ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`,
     );
-    const after = await submitAll();
-    expect(after.map((a) => a.score)).toEqual(before.map((b) => byId.get(b.id)?.newScore));
-  }, 900_000);
+  }, 1_800_000);
 });
