@@ -180,7 +180,9 @@ describe.skipIf(!ready)(
             `--as=system:serviceaccount:${ns}:${who}`,
           ])
         ).stdout.trim();
-      expect(await can("docverify-operator", "create", "pods")).toBe("yes");
+      // The chart's default step mode is warm workers: the operator has no Pod permission at all.
+      expect(await can("docverify-operator", "create", "pods")).toBe("no");
+      expect(await can("docverify-operator", "watch", "detections.docverify.io")).toBe("yes");
       expect(await can("docverify-operator", "update", "leases.coordination.k8s.io")).toBe("yes");
       expect(await can("docverify-operator", "create", "pods", "default")).toBe("no");
       expect(await can("docverify-operator", "get", "secrets")).toBe("no");
