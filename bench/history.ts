@@ -23,6 +23,7 @@
  * holders' statements of the template (rendered), fresh derived statements (template only), and remembered
  * derived statements with one amount changed (match: same_document_other_values).
  */
+
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -40,6 +41,7 @@ import { buildDocumentModel } from "../document/pdf-model.js";
 import { buildDocument } from "../fixtures/real-producer/content.js";
 import type { RpDoc } from "../fixtures/real-producer/model.js";
 import { produce } from "../fixtures/real-producer/produce.js";
+import { sameTemplateStatement } from "../fixtures/same-template.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 
@@ -70,18 +72,14 @@ const pct = (xs: number[], p: number) => {
 
 async function renderAll(dir: string): Promise<Map<string, Uint8Array>> {
   const base = buildDocument(7, "bank_statement", "GB");
-  const holder = (seed: number): RpDoc => ({
-    ...buildDocument(seed, "bank_statement", "GB"),
-    issuer: base.issuer,
-    typography: base.typography,
-    contact: base.contact,
-    legal: base.legal,
-    issuedOn: base.issuedOn,
-  });
+  const holder = (seed: number): RpDoc => sameTemplateStatement(base, seed);
   const docs: [string, RpDoc][] = [
     ["original", base],
     ["renamed", { ...base, recipient: { ...base.recipient, name: "Jane Other" } }],
-    ...Array.from({ length: REMEMBERED_HOLDERS }, (_, i): [string, RpDoc] => [`holder-${i}`, holder(200 + i)]),
+    ...Array.from({ length: REMEMBERED_HOLDERS }, (_, i): [string, RpDoc] => [
+      `holder-${i}`,
+      holder(200 + i),
+    ]),
     ...Array.from({ length: FRESH_HOLDERS }, (_, i): [string, RpDoc] => [`fresh-${i}`, holder(300 + i)]),
   ];
   const rendered = new Map<string, Uint8Array>();
@@ -128,14 +126,30 @@ function prng(seed: number): () => number {
   };
 }
 const FIRST = ["Oliver", "Amira", "Jonas", "Priya", "Tomasz", "Grace", "Kwame", "Elena", "Hugo", "Mei"];
-const LAST = ["Bennett", "Okafor", "Lindqvist", "Sharma", "Nowak", "Hughes", "Mensah", "Rossi", "Moreau", "Chen"];
+const LAST = [
+  "Bennett",
+  "Okafor",
+  "Lindqvist",
+  "Sharma",
+  "Nowak",
+  "Hughes",
+  "Mensah",
+  "Rossi",
+  "Moreau",
+  "Chen",
+];
 
 /**
  * Another statement of the same template, from a rendered one: every text run with digits gets other digits
  * (amounts, dates, account numbers, sort codes), the holder's name another name; `change` alters one more
  * amount (the same statement with one value edited). The fingerprint reads only the runs and page text.
  */
-function derived(model: DocumentModel, holder: string | undefined, seed: number, change = false): DocumentModel {
+function derived(
+  model: DocumentModel,
+  holder: string | undefined,
+  seed: number,
+  change = false,
+): DocumentModel {
   const r = prng(seed);
   const name = `${FIRST[Math.floor(r() * FIRST.length)]} ${LAST[Math.floor(r() * LAST.length)]}`;
   const pdf = model.pdf;
@@ -172,7 +186,12 @@ function tarFile(name: string, body: Buffer): Buffer {
   h.write("0000000\0", 108);
   h.write("0000000\0", 116);
   h.write(`${body.length.toString(8).padStart(11, "0")}\0`, 124);
-  h.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, "0")}\0`, 136);
+  h.write(
+    `${Math.floor(Date.now() / 1000)
+      .toString(8)
+      .padStart(11, "0")}\0`,
+    136,
+  );
   h.write("        ", 148);
   h.write("0", 156);
   h.write("ustar\0", 257);
@@ -239,7 +258,9 @@ async function fill(root: string, n: number, f: Fill): Promise<void> {
     const parts = [
       tarFile(`${BUCKET}/${memoryKeys.entry(tenantId, entry.detection)}`, Buffer.from(JSON.stringify(entry))),
       tarFile(`${BUCKET}/${memoryKeys.owner(entry.detection)}`, Buffer.from(tenantId)),
-      ...entry.keys.map((k) => tarFile(`${BUCKET}/${memoryKeys.index(tenantId, k)}${entry.detection}`, empty)),
+      ...entry.keys.map((k) =>
+        tarFile(`${BUCKET}/${memoryKeys.index(tenantId, k)}${entry.detection}`, empty),
+      ),
     ];
     if (!tar.stdin.write(Buffer.concat(parts))) await new Promise((r) => tar.stdin.once("drain", r));
     if ((i + 1) % 10_000 === 0) log(`  ${i + 1} entries written`);
@@ -297,7 +318,11 @@ async function main(): Promise<void> {
     const holders = [...models.entries()]
       .filter(([n]) => n.startsWith("holder-"))
       .map(([, model]) => {
-        const holder = fingerprint(model, { detection: "x", sha256: "x", docType: "d", at: "t" }, keys).holder;
+        const holder = fingerprint(
+          model,
+          { detection: "x", sha256: "x", docType: "d", at: "t" },
+          keys,
+        ).holder;
         return { model, ...(holder ? { holder: holder.text } : {}) };
       });
 
@@ -310,7 +335,9 @@ async function main(): Promise<void> {
       const memory = createObjectStoreMemory(objects, BUCKET);
       // The real entries, through the adapter (also when the store is cached: the probe entry is needed).
       let probeEntry: MemoryEntry | undefined;
-      const reals: [string, Uint8Array][] = [...pdfs].filter(([n]) => n === "original" || n.startsWith("holder-"));
+      const reals: [string, Uint8Array][] = [...pdfs].filter(
+        ([n]) => n === "original" || n.startsWith("holder-"),
+      );
       let filled: { objects: number; folders: number; bytes: number; seconds: number } | undefined;
       if (existsSync(doneFile)) filled = JSON.parse(await readFile(doneFile, "utf8"));
       else if (PARTIAL && existsSync(root)) {
@@ -342,14 +369,26 @@ async function main(): Promise<void> {
       const probeOf = (r: number): { kind: string; model: DocumentModel; sha256: string } => {
         switch (r % 4) {
           case 0:
-            return { kind: "renamed", model: models.get("renamed") as DocumentModel, sha256: sha(pdfs.get("renamed") as Uint8Array) };
+            return {
+              kind: "renamed",
+              model: models.get("renamed") as DocumentModel,
+              sha256: sha(pdfs.get("renamed") as Uint8Array),
+            };
           case 1: {
             const name = `fresh-${r % FRESH_HOLDERS}`;
-            return { kind: "fresh", model: models.get(name) as DocumentModel, sha256: sha(pdfs.get(name) as Uint8Array) };
+            return {
+              kind: "fresh",
+              model: models.get(name) as DocumentModel,
+              sha256: sha(pdfs.get(name) as Uint8Array),
+            };
           }
           case 2: {
             const h = holders[r % holders.length] as Fill["holders"][number];
-            return { kind: "fresh-derived", model: derived(h.model, h.holder, 50_000_000 + r), sha256: rnd() };
+            return {
+              kind: "fresh-derived",
+              model: derived(h.model, h.holder, 50_000_000 + r),
+              sha256: rnd(),
+            };
           }
           default: {
             const i = DERIVED_EVERY * ((r * 7919) % nDerived);
@@ -405,7 +444,10 @@ async function main(): Promise<void> {
     }
     process.stdout.write(
       "\nhistory.matches added time (fingerprint + gather + decide, new documents; local object store)\n" +
-        `load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; cache ${NO_CACHE ? "off" : cache}\n` +
+        `load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}; cache ${NO_CACHE ? "off" : cache}\n` +
         "remembered | p50 ms | p95 ms | lookups | objects | folders | bytes | per 1,000 documents | fill | matched (same document) by probe kind | findings/probe\n" +
         `${rows.join("\n")}\n`,
     );

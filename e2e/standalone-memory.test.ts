@@ -5,6 +5,7 @@
  * corroborating finding; another tenant's identical document matches nothing; DELETE removes the entry and
  * its index keys from the object store (read from outside, in the service's data directory).
  */
+
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDocument } from "../fixtures/real-producer/content.js";
 import type { RpDoc } from "../fixtures/real-producer/model.js";
 import { produce } from "../fixtures/real-producer/produce.js";
+import { sameTemplateStatement } from "../fixtures/same-template.js";
 import { CLIENTS, type Service, startService, type TestClient, until } from "./harness.js";
 
 let svc: Service;
@@ -148,14 +150,7 @@ describe("the tenant memory: 30 holders of one issuer template (standalone proce
 
   beforeAll(async () => {
     const base = buildDocument(7, "bank_statement", "GB");
-    const sameTemplate = (seed: number): RpDoc => ({
-      ...buildDocument(seed, "bank_statement", "GB"),
-      issuer: base.issuer,
-      typography: base.typography,
-      contact: base.contact,
-      legal: base.legal,
-      issuedOn: base.issuedOn,
-    });
+    const sameTemplate = (seed: number): RpDoc => sameTemplateStatement(base, seed);
     // Two producer runs at a time (the machine is shared).
     for (let i = 0; i < HOLDERS.length; i += 2)
       await Promise.all(

@@ -5,10 +5,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CheckResult } from "../../core/check-result.js";
 import { tenantOf } from "../../core/tenant-memory.js";
+import { buildDocumentModel } from "../../document/pdf-model.js";
 import { buildDocument } from "../../fixtures/real-producer/content.js";
 import type { RpDoc } from "../../fixtures/real-producer/model.js";
 import { type Family, produce } from "../../fixtures/real-producer/produce.js";
-import { buildDocumentModel } from "../../document/pdf-model.js";
+import { sameTemplateStatement } from "../../fixtures/same-template.js";
 import { createLocalObjectStore } from "../../platform/local/object-store.js";
 import { createObjectStoreMemory } from "../../platform/memory/object-store-memory.js";
 import { gatherHistory } from "./gather.js";
@@ -30,14 +31,7 @@ let counter = 0;
 
 const base = buildDocument(7, "bank_statement", "GB");
 /** Another holder's statement of the same bank: the bank's template (typography, header, footer) kept. */
-const sameTemplate = (seed: number): RpDoc => ({
-  ...buildDocument(seed, "bank_statement", "GB"),
-  issuer: base.issuer,
-  typography: base.typography,
-  contact: base.contact,
-  legal: base.legal,
-  issuedOn: base.issuedOn,
-});
+const sameTemplate = (seed: number): RpDoc => sameTemplateStatement(base, seed);
 const HOLDERS = Array.from({ length: 30 }, (_, i) => 101 + i);
 
 async function render(name: string, doc: RpDoc, family: Family = "ghostscript"): Promise<void> {

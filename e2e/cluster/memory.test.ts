@@ -5,6 +5,7 @@
  * tenant's identical document matches nothing; DELETE and then retention remove the entries and their index
  * keys from S3 (asserted on the bucket). Retention is an operator restart with a 1-second retention period.
  */
+
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +14,7 @@ import type { ObjectStore } from "../../core/ports.js";
 import { buildDocument } from "../../fixtures/real-producer/content.js";
 import type { RpDoc } from "../../fixtures/real-producer/model.js";
 import { produce } from "../../fixtures/real-producer/produce.js";
+import { sameTemplateStatement } from "../../fixtures/same-template.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
 
 const NS = "docverify-memory";
@@ -58,14 +60,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       opts,
     );
     // Another holder's statement of the same bank: the bank's template (typography, header, footer) kept.
-    const sameTemplate = (seed: number): RpDoc => ({
-      ...buildDocument(seed, "bank_statement", "GB"),
-      issuer: doc.issuer,
-      typography: doc.typography,
-      contact: doc.contact,
-      legal: doc.legal,
-      issuedOn: doc.issuedOn,
-    });
+    const sameTemplate = (seed: number): RpDoc => sameTemplateStatement(doc, seed);
     const holders: Record<string, Buffer> = {};
     // Two producer runs at a time (the machine is shared).
     for (let i = 0; i < HOLDERS.length; i += 2)
