@@ -71,7 +71,9 @@ export function describeMemoryContract(name: string, make: () => Promise<Contrac
       await memory.remember("T", entry("det-z", [`${t}/${h("z-last")}`]));
       const groups = await memory.groups("T", t, { groups: 5, perGroup: 2 });
       expect([...groups.keys()]).toEqual([h("a-first"), h("m-big"), h("z-last")]);
-      expect(groups.get(h("m-big"))).toEqual(["det-big-00", "det-big-01"]);
+      // A group's first members in key order: its markers are sharded, so any two of the big issuer's.
+      expect(groups.get(h("m-big"))).toHaveLength(2);
+      for (const id of groups.get(h("m-big")) ?? []) expect(id).toMatch(/^det-big-\d\d$/);
       expect(groups.get(h("z-last"))).toEqual(["det-z"]);
       const two = await memory.groups("T", t, { groups: 2, perGroup: 50 });
       expect([...two.keys()]).toEqual([h("a-first"), h("m-big")]);
