@@ -44,6 +44,8 @@ export interface TemplateDescription {
   producer: string;
   page: string;
   fonts: string[];
+  /** The first page's logo as a difference hash (logo.ts); absent when the page draws no picture. */
+  logo?: string;
 }
 
 export interface FingerprintInput {
@@ -58,7 +60,12 @@ const norm = (s: string) => s.normalize("NFKC").replace(/\s+/g, " ").trim().toLo
 export const masked = (s: string) => norm(s).replace(/\d/g, "#");
 const fontName = (f: string) => f.replace(/^[A-Z]{6}\+/, "");
 
-export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: TenantKeys): Fingerprint {
+export function fingerprint(
+  doc: DocumentModel,
+  input: FingerprintInput,
+  k: TenantKeys,
+  gathered: { logo?: string } = {},
+): Fingerprint {
   const lines = documentLines(doc);
   // One keyed digest per distinct token: the cells' hashes and both signatures are made from them.
   const digests = new Map<string, Buffer>();
@@ -71,7 +78,7 @@ export function fingerprint(doc: DocumentModel, input: FingerprintInput, k: Tena
     return d;
   };
   const cells = placedCells(lines, (text) => digest(norm(text)).toString("base64url").slice(0, 11));
-  const template = templateOf(doc);
+  const template = templateOf(doc, gathered.logo);
   const templateKey = k.hash("template", JSON.stringify(template));
   const issuer = issuerOf(lines);
   const holder = holderOf(lines, issuer);
@@ -143,8 +150,11 @@ function placedCells(lines: readonly Line[], hashOf: (text: string) => string): 
   return out;
 }
 
-/** The template: the producer and its version, the first page's size, the fonts (subset prefixes dropped). */
-export function templateOf(doc: DocumentModel): TemplateDescription {
+/**
+ * The template: the producer and its version, the first page's size, the fonts (subset prefixes dropped),
+ * and the first page's logo when it has one (`logoHash`, gathered before: it decodes pixels).
+ */
+export function templateOf(doc: DocumentModel, logo?: string): TemplateDescription {
   const pdf = doc.pdf;
   const producer = [pdf?.info.Producer ?? pdf?.xmp?.["pdf:Producer"], pdf?.info.Creator]
     .filter(Boolean)
@@ -154,7 +164,7 @@ export function templateOf(doc: DocumentModel): TemplateDescription {
   const fonts = new Set<string>();
   for (const p of pdf?.pages ?? [])
     for (const r of p.layout?.runs ?? []) if (r.font) fonts.add(fontName(r.font));
-  return { producer: producer || doc.contentType, page, fonts: [...fonts].sort() };
+  return { producer: producer || doc.contentType, page, fonts: [...fonts].sort(), ...(logo ? { logo } : {}) };
 }
 
 /** The claimed issuer: the first cell of the first page with a word of letters and no digits. */

@@ -2,6 +2,7 @@ import type { MemoryEntry, TenantMemory } from "../../core/tenant-memory.js";
 import type { DocumentModel } from "../../document/model.js";
 import { type Fingerprint, type FingerprintInput, fingerprint } from "./fingerprint.js";
 import type { TenantKeys } from "./keys.js";
+import { logoHash } from "./logo.js";
 
 /**
  * The memory's part of the check step's inputs, gathered once before the checks run (the check itself,
@@ -34,7 +35,8 @@ export async function gatherHistory(
   keys: TenantKeys,
   memory: TenantMemory,
 ): Promise<HistoryInput> {
-  const fp = fingerprint(doc, input, keys);
+  const logo = await logoHash(doc);
+  const fp = fingerprint(doc, input, keys, logo ? { logo } : {});
   const tenant = keys.id;
   const { entry } = fp;
   const lookupKeys = entry.keys.filter((k) => /^(f|c\d+|i)\./.test(k));

@@ -267,5 +267,6 @@ function templateDifference(before: TemplateDescription, now: TemplateDescriptio
   const added = now.fonts.filter((f) => !before.fonts.includes(f));
   const missing = before.fonts.filter((f) => !now.fonts.includes(f));
   if (added.length || missing.length) out.fonts = { added, missing };
+  if (before.logo !== now.logo) out.logo = { before: before.logo ?? null, after: now.logo ?? null };
   return out;
 }
