@@ -60,6 +60,10 @@ export interface Ledger {
   credits: number | undefined;
   debits: number | undefined;
   lastBalance?: Figure;
+  /** Whether the opening balance printed outside the table that seeds its first row is the only one printed. */
+  seedUnique: boolean;
+  /** The opening balances the table's own rows imply (its first balance, or the first before its row's move). */
+  openings: number[];
   entries: number;
   confidence: number;
   hypothesis: Hypothesis;
@@ -286,9 +290,10 @@ export function readLedgers(ctx: Ctx): Ledger[] {
   const out: Ledger[] = [];
   const summary = labelledFigures(ctx);
   for (const read of ctx.reading.tables) {
-    const seed = summary.find(
+    const seeds = summary.filter(
       (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
-    )?.figure;
+    );
+    const seed = seeds[0]?.figure;
     let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
     for (const table of inEitherOrder(read)) {
       const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
@@ -340,7 +345,20 @@ export function readLedgers(ctx: Ctx): Ledger[] {
       }
     }
     const withBalance = table.rows.filter((r) => r.figures[best.h.balance.index] && r.kind === "entry");
+    const openings: number[] = [];
+    const first = best.relations[0];
+    // A balance printed outside the table (a summary's opening) is the table's own only when its first
+    // row follows from it.
+    if (first && (first.kind !== "move" || first.prevRow !== undefined || holds(first)))
+      openings.push(first.prev);
+    const firstRow = withBalance[0];
+    const firstBalance = firstRow?.figures[best.h.balance.index];
+    if (firstRow && firstBalance && firstRow === table.rows.find((r) => r.kind === "entry"))
+      for (const o of optionsOf(movesOf(firstRow, best.h), best.h.orientation) ?? [])
+        openings.push(firstBalance.cents - sum(o));
     out.push({
+      seedUnique: seeds.length === 1,
+      openings,
       table,
       relations: best.relations,
       held: best.held,
@@ -408,6 +426,32 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     }
     const checked = rels.length - consumed.size;
     const held = rels.filter(holds).length;
+    // Whether the chain recovers after the broken relation i: the next relation holds from the value
+    // printed, or one changed balance explains both sides (the next row, the closing or carried balance, or
+    // the row after a carried balance follows from the expected value).
+    const recovers = (i: number): boolean => {
+      const r = rels[i] as Relation;
+      const n = rels[i + 1];
+      if (!n) return false;
+      if (holds(n) || consumed.has(n)) return true;
+      if (r.kind === "move" && n.kind !== "move" && n.prev === r.balance.cents)
+        return r.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
+      if (r.kind !== "move" && n.kind === "move" && n.prev === r.balance.cents)
+        return n.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
+      return false;
+    };
+    // A break is proof only on a ledger that verified itself around it: the balances chain over other rows
+    // (at least two relations hold), the break is local (the chain recovers after it, or, for a closing or
+    // carried balance, the chain holds right up to it), and its previous balance is the table's own or the
+    // one opening balance the document prints (several: which account's is not known).
+    const supportOf = (i: number): number => {
+      const r = rels[i] as Relation;
+      if (held < 2) return 0;
+      if (r.kind === "move")
+        return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
+      const before = rels[i - 1];
+      return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
+    };
     ledger.confidence = confidenceOf(table.structure, held, checked);
     ctx.checked += checked;
     ctx.verified += held;
@@ -437,6 +481,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
+          support: supportOf(i),
+          unsupported: "ledger",
         });
         continue;
       }
@@ -485,6 +531,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
+          support: supportOf(i),
+          unsupported: "ledger",
         });
         continue;
       }
@@ -501,6 +549,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         proof: 9,
         confidence: conf,
         notes: table.structure.notes,
+        support: supportOf(i),
+        unsupported: "ledger",
       });
     }
     checkLedgerTotals(ctx, ledger, broken);
@@ -546,6 +596,9 @@ function checkLedgerTotals(ctx: Ctx, ledger: Ledger, broken: number): void {
         proof: 8,
         confidence: ledger.confidence,
         notes: table.structure.notes,
+        // Checked only on a ledger whose every balance chains: its moves were read right.
+        support: ledger.held,
+        unsupported: "ledger",
       });
     }
     if (row.kind === "total") sinceTotal = new Map();
@@ -667,6 +720,28 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     notes: ["a summary read from its labels"],
   };
   const extras = summaryExtras(rows, [opening, closing, totalIn, totalOut], ledger);
+  // The figures of the box that tie to the ledger (a table whose balances chain): its opening, closing and
+  // totals in and out read from the same account. A box none of whose other figures ties to the ledger is
+  // not known to be this ledger's (another account, a pocket), and its mismatches are anomalies.
+  const several = candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1;
+  const tied = (row: Labelled | undefined, what: "opening" | "closing" | "total"): boolean => {
+    if (!row || !ledger || several || ledger.held < 2) return false;
+    const v = row.figure.cents;
+    const close = (x: number | undefined) => x !== undefined && Math.abs(Math.abs(v) - Math.abs(x)) <= SLACK;
+    if (what === "opening") return ledger.openings.some((o) => Math.abs(v - o) <= SLACK);
+    if (what === "closing")
+      return ledger.lastBalance !== undefined && Math.abs(v - ledger.lastBalance.cents) <= SLACK;
+    return !ledger.relations.some((r) => !holds(r)) && (close(ledger.credits) || close(ledger.debits));
+  };
+  const ties = (except: Labelled | undefined) =>
+    (
+      [
+        [opening, "opening"],
+        [closing, "closing"],
+        [totalIn, "total"],
+        [totalOut, "total"],
+      ] as const
+    ).filter(([row, what]) => row !== except && tied(row, what)).length;
   if (opening && closing && totalIn && totalOut) {
     const o = opening.figure.cents;
     const c = closing.figure.cents;
@@ -699,6 +774,8 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
           totalOut.figure,
         ]),
         notes: structure.notes,
+        support: ties(undefined),
+        unsupported: "summary (none of its figures ties to a ledger whose balances chain)",
       });
   }
   // Several summary boxes (one per account or pocket of the statement): which rows each one sums is not
@@ -708,6 +785,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   if (!ledger || candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1) return;
   const ledgerBroken = ledger.relations.some((r) => !holds(r));
   const lastBalance = ledger.lastBalance;
+  const lastRel = [...ledger.relations].reverse().find((r) => r.kind === "move");
+  const lastChains =
+    ledger.held >= 2 && lastRel !== undefined && holds(lastRel) && lastRel.balance === lastBalance;
+  const boxOthers = (except: Labelled) =>
+    [opening, closing, totalIn, totalOut].filter((r) => r !== undefined && r !== except).length;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
   if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
     ctx.checked++;
@@ -724,6 +806,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         proof: 9,
         confidence: ledger.confidence,
         notes: ledger.table.structure.notes,
+        // The ledger's last balance chained from the rows above it, and the box is this ledger's (one of
+        // its other figures ties to it, or it prints none).
+        support: lastChains && (boxOthers(closing) === 0 || ties(closing) > 0) ? ledger.held : 0,
+        unsupported:
+          "ledger and summary (the last balance does not chain, or the box is not tied to the ledger)",
       });
   }
   if (ledgerBroken) return;
@@ -759,6 +846,9 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       proof: 8,
       confidence: ledger.confidence,
       notes: ledger.table.structure.notes,
+      // The ledger chains (checked only then); the box is its own when another of its figures ties to it.
+      support: ties(row),
+      unsupported: "summary (none of its other figures ties to the ledger)",
     });
   }
 }
