@@ -956,10 +956,12 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
  * - its terms are line items whose quantity × price held, or rows of a table whose products held;
  * - another relation that held was read over some of the same rows (a page subtotal over the same lines, a
  *   subtotal that is one of this total's terms and summed its own lines, a tax on a base that is a term);
+ * - another total of its block checks with this one's figure among its terms (a total = this subtotal + its
+ *   tax, a tax on it, net pay = this gross − deductions, the change tendered on it);
  * - for a tax, another tax of its page that held on its base; for the amount due printed several times, a
  *   copy some relation confirmed.
- * A relation that only took the mismatching figure as one of its own inputs (a total = this subtotal + tax)
- * is no support: it confirms the figure printed, not the rows read under it.
+ * A relation elsewhere in the document (another table, another page's block) is no support: it says that
+ * reading was right, not this one.
  */
 function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
   const terms = new Set(d.terms);
@@ -970,8 +972,29 @@ function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
   for (const t of d.terms) if (ctx.heldLines.has(t.line)) n++;
   const tables = new Set(d.terms.map((t) => t.table?.id).filter((id): id is number => id !== undefined));
   for (const id of tables) n += ctx.heldProducts.get(id) ?? 0;
+  // The first term is the sum carried from the page before ("Saldo riportato"): the carried total that the
+  // rows of the page before were seen to add up to.
+  const first = d.terms[0];
+  for (const t of first ? [first] : [])
+    if (
+      t.figure &&
+      held.some(
+        (h) =>
+          h.kind === "sum" &&
+          h.total.page === t.page - 1 &&
+          LABELS.carry.test(h.total.label) &&
+          h.total.figure?.cents === t.figure?.cents,
+      )
+    )
+      n++;
+  // The total's own figure, confirmed by a relation that held (the change tendered, net pay on it as gross).
+  const own = d.mismatch.at;
+  if (own && code !== "tax_amount_mismatch" && ctx.confirmed.has(own)) n++;
   for (const h of held) {
-    if (terms.has(h.total) || h.terms.some((t) => terms.has(t))) n++;
+    // A relation over some of the same rows, or one that took this total as one of its own terms (a total
+    // = this subtotal + its tax, a tax on it, net pay on it): another total of the block that checks.
+    const rows = [h.total, ...h.terms];
+    if (rows.some((t) => terms.has(t) || (t.figure !== undefined && t.figure === own))) n++;
     else if (code === "tax_amount_mismatch" && h.kind === "tax" && h.total.page === d.mismatch.page) n++;
   }
   return n;

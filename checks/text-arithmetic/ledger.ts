@@ -405,8 +405,23 @@ function rowName(row: TableRow): string {
   return `${row.date ? `the row dated ${row.date}` : "the row"}${label ? ` "${label.slice(0, 60)}"` : ""}`;
 }
 
+/** The closing balances printed outside the ledgers' tables (a summary box above or below them). */
+export function closingsOutside(ctx: Ctx, ledgers: readonly Ledger[]): number[] {
+  const tables = new Set(ledgers.map((l) => l.table.id));
+  return labelledFigures(ctx)
+    .filter(
+      (l) =>
+        LABELS.closing.test(l.label) &&
+        !LABELS.carry.test(l.label) &&
+        !l.line.cells[0]?.date &&
+        (l.line.table === undefined || !tables.has(l.line.table)),
+    )
+    .map((l) => l.figure.cents);
+}
+
 /** Checks each ledger's relations and reports what does not add up. */
 export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
+  const closings = closingsOutside(ctx, ledgers);
   for (const ledger of ledgers) {
     const { table } = ledger;
     const rels = ledger.relations;
@@ -432,7 +447,17 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     const recovers = (i: number): boolean => {
       const r = rels[i] as Relation;
       const n = rels[i + 1];
-      if (!n) return false;
+      // The last row: a closing balance printed outside the table shows which side changed (the balance
+      // printed, or the one the row's move gives).
+      if (!n)
+        return (
+          r.kind === "move" &&
+          closings.some(
+            (c) =>
+              Math.abs(c - r.balance.cents) <= SLACK ||
+              r.options.some((o) => Math.abs(r.prev + sum(o) - c) <= SLACK),
+          )
+        );
       if (holds(n) || consumed.has(n)) return true;
       if (r.kind === "move" && n.kind !== "move" && n.prev === r.balance.cents)
         return r.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
@@ -447,8 +472,7 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     const supportOf = (i: number): number => {
       const r = rels[i] as Relation;
       if (held < 2) return 0;
-      if (r.kind === "move")
-        return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
+      if (r.kind === "move") return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
       const before = rels[i - 1];
       return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
     };

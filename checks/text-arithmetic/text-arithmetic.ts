@@ -108,8 +108,8 @@ export const textArithmeticCheck = defineCheck({
       notes === 0
         ? ""
         : proofs === 0
-          ? " (on readings too uncertain to be proof: notes only)"
-          : ` (${notes} of them on uncertain readings: notes)`;
+          ? " (on readings too uncertain or not verified by their own table or block: no proof)"
+          : ` (${notes} of them on uncertain or unverified readings: no proof)`;
     return outcome === "pass"
       ? `All ${checked} sums checked${ledger} add up.`
       : `${findings.length} of ${checked} sums checked do not add up${weighed}: ${[...new Set(findings.map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
