@@ -424,6 +424,7 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
   const closings = closingsOutside(ctx, ledgers);
   for (const ledger of ledgers) {
     const { table } = ledger;
+    const h = ledger.hypothesis;
     const rels = ledger.relations;
     const consumed = new Set<Relation>();
     // Broken relations, with a changed balance read as one finding (it breaks its row and the next).
@@ -444,20 +445,27 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     // Whether the chain recovers after the broken relation i: the next relation holds from the value
     // printed, or one changed balance explains both sides (the next row, the closing or carried balance, or
     // the row after a carried balance follows from the expected value).
+    // After the last relation: a closing balance printed outside the table, or a row of the table after it
+    // that prints a balance and moves nothing (a closing row the vocabulary did not name), says which side
+    // of a broken last row changed: its balance ("expected" printed there) or its amount ("printed").
+    const lastWitness = (i: number): "printed" | "expected" | undefined => {
+      const r = rels[i] as Relation;
+      if (r.kind !== "move" || rels[i + 1]) return undefined;
+      const after = table.rows.slice(table.rows.indexOf(r.row) + 1).find((x) => x.figures[h.balance.index]);
+      const repeated =
+        after && movesOf(after, h).length === 0 ? after.figures[h.balance.index]?.cents : undefined;
+      const witnesses = [...closings, ...(repeated !== undefined ? [repeated] : [])];
+      if (witnesses.some((c) => Math.abs(c - r.balance.cents) <= SLACK)) return "printed";
+      if (witnesses.some((c) => r.options.some((o) => Math.abs(r.prev + sum(o) - c) <= SLACK)))
+        return "expected";
+      return undefined;
+    };
     const recovers = (i: number): boolean => {
       const r = rels[i] as Relation;
       const n = rels[i + 1];
       // The last row: a closing balance printed outside the table shows which side changed (the balance
       // printed, or the one the row's move gives).
-      if (!n)
-        return (
-          r.kind === "move" &&
-          closings.some(
-            (c) =>
-              Math.abs(c - r.balance.cents) <= SLACK ||
-              r.options.some((o) => Math.abs(r.prev + sum(o) - c) <= SLACK),
-          )
-        );
+      if (!n) return lastWitness(i) !== undefined;
       if (holds(n) || consumed.has(n)) return true;
       if (r.kind === "move" && n.kind !== "move" && n.prev === r.balance.cents)
         return r.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
@@ -519,10 +527,9 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
       // The balance agrees with the rows after it: the row's amount is the figure out of line.
       const nextAgrees =
         !balanceChanged &&
-        next !== undefined &&
-        holds(next) &&
         r.moves.length === 1 &&
-        (next.kind === "move" || next.kind === "closing");
+        ((next !== undefined && holds(next) && (next.kind === "move" || next.kind === "closing")) ||
+          lastWitness(i) === "printed");
       // The move that would fit, printed in its column's convention: a debit or credit column prints
       // amounts without sign (a move the other way does not fit it: said in words), a signed one with it.
       const rule = r.moves[0]?.rule;

@@ -135,7 +135,12 @@ describe("text.arithmetic: proof needs a reading that verified itself", () => {
 
   // A statement; `last` replaces the last row's balance.
   const moves = [-4520, 250000, -12999, -899, -6050, 1250];
-  const statement = (opts: { last?: string; closing?: boolean; edit?: { row: number; text: string } }) => {
+  const statement = (opts: {
+    last?: string;
+    closing?: boolean;
+    endRow?: boolean;
+    edit?: { row: number; text: string };
+  }) => {
     let b = 100000;
     const rows = moves.map((m, i) => {
       b += m;
@@ -152,7 +157,12 @@ describe("text.arithmetic: proof needs a reading that verified itself", () => {
       [
         ...grid(
           [{ x: 50 }, { x: 110 }, R(400), R(470), R(545)],
-          [["Date", "Description", "Paid out", "Paid in", "Balance"], ...rows],
+          [
+            ["Date", "Description", "Paid out", "Paid in", "Balance"],
+            ...rows,
+            // A dated row that repeats the balance under a label the vocabulary does not know.
+            ...(opts.endRow ? [["31/03/2025", "Period end", undefined, undefined, fmt(b)]] : []),
+          ],
           700,
         ),
         ...(opts.closing ? grid([{ x: 50 }, R(545)], [["Closing balance", fmt(b)]], 560) : []),
@@ -178,6 +188,16 @@ describe("text.arithmetic: proof needs a reading that verified itself", () => {
     );
     expect(f).toHaveLength(1);
     expect(f[0]?.severity).toBe(9);
+  });
+
+  it("the same edit with a row after it that repeats the balance (a closing row under an unknown label): proof", () => {
+    const f = only(
+      arithmeticFindings(statement({ endRow: true, edit: { row: 5, text: "22.50" } })).findings,
+      "running_balance_mismatch",
+    );
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBe(9);
+    expect(f[0]?.evidence?.after).toBe("22.50");
   });
 
   it("a break in the middle of a ledger whose balances chain before and after it: proof", () => {
