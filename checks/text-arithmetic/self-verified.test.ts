@@ -204,4 +204,50 @@ describe("text.arithmetic: proof needs a reading that verified itself", () => {
     const f = arithmeticFindings(statement({ edit: { row: 2, text: "192.99" } })).findings;
     expect(only(f, "running_balance_mismatch")[0]?.severity).toBe(9);
   });
+  // A summary box whose figures do not add up (opening + in − out ≠ closing), above a ledger that chains.
+  const boxed = (box: [string, string, string, string]) =>
+    layoutDocument([
+      [
+        ...grid(
+          [{ x: 50 }, R(545)],
+          [
+            ["Opening balance", box[0]],
+            ["Total paid in", box[1]],
+            ["Total paid out", box[2]],
+            ["Closing balance", box[3]],
+          ],
+          790,
+        ),
+        ...grid(
+          [{ x: 50 }, { x: 110 }, R(400), R(470), R(545)],
+          [
+            ["Date", "Description", "Paid out", "Paid in", "Balance"],
+            ["01/10", "Opening balance", undefined, undefined, "1,000.00"],
+            ["02/10", "Grocer", "45.20", undefined, "954.80"],
+            ["03/10", "Salary", undefined, "2,500.00", "3,454.80"],
+            ["04/10", "Rent", "1,200.00", undefined, "2,254.80"],
+          ],
+          700,
+        ),
+      ],
+    ]);
+
+  it("a summary box none of whose figures ties to the ledger (another account's box, a pocket): its mismatch is an anomaly", () => {
+    // The ledger chains; the box is some other account's (its opening, totals and closing are not the
+    // ledger's) and prints a difference of 25.00 (interest, say, on a line the reader did not see).
+    const f = only(
+      arithmeticFindings(boxed(["5,000.00", "300.00", "0.00", "5,325.00"])).findings,
+      "statement_summary_mismatch",
+    );
+    expect(f).toHaveLength(1);
+    // Before: 9 (the ledger's relations elsewhere on the page counted as support).
+    expect(f[0]?.severity).toBe(4);
+  });
+
+  it("a summary box tied to the ledger by its opening and totals, its closing edited: proof", () => {
+    const f = arithmeticFindings(boxed(["1,000.00", "2,500.00", "1,245.20", "2,354.80"])).findings;
+    const s = only(f, "statement_summary_mismatch")[0];
+    expect(s?.severity).toBe(9);
+    expect(s?.evidence?.blockSupport).toBeGreaterThanOrEqual(2);
+  });
 });
