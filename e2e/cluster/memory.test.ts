@@ -1,6 +1,7 @@
 /**
  * The tenant memory (issue 23) in the cluster runtime, on a real kube-apiserver + etcd with the real operator,
- * api, step Pods (node player), Redis and S3 (s3rver): the same PDF twice names the first detection; the
+ * api, warm step workers (the chart's default stepMode: workers: step Pods made this file take 344 s in CI, workers ~110 s, and
+ * the same check code runs in both), Redis and S3 (s3rver): the same PDF twice names the first detection; the
  * statement re-rendered by its producer with another holder is matched with the names side by side; another
  * tenant's identical document matches nothing; DELETE and then retention remove the entries and their index
  * keys from S3 (asserted on the bucket). Retention is an operator restart with a 1-second retention period.
@@ -73,13 +74,20 @@ describe.skipIf(missing.length > 0)(title, () => {
       );
     w = await startRuntimeWorld({
       namespace: NS,
+      stepMode: "workers",
       documents: {
         "/a.pdf": await readFile(path.join(dir, "a.pdf")),
         "/b.pdf": await readFile(path.join(dir, "b.pdf")),
         ...holders,
       },
     });
-    await w.newOperator("op-1", { DOCVERIFY_MEMORY_KEY: MEMORY_KEY });
+    const op = await w.newOperator("op-1", {
+      DOCVERIFY_MEMORY_KEY: MEMORY_KEY,
+      DOCVERIFY_STEP_MODE: "workers",
+    });
+    await op.waitForLog(/is the leader/, 30_000);
+    for (const step of ["prepare", "check", "agent"] as const)
+      await w.newStepWorker(step, { DOCVERIFY_MEMORY_KEY: MEMORY_KEY });
     await w.startApi([CLIENT, OTHER, HOLDERS_CLIENT]);
     objects = w.objects();
   }, 420_000);
@@ -193,6 +201,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     for (const o of w.operators) await o.stop();
     const pruning = await w.newOperator("op-prune", {
       DOCVERIFY_MEMORY_KEY: MEMORY_KEY,
+      DOCVERIFY_STEP_MODE: "workers",
       DOCVERIFY_RETENTION_SECONDS: "1",
     });
     await pruning.waitForLog(/is the leader/, 30_000);
