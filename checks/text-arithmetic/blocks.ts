@@ -958,8 +958,9 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
  *   subtotal that is one of this total's terms and summed its own lines, a tax on a base that is a term);
  * - another total of its block checks with this one's figure among its terms (a total = this subtotal + its
  *   tax, a tax on it, net pay = this gross − deductions, the change tendered on it);
- * - for a tax, another tax of its page that held on its base; for the amount due printed several times, a
- *   copy some relation confirmed.
+ * - for a tax, another tax of its page that held on its base; for net pay, another net pay of its page that
+ *   held (the period's beside the year to date); for the amount due printed several times, a copy some
+ *   relation confirmed.
  * A relation elsewhere in the document (another table, another page's block) is no support: it says that
  * reading was right, not this one.
  */
@@ -995,7 +996,14 @@ function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
     // = this subtotal + its tax, a tax on it, net pay on it): another total of the block that checks.
     const rows = [h.total, ...h.terms];
     if (rows.some((t) => terms.has(t) || (t.figure !== undefined && t.figure === own))) n++;
-    else if (code === "tax_amount_mismatch" && h.kind === "tax" && h.total.page === d.mismatch.page) n++;
+    // Another tax, or another net pay (the current period's beside the year to date), of its page that held
+    // under the same rule.
+    else if (
+      ((code === "tax_amount_mismatch" && h.kind === "tax") ||
+        (code === "net_pay_mismatch" && h.kind === "net")) &&
+      h.total.page === d.mismatch.page
+    )
+      n++;
   }
   return n;
 }
