@@ -24,6 +24,8 @@ interface Row {
   mrzExact?: boolean;
   barcodeExact?: boolean;
   flagged: boolean;
+  /** Codes of the findings at severity ≥ 8 (each alone takes a document to 50). */
+  strongCodes: string[];
   codes: string[];
   ms: number;
 }
@@ -55,7 +57,7 @@ async function run(part: IdPart, small: boolean, verbose: boolean): Promise<Row[
       const ms = Math.round(performance.now() - started);
       const truth = f.truth();
       const page = reading.pages.find((p) => p.mrz) ?? reading.pages[0];
-      const row: Row = { f, flagged: false, codes: [], ms };
+      const row: Row = { f, flagged: false, strongCodes: [], codes: [], ms };
       if (truth.mrz) row.mrzExact = page?.mrz?.reading.lines.join("\n") === truth.mrz.join("\n");
       if (truth.barcode)
         row.barcodeExact = reading.pages.some((p) => p.barcodes.some((b) => b.text === truth.barcode));
@@ -65,6 +67,7 @@ async function run(part: IdPart, small: boolean, verbose: boolean): Promise<Row[
         r.findings.filter((x) => (x.severity ?? 0) >= 8).map((x) => x.code),
       );
       row.flagged = strong.length > 0;
+      row.strongCodes = [...new Set(strong)];
       row.codes = [
         ...new Set(
           results.flatMap((r) =>
@@ -107,6 +110,18 @@ function report(part: IdPart, rows: Row[]): string {
   for (const k of kinds) {
     const t = rows.filter((x) => x.f.tamper === k && !flaggedGenuine.has(x.f.originalId ?? ""));
     lines.push(`detected, ${k}: ${pct(t.filter((x) => x.flagged).length, t.length)}`);
+  }
+  // Aggregate only (safe for the held-out part): which codes flag genuine documents, and which codes
+  // detected each tamper kind. A document counts once per code.
+  const byCode = (rs: Row[]) => {
+    const n = new Map<string, number>();
+    for (const r of rs) for (const c of r.strongCodes) n.set(c, (n.get(c) ?? 0) + 1);
+    return [...n].sort((a, c) => c[1] - a[1] || a[0].localeCompare(c[0])).map(([c, k]) => `${c} ${k}`);
+  };
+  lines.push(`codes flagging genuine documents at ≥ 8: ${byCode(genuine).join(", ") || "none"}`);
+  for (const k of kinds) {
+    const t = rows.filter((x) => x.f.tamper === k && !flaggedGenuine.has(x.f.originalId ?? ""));
+    lines.push(`codes detecting ${k} at ≥ 8: ${byCode(t).join(", ") || "none"}`);
   }
   const ms = rows.map((x) => x.ms).sort((a, c) => a - c);
   lines.push(

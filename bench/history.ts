@@ -57,8 +57,11 @@ const PARTIAL = process.env.BENCH_HISTORY_PARTIAL === "1";
 const KEY = new TextEncoder().encode("bench-memory-key-0123456789abcdef0123");
 const TENANT = "bench-tenant";
 const BUCKET = "docverify";
-/** Bump when the fill below changes what it writes (the cache key also hashes the sources it uses). */
-const FILL_VERSION = "3";
+/**
+ * Bump when the fill below or the adapter's layout changes what is written (the cache key also hashes the
+ * sources that decide the entries and their paths; 4: group members' markers sharded).
+ */
+const FILL_VERSION = "4";
 /** One remembered document in this many is a derived statement of the probes' template. */
 const DERIVED_EVERY = 20;
 const REMEMBERED_HOLDERS = 12;
@@ -259,7 +262,7 @@ async function fill(root: string, n: number, f: Fill): Promise<void> {
       tarFile(`${BUCKET}/${memoryKeys.entry(tenantId, entry.detection)}`, Buffer.from(JSON.stringify(entry))),
       tarFile(`${BUCKET}/${memoryKeys.owner(entry.detection)}`, Buffer.from(tenantId)),
       ...entry.keys.map((k) =>
-        tarFile(`${BUCKET}/${memoryKeys.index(tenantId, k)}${entry.detection}`, empty),
+        tarFile(`${BUCKET}/${memoryKeys.marker(tenantId, k, entry.detection)}`, empty),
       ),
     ];
     if (!tar.stdin.write(Buffer.concat(parts))) await new Promise((r) => tar.stdin.once("drain", r));
@@ -295,10 +298,8 @@ async function cacheDir(): Promise<string> {
   for (const f of [
     "checks/history-matches/fingerprint.ts",
     "checks/history-matches/keys.ts",
-    "checks/history-matches/gather.ts",
     "core/tenant-memory.ts",
     "document/text-lines.ts",
-    "platform/memory/object-store-memory.ts",
     "platform/local/object-store.ts",
     "fixtures/real-producer/content.ts",
   ])

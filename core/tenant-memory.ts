@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { defineStored } from "./stored.js";
 
@@ -16,7 +17,8 @@ import { defineStored } from "./stored.js";
  *
  * Lookups are bounded: an entry is filed under index keys (the file hash, 16 LSH bands of the content
  * signature, each identifier, the template), and a lookup reads a few keys under each index key of the new
- * document, never the whole memory. Cross-tenant matching is not offered: the tenant is part of every path.
+ * document, never the whole memory; a group's members are sharded (memberShard) so that a group of
+ * thousands costs a lookup no more than a small one. Cross-tenant matching is not offered: the tenant is part of every path.
  */
 
 /**
@@ -106,10 +108,30 @@ export interface MemorySettings {
 export const tenantOf = (spec: { submittedBy: string; tenant?: string }): string =>
   spec.tenant ?? spec.submittedBy;
 
+/**
+ * The shard of a group member's marker: two hex digits of the detection id's SHA-256 (256 shards). A group
+ * (one template under one issuer, one issuer's documents of one template) can hold every document of a big
+ * bank; its markers are spread over 256 folders so that reading a few members or counting up to a cap reads
+ * one or two small folders, not one folder of thousands (the local store reads and sorts a whole folder to
+ * list it in key order). The shard follows from the detection id alone, so forget finds every marker.
+ */
+export const memberShard = (detection: string): string =>
+  createHash("sha256").update(detection).digest("hex").slice(0, 2);
+
 /** Where the object-store adapter keeps a tenant's entries and index keys (platform/memory/). */
 export const memoryKeys = {
   entry: (tenant: string, detection: string) => `memory/${tenant}/e/${detection}.json`,
   index: (tenant: string, key: string) => `memory/${tenant}/x/${key}/`,
+  /**
+   * The marker of a detection under an index key: `<index>/<detection>` under a plain key (file, band,
+   * identifier), `<index>/<shard>/<detection>` under a group member key (`<group key>/<group>`).
+   */
+  marker: (tenant: string, key: string, detection: string) =>
+    key.includes("/")
+      ? `memory/${tenant}/x/${key}/${memberShard(detection)}/${detection}`
+      : `memory/${tenant}/x/${key}/${detection}`,
+  /** The marker as the first layout wrote it (group members unsharded): forget removes it too. */
+  legacyMarker: (tenant: string, key: string, detection: string) => `memory/${tenant}/x/${key}/${detection}`,
   /** The tenant of a remembered detection (forget needs only the detection's id). */
   owner: (detection: string) => `memory/by-detection/${detection}`,
   tenantPrefix: (tenant: string) => `memory/${tenant}/`,

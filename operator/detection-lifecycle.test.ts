@@ -12,7 +12,7 @@ import { MemoryResourceStore } from "../platform/local/memory-resource-store.js"
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { createLocalScheduler } from "../platform/local/scheduler.js";
 import { writeStored } from "../core/stored.js";
-import { MEMORY_ENTRY, type MemoryEntry } from "../core/tenant-memory.js";
+import { MEMORY_ENTRY, type MemoryEntry, memoryKeys } from "../core/tenant-memory.js";
 import { createObjectStoreMemory } from "../platform/memory/object-store-memory.js";
 import { webhookSettingsFrom } from "../core/webhook-settings.js";
 import { endpointsOf, listDeliveries } from "../core/webhooks.js";
@@ -219,7 +219,7 @@ describe("the detection lifecycle", () => {
         `memory/by-detection/${d.metadata.name}`,
         `memory/tenant1/e/${d.metadata.name}.json`,
         `memory/tenant1/x/f.${"f".repeat(22)}/${d.metadata.name}`,
-        `memory/tenant1/x/t.${"t".repeat(22)}/-/${d.metadata.name}`,
+        memoryKeys.marker("tenant1", `t.${"t".repeat(22)}/-`, d.metadata.name),
       ].sort(),
     );
     const found = await w.memory.lookup("tenant1", { keys: [`f.${"f".repeat(22)}`], perKey: 5, limit: 5 });

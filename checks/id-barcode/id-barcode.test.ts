@@ -62,6 +62,8 @@ describe("id.barcode", () => {
     expect(r.discovered).toContain("barcode_present");
     const f = r.findings.find((x) => x.code === "barcode_viz_mismatch");
     expect(f?.severity, JSON.stringify(r.findings)).toBe(8);
+    expect(f?.evidence?.readingDoubts).toBeUndefined();
+    expect(f?.evidence?.printedConfidence).toBeGreaterThanOrEqual(0);
     expect(f?.evidence?.field).toBe("birth");
     const b = t.specimen.person.birth;
     expect(f?.evidence?.before).toBe(

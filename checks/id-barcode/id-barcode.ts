@@ -5,6 +5,7 @@ import { readIdentity } from "../../document/id/read.js";
 import { OcrbFontMissingError } from "../../document/id/ocrb.js";
 import { ImageDecodeError } from "../../document/raster.js";
 import { defineCheck, flaggedCodes, skip, unreadable } from "../check.js";
+import { DOUBTFUL_MISMATCH_SEVERITY, describeDoubts } from "../id-mrz/id-mrz.js";
 
 /**
  * id.barcode: reads the 2D barcodes of an identity document (PDF417, QR, Data Matrix, Aztec; zxing-wasm with
@@ -128,16 +129,23 @@ export const idBarcodeCheck = defineCheck({
           barcode: d.encoded,
           printed: d.printed,
           secondReading: d.reread,
+          printedConfidence: Math.round(d.viz.confidence),
+          foundBy: d.viz.label,
+          ...(d.doubts.length ? { readingDoubts: d.doubts } : {}),
           printedBox: d.printedBox,
           ...(d.encodedBox ? { barcodeBox: d.encodedBox } : {}),
         };
         findings.push({
           code: "barcode_viz_mismatch",
-          message: `On page ${page.page}, the ${words} printed on the licence (“${d.printed}”) differs from what its barcode encodes (“${d.encoded}”); read twice, the printed value stays different: the print was altered after the card was made.`,
+          message:
+            d.doubts.length > 0
+              ? `On page ${page.page}, the ${words} printed on the licence reads “${d.printed}” where its barcode encodes “${d.encoded}”, but the printed reading is not sure (${describeDoubts(d.doubts)}): an anomaly for the reviewer to look at, not proof of an alteration.`
+              : `On page ${page.page}, the ${words} printed on the licence (“${d.printed}”) differs from what its barcode encodes (“${d.encoded}”); read twice with confidence, the printed value stays different: the print was altered after the card was made.`,
           page: page.page,
           bbox: d.printedBox,
           evidence,
-          severity: 8,
+          // Proof only when the printed reading is sure (the barcode decoded is exact): readingDoubts.
+          severity: d.doubts.length > 0 ? DOUBTFUL_MISMATCH_SEVERITY : 8,
         });
         if (d.encodedBox)
           findings.push({

@@ -82,6 +82,10 @@ describe("id.mrz", () => {
     const printed = r.findings.find((x) => x.code === "mrz_viz_mismatch");
     const mrzSide = r.findings.find((x) => x.code === "mrz_viz_mismatch_mrz");
     expect(printed?.severity).toBe(8);
+    // A confident reading: no doubt left, the OCR's confidence and the caption it was read under shown.
+    expect(printed?.evidence?.readingDoubts).toBeUndefined();
+    expect(printed?.evidence?.printedConfidence).toBeGreaterThanOrEqual(0);
+    expect(printed?.evidence?.foundBy).toEqual(expect.any(String));
     expect(printed?.evidence?.field).toBe("birth");
     const b = t.specimen.person.birth;
     expect(printed?.evidence?.before).toBe(

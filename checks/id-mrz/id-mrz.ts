@@ -1,6 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
+import type { ReadingDoubt } from "../../document/id/compare.js";
 import { type IdPage, readIdentity } from "../../document/id/read.js";
 import { CHECKED_FIELDS } from "../../document/id/mrz-format.js";
 import { FIELD_SPANS, isoOf, type MrzProblem } from "../../document/id/mrz-validate.js";
@@ -209,9 +210,10 @@ function mismatchFindings(page: IdPage): Finding[] {
   for (const d of page.mrzVsViz) {
     const words = FIELD_WORDS[d.field] ?? d.field;
     const mrzField = d.field === "birth" ? "birthDate" : d.field === "expiry" ? "expirationDate" : d.field;
-    // The MRZ side is only as sure as its check digit.
+    // The MRZ side is only as sure as its check digit, the printed side as its reading (readingDoubts): a
+    // disagreement is proof only when both are sure; one the reading may explain is an anomaly.
     const mrzSure = !fieldFails.has(mrzField);
-    const severity = mrzSure ? 8 : 5;
+    const severity = d.doubts.length > 0 ? DOUBTFUL_MISMATCH_SEVERITY : mrzSure ? 8 : 5;
     const evidence = {
       field: d.field,
       label: `${cap(words)} (MRZ → printed)`,
@@ -220,12 +222,18 @@ function mismatchFindings(page: IdPage): Finding[] {
       mrz: d.encoded,
       printed: d.printed,
       secondReading: d.reread,
+      printedConfidence: Math.round(d.viz.confidence),
+      foundBy: d.viz.label,
+      ...(d.doubts.length ? { readingDoubts: d.doubts } : {}),
       printedBox: d.printedBox,
       ...(d.encodedBox ? { mrzBox: d.encodedBox } : {}),
     };
     out.push({
       code: "mrz_viz_mismatch",
-      message: `On page ${page.page}, the ${words} printed in the visual zone (“${d.printed}”) differs from the MRZ's (“${d.encoded}”); read twice, the printed value stays different: one of the two zones was altered.`,
+      message:
+        d.doubts.length > 0
+          ? `On page ${page.page}, the ${words} printed in the visual zone reads “${d.printed}” where the MRZ has “${d.encoded}”, but the printed reading is not sure (${describeDoubts(d.doubts)}): an anomaly for the reviewer to look at, not proof of an alteration.`
+          : `On page ${page.page}, the ${words} printed in the visual zone (“${d.printed}”) differs from the MRZ's (“${d.encoded}”); read twice with confidence, the printed value stays different: one of the two zones was altered.`,
       page: page.page,
       bbox: d.printedBox,
       evidence,
@@ -247,6 +255,20 @@ function mismatchFindings(page: IdPage): Finding[] {
 }
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** Severity of an MRZ/VIZ or barcode/VIZ disagreement whose printed reading is in doubt: an anomaly. */
+export const DOUBTFUL_MISMATCH_SEVERITY = 4;
+
+const DOUBT_WORDS: Record<ReadingDoubt, string> = {
+  readings_differ: "a second reading gave another value",
+  low_confidence: "the OCR was unsure of it",
+  found_by_value: "no caption was read for it",
+  ocr_confusion: "OCR look-alikes, accents, a dropped character or the date order explain the difference",
+  printed_elsewhere: "the encoded value is printed elsewhere, so the caption may belong to another value",
+};
+
+export const describeDoubts = (doubts: readonly ReadingDoubt[]) =>
+  doubts.map((x) => DOUBT_WORDS[x]).join("; ");
 
 /**
  * Whether a zone read on a document not declared an identity document is an MRZ at all: its issuing state

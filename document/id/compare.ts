@@ -203,7 +203,7 @@ export function fieldsByValue(
       Math.max(...words.map((w) => w.box[3])),
     ],
     confidence: Math.min(...words.map((w) => w.confidence)),
-    label: "(found by its value)",
+    label: FOUND_BY_VALUE,
   });
   const nameLine = (value: string | undefined) =>
     value
@@ -261,5 +261,245 @@ export function fieldsByValue(
       }
     }
   }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// How sure a disagreement is (issue 20's rule: a mismatch between two readings is proof only when both
+// readings are confident; what the OCR's own confusions or a misplaced caption explain is an anomaly)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Why a disagreement between an encoding and the printed zone may be the reading's, not the document's:
+ * - `readings_differ`: the second reading of the printed field (alone, at twice the resolution) gives another
+ *   value than the first;
+ * - `low_confidence`: the OCR was unsure of a word of the printed value;
+ * - `found_by_value`: no caption was read for the field; it was found by resembling the encoded value;
+ * - `ocr_confusion`: the difference is what OCR look-alikes (O/0, I/1/L, S/5, B/8, Z/2, G/6), diacritics,
+ *   a dropped or added character, truncation, spacing or the day/month order explain;
+ * - `printed_elsewhere`: the encoded value is printed elsewhere in the visual zone, so the caption was paired
+ *   with another value.
+ */
+export type ReadingDoubt =
+  | "readings_differ"
+  | "low_confidence"
+  | "found_by_value"
+  | "ocr_confusion"
+  | "printed_elsewhere";
+
+/**
+ * Tesseract's word confidence (0-100) below which a printed value is not read with confidence. Calibrated on
+ * the development IDs: see docs/calibration.md ("Identity documents: printed-field confidence").
+ */
+export const CONFIDENT_WORD = 80;
+
+/** The label `fieldsByValue` gives a field it found by its value. */
+export const FOUND_BY_VALUE = "(found by its value)";
+
+const lettersOf = (s: string) =>
+  s
+    .toUpperCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Z]/g, "");
+
+/** Whether two readings of a printed field give the same value of its kind. */
+export function sameReading(
+  field: VizFieldName,
+  a: string,
+  b: string,
+  order: "dmy" | "mdy" = "dmy",
+): boolean {
+  if (field === "birth" || field === "expiry" || field === "issue") {
+    const p = parsePrintedDate(a, order);
+    const q = parsePrintedDate(b, order);
+    return !!p && !!q && p.y === q.y && p.m === q.m && p.d === q.d && p.twoDigitYear === q.twoDigitYear;
+  }
+  if (field === "documentNumber")
+    return a.toUpperCase().replace(/[^A-Z0-9]/g, "") === b.toUpperCase().replace(/[^A-Z0-9]/g, "");
+  return lettersOf(a) !== "" && lettersOf(a) === lettersOf(b);
+}
+
+const DIGIT_AS_LETTER: Record<string, string> = {
+  "0": "O",
+  "1": "I",
+  "5": "S",
+  "8": "B",
+  "2": "Z",
+  "6": "G",
+};
+/** A name as letters, the digits an OCR gives for look-alike letters turned back, L read as I. */
+const nameFold = (s: string) =>
+  s
+    .toUpperCase()
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c)
+    .replace(/[^A-Z]/g, "")
+    .replace(/L/g, "I")
+    .replace(/Q/g, "O");
+
+/** Whether `a` becomes `b` by inserting or deleting at most `max` characters (no substitution). */
+function indelsOnly(a: string, b: string, max: number): boolean {
+  const [s, l] = a.length <= b.length ? [a, b] : [b, a];
+  if (l.length - s.length > max) return false;
+  // Longest common subsequence equal to the shorter string.
+  let i = 0;
+  for (const c of l) if (i < s.length && s[i] === c) i++;
+  return i === s.length;
+}
+
+const LETTER_AS_DIGIT: Record<string, string> = {
+  S: "5",
+  B: "8",
+  Z: "2",
+  G: "6",
+  T: "7",
+  O: "0",
+  Q: "0",
+  D: "0",
+  I: "1",
+  L: "1",
+};
+
+/**
+ * Whether the difference between an encoded value and its printed reading is what an OCR's confusions explain
+ * (see ReadingDoubt `ocr_confusion`): never a changed letter or digit that no look-alike accounts for.
+ */
+export function explainedByOcr(
+  field: VizFieldName,
+  encoded: EncodedValues,
+  printed: string,
+  order: "dmy" | "mdy" = "dmy",
+): boolean {
+  if (field === "surname" || field === "givenNames") {
+    const e = encoded[field];
+    if (!e) return false;
+    const enc = nameFold(e);
+    const words = e
+      .split(/[\s<,]+/)
+      .map(nameFold)
+      .filter((w) => w.length >= 2);
+    for (const form of mrzSpellings(printed.replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c))) {
+      const p = nameFold(form);
+      if (p === "") continue;
+      if (p === enc || words.includes(p)) return true;
+      // Truncated (the field's width, a name wrapped to the next line) or one glyph dropped or doubled.
+      if (p.length >= 3 && (enc.startsWith(p) || p.startsWith(enc))) return true;
+      if (enc.length >= 4 && indelsOnly(p, enc, 1)) return true;
+    }
+    return false;
+  }
+  if (field === "documentNumber") {
+    if (!encoded.documentNumber) return false;
+    const a = foldLookalikes(encoded.documentNumber);
+    const b = foldLookalikes(printed);
+    return a === b || indelsOnly(a, b, 2);
+  }
+  if (field === "birth" || field === "expiry") {
+    const e = encoded[field];
+    if (!e) return false;
+    const folded = printed
+      .toUpperCase()
+      .replace(/(?<=\d)[SBZGTOQDIL]|[SBZGTOQDIL](?=\d)/g, (c) => LETTER_AS_DIGIT[c] ?? c);
+    const other = order === "dmy" ? "mdy" : "dmy";
+    for (const [text, o] of [
+      [folded, order],
+      [printed, other],
+      [folded, other],
+    ] as const) {
+      const p = parsePrintedDate(text, o);
+      if (p && sameDay(p, e)) return true;
+    }
+    return false;
+  }
+  if (field === "nationality")
+    return !!encoded.nationality && foldLookalikes(printed) === foldLookalikes(encoded.nationality);
+  return false;
+}
+
+const overlaps = (a: readonly number[], b: readonly number[]) =>
+  a[0]! < b[2]! && b[0]! < a[2]! && a[1]! < b[3]! && b[1]! < a[3]!;
+
+/**
+ * Whether the encoded value of `field` is printed somewhere else in the visual zone than the field's own box
+ * (lines at or below `belowY`, the MRZ band, and lines holding `<` fillers are not the visual zone).
+ */
+export function printedElsewhere(
+  field: VizFieldName,
+  encoded: EncodedValues,
+  lines: readonly VizLine[],
+  ownBox: readonly number[],
+  order: "dmy" | "mdy" = "dmy",
+  belowY = Number.POSITIVE_INFINITY,
+): boolean {
+  for (const line of lines) {
+    if (line.box[1] >= belowY || line.text.includes("<")) continue;
+    const words = line.words.filter((w) => !overlaps(w.box, ownBox));
+    // Runs of consecutive words that are not the field's own.
+    const runs: VizWord[][] = [[]];
+    for (const w of line.words) {
+      if (words.includes(w)) runs[runs.length - 1]!.push(w);
+      else runs.push([]);
+    }
+    for (const run of runs) {
+      for (let i = 0; i < run.length; i++) {
+        for (let j = i + 1; j <= Math.min(run.length, i + 4); j++) {
+          const text = run
+            .slice(i, j)
+            .map((w) => w.text)
+            .join(" ");
+          if (field === "surname" || field === "givenNames") {
+            const e = encoded[field];
+            if (e && lettersOf(text).length <= lettersOf(e).length + 1 && sameName(e, text)) return true;
+          } else if (field === "documentNumber") {
+            const e = encoded.documentNumber;
+            if (e && j === i + 1 && foldLookalikes(text) === foldLookalikes(e)) return true;
+          } else if (field === "birth" || field === "expiry") {
+            const e = encoded[field];
+            const p = e && parsePrintedDate(text, order);
+            if (e && p && sameDay(p, e)) return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * The doubts about a disagreement found on a first reading and read again (`reread`) that keep it from being
+ * proof: none, and the disagreement is proof; any, and it is at most an anomaly.
+ *
+ * A printed reading is confident when two readings (the page, then the field alone at twice the resolution)
+ * give the same value, and it is either read with a word confidence of at least CONFIDENT_WORD or found under
+ * its own caption: each of `low_confidence` and `found_by_value` alone is no doubt (a document number the OCR
+ * scores low but reads the same twice under "Document No." is a confident reading; so is a name read at 94
+ * where its caption was not read), the two together are. `readings_differ`, `ocr_confusion` and
+ * `printed_elsewhere` are doubts on their own: what the OCR or a misplaced caption explains is never proof.
+ */
+export function readingDoubts(
+  d: Disagreement,
+  reread: string,
+  ctx: {
+    encoded: EncodedValues;
+    lines: readonly VizLine[];
+    order?: "dmy" | "mdy";
+    /** Where the MRZ band starts in the lines' coordinates (it is not the visual zone). */
+    mrzTop?: number;
+  },
+): ReadingDoubt[] {
+  const order = ctx.order ?? "dmy";
+  const out: ReadingDoubt[] = [];
+  if (!sameReading(d.field, d.viz.text, reread, order)) out.push("readings_differ");
+  if (d.viz.confidence < CONFIDENT_WORD && d.viz.label === FOUND_BY_VALUE)
+    out.push("low_confidence", "found_by_value");
+  if (
+    explainedByOcr(d.field, ctx.encoded, d.viz.text, order) ||
+    explainedByOcr(d.field, ctx.encoded, reread, order)
+  )
+    out.push("ocr_confusion");
+  if (printedElsewhere(d.field, ctx.encoded, ctx.lines, d.viz.box, order, ctx.mrzTop))
+    out.push("printed_elsewhere");
   return out;
 }

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { aamvaPayload, makeSpecimen } from "../../fixtures/ids/specimen.js";
 import { aamvaDate, isAamva, parseAamva } from "./aamva.js";
-import { disagreements, mrzSpellings, sameName, sameNumber } from "./compare.js";
+import {
+  CONFIDENT_WORD,
+  type Disagreement,
+  disagreements,
+  FOUND_BY_VALUE,
+  mrzSpellings,
+  readingDoubts,
+  sameName,
+  sameNumber,
+} from "./compare.js";
 import { findFields, parsePrintedDate, type VizLine } from "./viz.js";
 
 describe("dates as documents print them", () => {
@@ -136,5 +145,104 @@ describe("AAMVA data", () => {
     expect(aamvaDate("19900230", "CAN", 10).invalid).toMatch(/day 30/);
     expect(aamvaDate("13011990", "USA", 10).invalid).toMatch(/month 13/);
     expect(() => parseAamva("hello")).toThrow(/AAMVA header/);
+  });
+});
+
+describe("how sure a disagreement is (proof only on confident readings)", () => {
+  type Box = [number, number, number, number];
+  const w = (text: string, x: number, y: number, confidence = 95) => ({
+    text,
+    confidence,
+    box: [x, y, x + text.length * 20, y + 30] as Box,
+  });
+  const line = (...words: ReturnType<typeof w>[]) => ({
+    text: words.map((x) => x.text).join(" "),
+    words,
+    box: [words[0]!.box[0], words[0]!.box[1], words[words.length - 1]!.box[2], words[0]!.box[3]] as Box,
+  });
+  /** The one disagreement of a printed field (found under `label`) with the encoding. */
+  const one = (
+    encoded: Parameters<typeof disagreements>[0],
+    name: "surname" | "givenNames" | "documentNumber" | "birth",
+    at: ReturnType<typeof w>,
+    label = "Caption",
+    order: "dmy" | "mdy" = "dmy",
+  ): Disagreement => {
+    const out = disagreements(
+      encoded,
+      { [name]: { name, text: at.text, box: at.box, confidence: at.confidence, label } },
+      order,
+    );
+    expect(out).toHaveLength(1);
+    return out[0]!;
+  };
+  const passport = {
+    surname: "HAEKKINEN",
+    givenNames: "ZOE",
+    documentNumber: "L898902C3",
+    birth: { y: 1974, m: 8, d: 12 },
+    expiry: { y: 2031, m: 4, d: 15 },
+  };
+  // The MRZ band, read by the same OCR pass, below the visual zone: never "printed elsewhere".
+  const mrzLines = [
+    line(w("P<UTOHAEKKINEN<<ZOE<<<<<<<<<<<<<<<<<<<<<<<<<", 0, 900)),
+    line(w("L898902C36UTO7408122F3104159<<<<<<<<<<<<<<02", 0, 950)),
+  ];
+
+  it("keeps a changed value read confidently twice under its caption as proof", () => {
+    const surname = w("MARTINEZ", 300, 100);
+    const birth = w("12.08.1976", 300, 300);
+    const number = w("L898907C3", 300, 500, 44); // scored low by the OCR, read the same twice under its caption
+    const lines = [line(surname), line(birth), line(number), ...mrzLines];
+    const ctx = { encoded: passport, lines, mrzTop: 880 };
+    expect(readingDoubts(one(passport, "surname", surname), "MARTINEZ", ctx)).toEqual([]);
+    expect(readingDoubts(one(passport, "birth", birth), "12.08.1976", ctx)).toEqual([]);
+    expect(readingDoubts(one(passport, "documentNumber", number), "L898907C3", ctx)).toEqual([]);
+    // A name found by its place rather than its caption, read at 95: still a confident reading.
+    expect(readingDoubts(one(passport, "surname", surname, FOUND_BY_VALUE), "MARTINEZ", ctx)).toEqual([]);
+  });
+
+  it("does not accuse the document of the OCR's look-alikes, dropped characters or date order", () => {
+    const lines: ReturnType<typeof line>[] = [];
+    const ctx = { encoded: passport, lines };
+    // 2 for Z: a name of three letters has no slip tolerance in the comparison itself.
+    const given = w("2OE", 300, 100);
+    expect(readingDoubts(one(passport, "givenNames", given), "2OE", ctx)).toContain("ocr_confusion");
+    // A dropped glyph in the document number.
+    const number = w("L89890C3", 300, 200);
+    expect(readingDoubts(one(passport, "documentNumber", number), "L89890C3", ctx)).toContain(
+      "ocr_confusion",
+    );
+    // Day and month in the other order than the reader assumed.
+    const birth = w("08.12.1974", 300, 300);
+    expect(readingDoubts(one(passport, "birth", birth), "08.12.1974", ctx)).toContain("ocr_confusion");
+  });
+
+  it("takes a value the encoding has printed elsewhere for a caption paired with the wrong value", () => {
+    // A licence: the family-name caption "1" read beside the street line; the family name is printed above.
+    const licence = { surname: "OLSEN", givenNames: "TOMAS ERIK", birth: { y: 1961, m: 10, d: 23 } };
+    const street = w("KINGSWAY", 330, 300);
+    const lines = [line(w("OLSEN", 330, 215)), line(w("1", 300, 300), street)];
+    const d = one(licence, "surname", street, "1", "mdy");
+    expect(readingDoubts(d, "KINGSWAY", { encoded: licence, lines, order: "mdy" })).toEqual([
+      "printed_elsewhere",
+    ]);
+    // The same print without the family name anywhere else: the printed name was changed.
+    expect(readingDoubts(d, "KINGSWAY", { encoded: licence, lines: [lines[1]!], order: "mdy" })).toEqual([]);
+  });
+
+  it("holds a second reading that gives another value, and a low-confidence value found by resemblance, as doubts", () => {
+    const lines: ReturnType<typeof line>[] = [];
+    const birth = w("12.08.1976", 300, 300);
+    expect(readingDoubts(one(passport, "birth", birth), "12.08.1978", { encoded: passport, lines })).toEqual([
+      "readings_differ",
+    ]);
+    const weak = w("L898907C3", 300, 500, CONFIDENT_WORD - 30);
+    expect(
+      readingDoubts(one(passport, "documentNumber", weak, FOUND_BY_VALUE), "L898907C3", {
+        encoded: passport,
+        lines,
+      }),
+    ).toEqual(["low_confidence", "found_by_value"]);
   });
 });

@@ -3,13 +3,20 @@ import { renderPdfPages } from "../pdf-images.js";
 import { decodeImageFile, downscale, type RgbaImage } from "../raster.js";
 import { type AamvaRecord, isAamva, parseAamva } from "./aamva.js";
 import { findBarcodes, type FoundBarcode } from "./barcodes.js";
-import { type Disagreement, disagreements, type EncodedValues, fieldsByValue } from "./compare.js";
+import {
+  type Disagreement,
+  disagreements,
+  type EncodedValues,
+  fieldsByValue,
+  type ReadingDoubt,
+  readingDoubts,
+} from "./compare.js";
 import { applyHomography, type GreyImage, greyToRgba, type Point, toGrey, warpQuad } from "./geometry.js";
 import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
 import { analyseText } from "./mrz-locate.js";
 import { type MrzReading, readMrz } from "./mrz-read.js";
 import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
-import { findFields, type VizField, type VizFieldName } from "./viz.js";
+import { findFields, type VizField, type VizFieldName, type VizLine } from "./viz.js";
 
 /**
  * Reads an identity document once per check step, for both identity checks (id.mrz and id.barcode run in
@@ -39,6 +46,11 @@ export interface ConfirmedDisagreement extends Disagreement {
   encodedBox?: Box;
   /** What the second reading of the printed field gave. */
   reread: string;
+  /**
+   * Why the disagreement may be the reading's rather than the document's (compare.ts `readingDoubts`): empty
+   * when both readings are confident, which alone makes it proof.
+   */
+  doubts: ReadingDoubt[];
 }
 
 export interface BarcodeRead extends FoundBarcode {
@@ -134,6 +146,8 @@ interface Upright {
   image: GreyImage;
   /** From the upright image to the source pixels. */
   toSource: number[];
+  /** Where the MRZ band starts in the upright image (what lies below is no visual zone). */
+  mrzTop?: number;
 }
 
 /** The page rectified by the MRZ: the band's plane extended over the document above it. */
@@ -162,7 +176,7 @@ function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
   // Compose as a homography: upright → band → source.
   const Hs = [sx, 0, x0, 0, sy, y0, 0, 0, 1];
   const H = multiply(r.bandToSource, Hs);
-  return { image, toSource: H };
+  return { image, toSource: H, mrzTop: (band.top - band.glyphPx * 0.6 - y0) / sy };
 }
 
 /** The page turned upright by an angle (degrees, the text's slope), no perspective. */
@@ -226,20 +240,29 @@ async function reread(ocr: IdOcr, upright: GreyImage, box: Box): Promise<string>
     .trim();
 }
 
-/** Disagreements confirmed by a second reading of the printed field. */
+/**
+ * Disagreements confirmed by a second reading of the printed field, each with the doubts that remain about
+ * the reading (compare.ts `readingDoubts`).
+ */
 async function confirm(
   ocr: IdOcr,
   upright: Upright,
   encoded: EncodedValues,
   fields: Partial<Record<VizFieldName, VizField>>,
+  lines: readonly VizLine[],
   order: "dmy" | "mdy",
   unconfirmed: string[],
-): Promise<(Disagreement & { reread: string })[]> {
-  const out: (Disagreement & { reread: string })[] = [];
+): Promise<(Disagreement & { reread: string; doubts: ReadingDoubt[] })[]> {
+  const out: (Disagreement & { reread: string; doubts: ReadingDoubt[] })[] = [];
   for (const d of disagreements(encoded, fields, order)) {
     const again = await reread(ocr, upright.image, d.viz.box);
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
-    if (second.length > 0) out.push({ ...d, reread: again });
+    if (second.length > 0)
+      out.push({
+        ...d,
+        reread: again,
+        doubts: readingDoubts(d, again, { encoded, lines, order, mrzTop: upright.mrzTop }),
+      });
     else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
   }
   return out;
@@ -420,6 +443,7 @@ async function readPage(
       upright,
       mrzEncoded(page.mrz.validation),
       fields,
+      vlines,
       "dmy",
       page.unconfirmed,
     );
@@ -439,6 +463,7 @@ async function readPage(
       upright,
       aamvaEncoded(aamva),
       fields,
+      vlines,
       aamva.country === "CAN" ? "dmy" : "mdy",
       page.unconfirmed,
     );
