@@ -177,9 +177,21 @@ const money2 = (f: Figure | undefined) => f?.money === true;
 interface Deferred {
   /** A sum of a block: counts only once some other sum of the document was seen to add up. */
   needsSupport?: boolean;
-  mismatch: Omit<Mismatch, "confidence">;
+  mismatch: Omit<Mismatch, "confidence" | "support">;
   structure: StructureScore;
   figures: Figure[];
+  /** The rows the relation reads its expectation from (a total's terms, net pay's gross and deductions). */
+  terms: BlockRow[];
+}
+
+/**
+ * A relation among block rows that held: a total and the rows it was found to sum (none when it summed
+ * rows elsewhere), a tax on its base, net pay on its gross and deductions.
+ */
+export interface HeldSum {
+  kind: "sum" | "tax" | "net";
+  total: BlockRow;
+  terms: BlockRow[];
 }
 
 /**
@@ -218,6 +230,7 @@ export function checkBlocks(
   rows: BlockRow[],
   items: ReadonlySet<ReadLine>,
   hasLedger: boolean,
+  held: HeldSum[] = [],
 ): Deferred[] {
   const deferred: Deferred[] = [];
   // Several tax rates: each applies to part of the items, so a tax is checked only on a base it prints.
@@ -290,14 +303,29 @@ export function checkBlocks(
     const v = r.figure.cents;
     seen.push(r);
     if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {
+      const before = ctx.verified;
       const d = checkNet(ctx, r, seen);
       if (d) deferred.push(d);
+      // Net pay that held read the totals above it (the gross, the deductions), not their rows.
+      if (ctx.verified > before)
+        held.push({
+          kind: "net",
+          total: r,
+          terms: seen.slice(0, -1).filter((x) => isTotalRow(x) || LABELS.deductionsTotal.test(x.label)),
+        });
       continue;
     }
     if (LABELS.change.test(r.label) && !LABELS.totalish.test(r.label)) checkChange(ctx, r, seen);
     if (isTaxRow(r.label)) {
+      const before = ctx.verified;
       const d = checkTaxRate(ctx, r, terms, seen, rates, items, rows);
       if (d) deferred.push(d);
+      // A tax that held read its base: a total above it, or the one amount above it.
+      if (ctx.verified > before) {
+        const base =
+          [...terms].reverse().find((t) => isTotalRow(t.row)) ?? (terms.length === 1 ? terms[0] : undefined);
+        held.push({ kind: "tax", total: r, terms: base ? [base.row] : [] });
+      }
     }
     // "Of which VAT 20%", "in diesem Beitrag enthaltene Versicherungsteuer (35,13 €)": a part of an amount
     // above, printed for information; never added again.
@@ -396,6 +424,10 @@ export function checkBlocks(
       ctx.checked++;
       ctx.verified++;
       ctx.confirmed.add(r.figure);
+      const other = byRun
+        ? [...(runBase ?? []), ...runBefore.map((x) => ({ row: x, cents: 0 }))]
+        : candidates.find((block) => tailsOf(block).some(near));
+      held.push({ kind: "sum", total: r, terms: (other ?? []).map((t) => t.row) });
       subtotals = [...subtotals, r];
       terms = [{ row: r, cents: v }];
       continue;
@@ -404,6 +436,14 @@ export function checkBlocks(
     if (byTerms || byTotals) {
       ctx.verified++;
       ctx.confirmed.add(r.figure);
+      const k = byTerms ? tails.findIndex(near) : grand.findIndex(near);
+      held.push({
+        kind: "sum",
+        total: r,
+        terms: byTerms
+          ? terms.slice(terms.length - 1 - k).map((t) => t.row)
+          : subtotals.slice(subtotals.length - 2 - k),
+      });
       subtotals = byTotals ? [r] : [...subtotals, r];
     } else if (judged) {
       const overSubtotals = terms.length === 1 && sameTable;
@@ -441,6 +481,7 @@ export function checkBlocks(
         },
         structure: blockStructure(ctx, r, termRows),
         figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
+        terms: termRows,
       });
       subtotals = [...subtotals, r];
     } else subtotals = [...subtotals, r];
@@ -684,6 +725,7 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
     },
     structure: blockStructure(ctx, net, [gross, deductions]),
     figures: [net.figure, gross.figure, deductions.figure],
+    terms: [gross, deductions, ...parts],
   };
 }
 
@@ -797,6 +839,7 @@ function checkTaxRate(
     },
     structure,
     figures: [r.figure, base],
+    terms: baseRow ? [baseRow] : [],
   };
 }
 
@@ -879,6 +922,7 @@ export function checkRepeatedTotals(ctx: Ctx, rows: BlockRow[]): Deferred[] {
         ? { ...structure, columns: 0.5, notes: [...structure.notes, "rows with several amounts"] }
         : structure,
       figures: copies.map((c) => c.figure as Figure),
+      terms: copies.filter((c) => c !== odd),
     });
   }
   return out;
@@ -888,7 +932,7 @@ export function checkRepeatedTotals(ctx: Ctx, rows: BlockRow[]): Deferred[] {
  * Reports the block mismatches, weighed by their reading and by the relations of the whole document
  * that held: a mismatching total on a document none of whose figures added up anywhere else is a note.
  */
-export function reportDeferred(ctx: Ctx, deferred: Deferred[]): void {
+export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly HeldSum[] = []): void {
   for (const d of deferred) {
     // A mismatching total counts only once the document's figures were seen to add up somewhere else:
     // otherwise the rows above it are not what it sums (a score sheet, a report), and it is left unjudged.
@@ -902,6 +946,64 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[]): void {
       confidence = Math.min(confidence, 0.6);
       notes.push("no other sum of the document adds up");
     }
-    report(ctx, { ...d.mismatch, confidence, notes });
+    report(ctx, { ...d.mismatch, confidence, notes, support: blockSupport(ctx, d, held) });
   }
+}
+
+/**
+ * The relations of a mismatch's own block that held under the same reading (docs/decisions.md "A mismatch
+ * is proof only on a reading that verified itself"):
+ * - its terms are line items whose quantity × price held, or rows of a table whose products held;
+ * - another relation that held was read over some of the same rows (a page subtotal over the same lines, a
+ *   subtotal that is one of this total's terms and summed its own lines, a tax on a base that is a term);
+ * - another total of its block checks with this one's figure among its terms (a total = this subtotal + its
+ *   tax, a tax on it, net pay = this gross − deductions, the change tendered on it);
+ * - for a tax, another tax of its page that held on its base; for net pay, another net pay of its page that
+ *   held (the period's beside the year to date); for the amount due printed several times, a copy some
+ *   relation confirmed.
+ * A relation elsewhere in the document (another table, another page's block) is no support: it says that
+ * reading was right, not this one.
+ */
+function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
+  const terms = new Set(d.terms);
+  const code = d.mismatch.code;
+  if (code === "total_repeated_mismatch")
+    return d.terms.filter((t) => t.figure && ctx.confirmed.has(t.figure)).length;
+  let n = 0;
+  for (const t of d.terms) if (ctx.heldLines.has(t.line)) n++;
+  const tables = new Set(d.terms.map((t) => t.table?.id).filter((id): id is number => id !== undefined));
+  for (const id of tables) n += ctx.heldProducts.get(id) ?? 0;
+  // The first term is the sum carried from the page before ("Saldo riportato"): the carried total that the
+  // rows of the page before were seen to add up to.
+  const first = d.terms[0];
+  for (const t of first ? [first] : [])
+    if (
+      t.figure &&
+      held.some(
+        (h) =>
+          h.kind === "sum" &&
+          h.total.page === t.page - 1 &&
+          LABELS.carry.test(h.total.label) &&
+          h.total.figure?.cents === t.figure?.cents,
+      )
+    )
+      n++;
+  // The total's own figure, confirmed by a relation that held (the change tendered, net pay on it as gross).
+  const own = d.mismatch.at;
+  if (own && code !== "tax_amount_mismatch" && ctx.confirmed.has(own)) n++;
+  for (const h of held) {
+    // A relation over some of the same rows, or one that took this total as one of its own terms (a total
+    // = this subtotal + its tax, a tax on it, net pay on it): another total of the block that checks.
+    const rows = [h.total, ...h.terms];
+    if (rows.some((t) => terms.has(t) || (t.figure !== undefined && t.figure === own))) n++;
+    // Another tax, or another net pay (the current period's beside the year to date), of its page that held
+    // under the same rule.
+    else if (
+      ((code === "tax_amount_mismatch" && h.kind === "tax") ||
+        (code === "net_pay_mismatch" && h.kind === "net")) &&
+      h.total.page === d.mismatch.page
+    )
+      n++;
+  }
+  return n;
 }

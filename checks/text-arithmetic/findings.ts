@@ -1,6 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import type { Box } from "../../document/page-layout.js";
+import type { ReadLine } from "../../document/tables/reader.js";
 import type { Figure } from "../../document/tables/cells.js";
 import {
   CONFIDENT,
@@ -33,7 +34,20 @@ export interface Ctx {
   statementRows: number;
   /** Figures a relation that held confirmed (a copy of the amount due that adds up is the right copy). */
   confirmed: Set<Figure>;
+  /** Lines whose quantity × price (or whose three figures) held: line items read right. */
+  heldLines: Set<ReadLine>;
+  /** Per table id, how many of its line items' products held. */
+  heldProducts: Map<number, number>;
 }
+
+/**
+ * How many relations of a mismatch's own table or block must hold, under the same reading, before the
+ * mismatch is proof (docs/decisions.md "A mismatch is proof only on a reading that verified itself").
+ */
+export const SUPPORT_NEEDED = 1;
+
+/** Severity of a mismatch on a confident reading that its own block did not verify: an anomaly. */
+export const UNVERIFIED_SEVERITY = 4;
 
 export const money = (ctx: Ctx, cents: number) => formatCents(cents, ctx.style, ctx.currency);
 
@@ -117,19 +131,33 @@ export interface Mismatch {
   confidence: number;
   /** What lowered the confidence, for the message of a note. */
   notes?: string[];
+  /**
+   * Independent relations of the same table or block that held under the same reading (the same columns,
+   * sign and number convention): other products of the line items, another total over the same rows, the
+   * running balances chaining before and after a local break, a summary figure tied to a ledger that
+   * chains. Below SUPPORT_NEEDED the reading has not verified itself: the mismatch is an anomaly.
+   */
+  support: number;
+  /** What the support would have been, in words, for the message of an anomaly. */
+  unsupported?: string;
 }
 
 /**
- * A mismatch as a finding: on a confident reading, proof (8-9); on an uncertain one a note (2) that says
- * so. The evidence carries the value printed and expected, `before` (what the arithmetic says the value
- * was) and `after` (what is printed now), and `readingConfidence`.
+ * A mismatch as a finding: on a confident reading that its own table or block verified (`support`), proof
+ * (8-9); on a confident reading nothing of its block confirmed, an anomaly (4) the score may still combine
+ * with an independent finding about the same value; on an uncertain reading a note (2) that says so. The
+ * evidence carries the value printed and expected, `before` (what the arithmetic says the value was) and
+ * `after` (what is printed now), `readingConfidence` and `blockSupport`.
  */
 export function report(ctx: Ctx, m: Mismatch): void {
   const confident = m.confidence >= CONFIDENT;
+  const verified = m.support >= SUPPORT_NEEDED;
   const why = m.notes?.length ? `: ${m.notes.join("; ")}` : "";
-  const message = confident
-    ? m.message
-    : `${m.message} The table was read with low confidence (${m.confidence.toFixed(2)}${why}), so this is a note, not proof.`;
+  const message = !confident
+    ? `${m.message} The table was read with low confidence (${m.confidence.toFixed(2)}${why}), so this is a note, not proof.`
+    : !verified
+      ? `${m.message} Nothing else in its ${m.unsupported ?? "table or block"} was seen to add up under the same reading, so this is an anomaly, not proof.`
+      : m.message;
   const bbox = pageBox(ctx.reading, m.page, m.at?.box ?? m.box);
   ctx.findings.push({
     code: m.code,
@@ -143,8 +171,9 @@ export function report(ctx: Ctx, m: Mismatch): void {
       before: m.expected,
       after: m.printed,
       readingConfidence: m.confidence,
+      blockSupport: m.support,
     },
-    severity: confident ? m.proof : 2,
+    severity: !confident ? 2 : verified ? m.proof : UNVERIFIED_SEVERITY,
   });
 }
 

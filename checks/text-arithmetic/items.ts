@@ -193,17 +193,23 @@ const FREE_STRUCTURE = (source: number): StructureScore => ({
 /** Checks every line item; returns the rows read as line items (a subtotal above them sums them). */
 export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set<ReadLine> {
   const items = new Set<ReadLine>();
-  const groups: { structure: StructureScore; products: Product[]; agreed: number }[] = [];
+  const groups: {
+    structure: StructureScore;
+    products: Product[];
+    agreed: number;
+    agreedLines: ReadLine[];
+    table?: number;
+  }[] = [];
   const named = new Set<number>();
   for (const table of ctx.reading.tables) {
     if (ledgerTables.has(table.id)) continue;
     const products = [...namedProducts(table), ...taxBreakdown(table)];
     if (products.length === 0) continue;
     named.add(table.id);
-    groups.push({ structure: table.structure, products, agreed: 0 });
+    groups.push({ structure: table.structure, products, agreed: 0, agreedLines: [], table: table.id });
   }
   // Every other line: its figures in order.
-  const bySource = new Map<number, { structure: StructureScore; products: Product[]; agreed: number }>();
+  const bySource = new Map<number, (typeof groups)[number]>();
   const tableOf = new Map(ctx.reading.tables.map((t) => [t.id, t]));
   for (const line of ctx.reading.lines) {
     if (line.header || (line.table !== undefined && (named.has(line.table) || ledgerTables.has(line.table))))
@@ -224,12 +230,19 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     const key = table?.id ?? -1;
     let g = bySource.get(key);
     if (!g) {
-      g = { structure: table?.structure ?? FREE_STRUCTURE(source), products: [], agreed: 0 };
+      g = {
+        structure: table?.structure ?? FREE_STRUCTURE(source),
+        products: [],
+        agreed: 0,
+        agreedLines: [],
+        ...(table ? { table: table.id } : {}),
+      };
       bySource.set(key, g);
       groups.push(g);
     }
     if (p === "agrees") {
       g.agreed++;
+      g.agreedLines.push(line);
       items.add(line);
       continue;
     }
@@ -247,6 +260,11 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     for (const p of g.products) items.add(p.line);
     ctx.checked += held + broken.length;
     ctx.verified += held;
+    // The lines whose products held are read right (their columns, their amount): a total over them, or
+    // a broken product of the same table, stands on a reading that verified itself.
+    for (const p of g.products) if (!broken.includes(p)) ctx.heldLines.add(p.line);
+    for (const l of g.agreedLines) ctx.heldLines.add(l);
+    if (g.table !== undefined) ctx.heldProducts.set(g.table, (ctx.heldProducts.get(g.table) ?? 0) + held);
     for (const p of broken) {
       const expected = p.expected[0] as number;
       const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
@@ -261,6 +279,10 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
         proof: 8,
         confidence: confidenceOf(g.structure, held, held + broken.length, [p.printed, ...p.inputs]),
         notes: g.structure.notes,
+        // The other products of its table that held (at least one: a table whose products mostly fail
+        // is no quantity × price, and is not judged).
+        support: held,
+        unsupported: "table",
       });
     }
   }

@@ -60,6 +60,10 @@ export interface Ledger {
   credits: number | undefined;
   debits: number | undefined;
   lastBalance?: Figure;
+  /** Whether the opening balance printed outside the table that seeds its first row is the only one printed. */
+  seedUnique: boolean;
+  /** The opening balances the table's own rows imply (its first balance, or the first before its row's move). */
+  openings: number[];
   entries: number;
   confidence: number;
   hypothesis: Hypothesis;
@@ -286,9 +290,10 @@ export function readLedgers(ctx: Ctx): Ledger[] {
   const out: Ledger[] = [];
   const summary = labelledFigures(ctx);
   for (const read of ctx.reading.tables) {
-    const seed = summary.find(
+    const seeds = summary.filter(
       (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
-    )?.figure;
+    );
+    const seed = seeds[0]?.figure;
     let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
     for (const table of inEitherOrder(read)) {
       const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
@@ -340,7 +345,20 @@ export function readLedgers(ctx: Ctx): Ledger[] {
       }
     }
     const withBalance = table.rows.filter((r) => r.figures[best.h.balance.index] && r.kind === "entry");
+    const openings: number[] = [];
+    const first = best.relations[0];
+    // A balance printed outside the table (a summary's opening) is the table's own only when its first
+    // row follows from it.
+    if (first && (first.kind !== "move" || first.prevRow !== undefined || holds(first)))
+      openings.push(first.prev);
+    const firstRow = withBalance[0];
+    const firstBalance = firstRow?.figures[best.h.balance.index];
+    if (firstRow && firstBalance && firstRow === table.rows.find((r) => r.kind === "entry"))
+      for (const o of optionsOf(movesOf(firstRow, best.h), best.h.orientation) ?? [])
+        openings.push(firstBalance.cents - sum(o));
     out.push({
+      seedUnique: seeds.length === 1,
+      openings,
       table,
       relations: best.relations,
       held: best.held,
@@ -387,10 +405,26 @@ function rowName(row: TableRow): string {
   return `${row.date ? `the row dated ${row.date}` : "the row"}${label ? ` "${label.slice(0, 60)}"` : ""}`;
 }
 
+/** The closing balances printed outside the ledgers' tables (a summary box above or below them). */
+export function closingsOutside(ctx: Ctx, ledgers: readonly Ledger[]): number[] {
+  const tables = new Set(ledgers.map((l) => l.table.id));
+  return labelledFigures(ctx)
+    .filter(
+      (l) =>
+        LABELS.closing.test(l.label) &&
+        !LABELS.carry.test(l.label) &&
+        !l.line.cells[0]?.date &&
+        (l.line.table === undefined || !tables.has(l.line.table)),
+    )
+    .map((l) => l.figure.cents);
+}
+
 /** Checks each ledger's relations and reports what does not add up. */
 export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
+  const closings = closingsOutside(ctx, ledgers);
   for (const ledger of ledgers) {
     const { table } = ledger;
+    const h = ledger.hypothesis;
     const rels = ledger.relations;
     const consumed = new Set<Relation>();
     // Broken relations, with a changed balance read as one finding (it breaks its row and the next).
@@ -408,6 +442,48 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     }
     const checked = rels.length - consumed.size;
     const held = rels.filter(holds).length;
+    // Whether the chain recovers after the broken relation i: the next relation holds from the value
+    // printed, or one changed balance explains both sides (the next row, the closing or carried balance, or
+    // the row after a carried balance follows from the expected value).
+    // After the last relation: a closing balance printed outside the table, or a row of the table after it
+    // that prints a balance and moves nothing (a closing row the vocabulary did not name), says which side
+    // of a broken last row changed: its balance ("expected" printed there) or its amount ("printed").
+    const lastWitness = (i: number): "printed" | "expected" | undefined => {
+      const r = rels[i] as Relation;
+      if (r.kind !== "move" || rels[i + 1]) return undefined;
+      const after = table.rows.slice(table.rows.indexOf(r.row) + 1).find((x) => x.figures[h.balance.index]);
+      const repeated =
+        after && movesOf(after, h).length === 0 ? after.figures[h.balance.index]?.cents : undefined;
+      const witnesses = [...closings, ...(repeated !== undefined ? [repeated] : [])];
+      if (witnesses.some((c) => Math.abs(c - r.balance.cents) <= SLACK)) return "printed";
+      if (witnesses.some((c) => r.options.some((o) => Math.abs(r.prev + sum(o) - c) <= SLACK)))
+        return "expected";
+      return undefined;
+    };
+    const recovers = (i: number): boolean => {
+      const r = rels[i] as Relation;
+      const n = rels[i + 1];
+      // The last row: a closing balance printed outside the table shows which side changed (the balance
+      // printed, or the one the row's move gives).
+      if (!n) return lastWitness(i) !== undefined;
+      if (holds(n) || consumed.has(n)) return true;
+      if (r.kind === "move" && n.kind !== "move" && n.prev === r.balance.cents)
+        return r.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
+      if (r.kind !== "move" && n.kind === "move" && n.prev === r.balance.cents)
+        return n.options.some((o) => Math.abs(r.prev + sum(o) - n.balance.cents) <= SLACK);
+      return false;
+    };
+    // A break is proof only on a ledger that verified itself around it: the balances chain over other rows
+    // (at least two relations hold), the break is local (the chain recovers after it, or, for a closing or
+    // carried balance, the chain holds right up to it), and its previous balance is the table's own or the
+    // one opening balance the document prints (several: which account's is not known).
+    const supportOf = (i: number): number => {
+      const r = rels[i] as Relation;
+      if (held < 2) return 0;
+      if (r.kind === "move") return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
+      const before = rels[i - 1];
+      return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
+    };
     ledger.confidence = confidenceOf(table.structure, held, checked);
     ctx.checked += checked;
     ctx.verified += held;
@@ -437,6 +513,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
+          support: supportOf(i),
+          unsupported: "ledger",
         });
         continue;
       }
@@ -449,10 +527,9 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
       // The balance agrees with the rows after it: the row's amount is the figure out of line.
       const nextAgrees =
         !balanceChanged &&
-        next !== undefined &&
-        holds(next) &&
         r.moves.length === 1 &&
-        (next.kind === "move" || next.kind === "closing");
+        ((next !== undefined && holds(next) && (next.kind === "move" || next.kind === "closing")) ||
+          lastWitness(i) === "printed");
       // The move that would fit, printed in its column's convention: a debit or credit column prints
       // amounts without sign (a move the other way does not fit it: said in words), a signed one with it.
       const rule = r.moves[0]?.rule;
@@ -485,6 +562,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
+          support: supportOf(i),
+          unsupported: "ledger",
         });
         continue;
       }
@@ -501,6 +580,8 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         proof: 9,
         confidence: conf,
         notes: table.structure.notes,
+        support: supportOf(i),
+        unsupported: "ledger",
       });
     }
     checkLedgerTotals(ctx, ledger, broken);
@@ -546,6 +627,9 @@ function checkLedgerTotals(ctx: Ctx, ledger: Ledger, broken: number): void {
         proof: 8,
         confidence: ledger.confidence,
         notes: table.structure.notes,
+        // Checked only on a ledger whose every balance chains: its moves were read right.
+        support: ledger.held,
+        unsupported: "ledger",
       });
     }
     if (row.kind === "total") sinceTotal = new Map();
@@ -667,6 +751,28 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     notes: ["a summary read from its labels"],
   };
   const extras = summaryExtras(rows, [opening, closing, totalIn, totalOut], ledger);
+  // The figures of the box that tie to the ledger (a table whose balances chain): its opening, closing and
+  // totals in and out read from the same account. A box none of whose other figures ties to the ledger is
+  // not known to be this ledger's (another account, a pocket), and its mismatches are anomalies.
+  const several = candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1;
+  const tied = (row: Labelled | undefined, what: "opening" | "closing" | "total"): boolean => {
+    if (!row || !ledger || several || ledger.held < 2) return false;
+    const v = row.figure.cents;
+    const close = (x: number | undefined) => x !== undefined && Math.abs(Math.abs(v) - Math.abs(x)) <= SLACK;
+    if (what === "opening") return ledger.openings.some((o) => Math.abs(v - o) <= SLACK);
+    if (what === "closing")
+      return ledger.lastBalance !== undefined && Math.abs(v - ledger.lastBalance.cents) <= SLACK;
+    return !ledger.relations.some((r) => !holds(r)) && (close(ledger.credits) || close(ledger.debits));
+  };
+  const ties = (except: Labelled | undefined) =>
+    (
+      [
+        [opening, "opening"],
+        [closing, "closing"],
+        [totalIn, "total"],
+        [totalOut, "total"],
+      ] as const
+    ).filter(([row, what]) => row !== except && tied(row, what)).length;
   if (opening && closing && totalIn && totalOut) {
     const o = opening.figure.cents;
     const c = closing.figure.cents;
@@ -699,6 +805,8 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
           totalOut.figure,
         ]),
         notes: structure.notes,
+        support: ties(undefined),
+        unsupported: "summary (none of its figures ties to a ledger whose balances chain)",
       });
   }
   // Several summary boxes (one per account or pocket of the statement): which rows each one sums is not
@@ -708,6 +816,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   if (!ledger || candidates(LABELS.totalIn).length > 1 || candidates(LABELS.totalOut).length > 1) return;
   const ledgerBroken = ledger.relations.some((r) => !holds(r));
   const lastBalance = ledger.lastBalance;
+  const lastRel = [...ledger.relations].reverse().find((r) => r.kind === "move");
+  const lastChains =
+    ledger.held >= 2 && lastRel !== undefined && holds(lastRel) && lastRel.balance === lastBalance;
+  const boxOthers = (except: Labelled) =>
+    [opening, closing, totalIn, totalOut].filter((r) => r !== undefined && r !== except).length;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
   if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
     ctx.checked++;
@@ -724,6 +837,11 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         proof: 9,
         confidence: ledger.confidence,
         notes: ledger.table.structure.notes,
+        // The ledger's last balance chained from the rows above it, and the box is this ledger's (one of
+        // its other figures ties to it, or it prints none).
+        support: lastChains && (boxOthers(closing) === 0 || ties(closing) > 0) ? ledger.held : 0,
+        unsupported:
+          "ledger and summary (the last balance does not chain, or the box is not tied to the ledger)",
       });
   }
   if (ledgerBroken) return;
@@ -759,6 +877,9 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       proof: 8,
       confidence: ledger.confidence,
       notes: ledger.table.structure.notes,
+      // The ledger chains (checked only then); the box is its own when another of its figures ties to it.
+      support: ties(row),
+      unsupported: "summary (none of its other figures ties to the ledger)",
     });
   }
 }

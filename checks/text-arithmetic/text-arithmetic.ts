@@ -3,7 +3,7 @@ import type { DocumentModel } from "../../document/model.js";
 import { documentTables } from "../../document/tables/document-tables.js";
 import type { DocumentReading } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
-import { blockRows, checkBlocks, checkRepeatedTotals, reportDeferred } from "./blocks.js";
+import { blockRows, checkBlocks, checkRepeatedTotals, type HeldSum, reportDeferred } from "./blocks.js";
 import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
@@ -61,6 +61,8 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
     checked: 0,
     statementRows: 0,
     confirmed: new Set(),
+    heldLines: new Set(),
+    heldProducts: new Map(),
   };
   const currency = currencyOf(ctx);
   if (currency) ctx.currency = currency;
@@ -70,9 +72,10 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const ledgerTables = new Set(ledgers.map((l) => l.table.id));
   const items = checkLineItems(ctx, ledgerTables);
   const rows = blockRows(ctx, ledgerTables);
-  const sums = checkBlocks(ctx, rows, items, ledgers.length > 0);
+  const held: HeldSum[] = [];
+  const sums = checkBlocks(ctx, rows, items, ledgers.length > 0, held);
   const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
-  reportDeferred(ctx, deferred);
+  reportDeferred(ctx, deferred, held);
   return {
     findings: ctx.findings,
     checked: ctx.checked,
@@ -105,8 +108,8 @@ export const textArithmeticCheck = defineCheck({
       notes === 0
         ? ""
         : proofs === 0
-          ? " (on readings too uncertain to be proof: notes only)"
-          : ` (${notes} of them on uncertain readings: notes)`;
+          ? " (on readings too uncertain or not verified by their own table or block: no proof)"
+          : ` (${notes} of them on uncertain or unverified readings: no proof)`;
     return outcome === "pass"
       ? `All ${checked} sums checked${ledger} add up.`
       : `${findings.length} of ${checked} sums checked do not add up${weighed}: ${[...new Set(findings.map((f) => `${f.code} on page ${f.page}`))].join(", ")}.`;
