@@ -61,7 +61,7 @@ async function statement(holder: string, logo?: { bytes: Buffer; kind: "png" | "
     "Opening balance 1,204.10",
     "Closing balance 1,530.55",
   ];
-  lines.forEach((t, i) => page.drawText(t, { x: 120, y: 790 - i * 18, size: 11, font }));
+  for (const [i, t] of lines.entries()) page.drawText(t, { x: 120, y: 790 - i * 18, size: 11, font });
   return pdf.save({ useObjectStreams: false });
 }
 
