@@ -63,7 +63,9 @@ export function differenceHash(img: RgbaImage): string {
 /** The dHash of the first page's logo, or undefined when the page draws no picture (or is a scan). */
 export async function logoHash(doc: DocumentModel): Promise<string | undefined> {
   if (!doc.pdf) return undefined;
-  const scan = await scanPdfImages(doc);
+  // A file whose objects cannot be walked has no readable logo; the memory still works without it.
+  const scan = await scanPdfImages(doc).catch(() => undefined);
+  if (!scan) return undefined;
   const first = scan.pages.find((p) => p.number === 1);
   if (!first || imageOnlyPages(doc, scan).includes(1)) return undefined;
   const byRef = new Map<string, PdfImage>(scan.images.map((i) => [i.ref, i]));
