@@ -106,6 +106,25 @@ async function archive(id: string, stopAt?: "record" | "finalizer"): Promise<voi
   await h.store.delete(updated.metadata.name);
 }
 
+/** A tenant memory entry of detection `id` (one file key), as the operator remembers a finished one. */
+function memoryEntry(id: string) {
+  return {
+    v: 1 as const,
+    detection: id,
+    at: h.clock.now().toISOString(),
+    docType: "bank_statement",
+    file: "f".repeat(22),
+    identifiers: [],
+    template: "t".repeat(22),
+    templateSealed: "x",
+    content: "",
+    wording: "",
+    cells: "",
+    cellsSealed: "x",
+    keys: [`f.${"f".repeat(22)}`, `c1.${id.slice(-22).padStart(22, "c")}`],
+  };
+}
+
 const get = (id: string, token = alice) => call(h, "GET", `/v1/detection/${id}`, { token });
 const list = async (qs = "", token = alice) => {
   const r = await call(h, "GET", `/v1/detection${qs}`, { token });
@@ -216,21 +235,7 @@ describe("archived detections through the API", () => {
     };
     expect(await files()).toContain(archiveKeys.verdict(id));
     // Remembered in the tenant memory (issue 23): the DELETE forgets it too.
-    await h.deps.memory?.remember("alice-tenant", {
-      v: 1,
-      detection: id,
-      at: h.clock.now().toISOString(),
-      docType: "bank_statement",
-      file: "f".repeat(22),
-      identifiers: [],
-      template: "t".repeat(22),
-      templateSealed: "x",
-      content: "",
-      wording: "",
-      cells: "",
-      cellsSealed: "x",
-      keys: [`f.${"f".repeat(22)}`],
-    });
+    await h.deps.memory?.remember("alice-tenant", memoryEntry(id));
     expect(await h.deps.memory?.has(id)).toBe(true);
     expect((await call(h, "DELETE", `/v1/detection/${id}`, { token: bob })).status).toBe(404);
     expect(await h.deps.memory?.has(id)).toBe(true);
@@ -264,6 +269,23 @@ describe("archived detections through the API", () => {
     expect((await h.store.get(a))?.metadata.finalizers).toEqual([CLEANUP_FINALIZER]);
     expect(await h.store.get(b)).toBeUndefined();
     expect((await list()).items).toEqual([]);
+  });
+
+  it("DELETE forgets the memory entry of a resource gone at once; a finalizer's resource keeps it for the finalizer", async () => {
+    // The operator remembers a terminal detection and forgets it in its finalizer, one reconcile at a time:
+    // a DELETE that forgot a live detection could run between remember's writes and leave markers behind.
+    const live = await create();
+    const cut = await create();
+    await finish(live);
+    await finish(cut);
+    await archive(cut, "finalizer"); // remembered, record written, finalizer off: the DELETE removes it at once
+    for (const id of [live, cut]) await h.deps.memory?.remember("alice-tenant", memoryEntry(id));
+    for (const id of [live, cut])
+      expect((await call(h, "DELETE", `/v1/detection/${id}`, { token: alice })).status).toBe(200);
+    expect((await h.store.get(live))?.metadata.deletionTimestamp).toBeDefined();
+    expect(await h.deps.memory?.has(live)).toBe(true);
+    expect(await h.store.get(cut)).toBeUndefined();
+    expect(await h.deps.memory?.has(cut)).toBe(false);
   });
 
   it("an upload whose detection was archived still cannot start a second detection (422 upload_used)", async () => {

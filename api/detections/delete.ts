@@ -53,12 +53,17 @@ export function registerDeleteDetection(app: OpenAPIHono<AppEnv>): void {
         if (isStoreError(err, "NotFound")) throw detectionNotFound();
         throw err;
       }
+      // The tenant memory's entry of a live detection goes in its finalizer, never here: the operator may be
+      // remembering it at this moment (it does once the detection is terminal), and only the operator's
+      // one-reconcile-per-detection order keeps a forget from running between remember's writes (a forget
+      // here did, and left markers behind). A resource gone at once had no finalizer left: an archive pass
+      // removed it, after remembering, so the entry goes here.
+      if (!(await deps.detections.get(detection_id))) await deps.memory?.forget(detection_id);
     } else if (found) {
-      // Archived: no resource and no finalizer any more; the files go here, before the record.
+      // Archived: no resource and no finalizer any more; the files and the memory entry go here.
       await removeDetectionFiles(deps.objects, deps.bucket, found.detection);
+      await deps.memory?.forget(detection_id);
     }
-    // The tenant memory's entry goes with the detection (a live one's goes with its finalizer too).
-    if (found) await deps.memory?.forget(detection_id);
     // The record (if any) goes last: archived, or written by an archive pass that this DELETE overtook
     // (the operator's finalizer removes it too, but a resource whose finalizer the archiver had already
     // removed is gone at once). A DELETE cut short leaves the record, so a repeated DELETE finishes it.
