@@ -7,6 +7,7 @@ import { type CheckStepOptions, runCheckStep } from "../checks/step.js";
 import { loadConfig } from "../core/config.js";
 import { keys, type StepInput } from "../core/detection.js";
 import { systemClock } from "../core/ports.js";
+import type { OcrEngine } from "../document/ocr.js";
 import { makeDocument } from "../fixtures/documents.js";
 import { retypeAmountsOn } from "../fixtures/tamper-text.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
@@ -155,7 +156,12 @@ export interface ScannedCost {
  * the step's wall time, the CPU time of the process (tesseract's worker thread included), and the OCR
  * pass's and the OCR review's own times from the step's log, medians of `runs`.
  */
-export async function scannedCheckStep(pages: number, runs = 3): Promise<ScannedCost> {
+export async function scannedCheckStep(
+  pages: number,
+  runs = 3,
+  /** A caller's engine per run (bench/ocr.ts records its passes); stopped after each run. */
+  engineFor?: () => OcrEngine,
+): Promise<ScannedCost> {
   const { makeOfficeScan, makeScannedPdf } = await import("../fixtures/scans.js");
   const pdf = await makeDocument({ seed: 21, docType: "bank_statement", region: "GB", pages });
   const image = pages === 1;
@@ -203,7 +209,12 @@ export async function scannedCheckStep(pages: number, runs = 3): Promise<Scanned
       lines.length = 0;
       const c0 = process.cpuUsage();
       const t = performance.now();
-      await runCheckStep(input, ctx, { ocrTimeoutMs: 600_000 });
+      const engine = engineFor?.();
+      try {
+        await runCheckStep(input, ctx, { ocrTimeoutMs: 600_000, ...(engine ? { ocr: engine } : {}) });
+      } finally {
+        await engine?.terminate();
+      }
       wall.push(performance.now() - t);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);

@@ -4,6 +4,7 @@ import type { DocumentModel } from "./model.js";
 import {
   applyOcr,
   createOcrEngine,
+  OCR_LIMITS,
   type OcrEngine,
   type OcrPassResult,
   OcrTimeoutError,
@@ -38,26 +39,47 @@ export async function ocrForStep(
     timeoutMs: number;
     /** Further time for re-reads after the first pass (default a quarter of timeoutMs). */
     rereadMs?: number;
+    /**
+     * Tesseract workers for the image-only pages of a PDF (default OCR_LIMITS.workers). With a caller's
+     * engine, that one reads every page (the eval keeps one warm engine).
+     */
+    workers?: number;
     log: Logger;
     signal?: AbortSignal;
   },
 ): Promise<OcrSession> {
-  let owned: Promise<OcrEngine> | undefined;
-  const getEngine = () => {
-    if (opts.engine) return Promise.resolve(opts.engine);
-    owned ??= createOcrEngine();
-    return owned;
+  // Slot 0 reads every image and every PDF page in turn and does the re-reads; further slots (owned
+  // engines only) read more pages of a PDF at the same time. Each engine starts when its slot first reads.
+  const owned: (Promise<OcrEngine> | undefined)[] = [];
+  const slot = (i: number) => () => {
+    if (opts.engine && i === 0) return Promise.resolve(opts.engine);
+    owned[i] ??= createOcrEngine();
+    return owned[i]!;
   };
+  const getEngine = slot(0);
+  const workers = opts.engine ? 1 : Math.max(1, opts.workers ?? OCR_LIMITS.workers);
+  const moreEngines = Array.from({ length: workers - 1 }, (_, i) => slot(i + 1));
   const close = async () => {
-    const engine = owned;
-    owned = undefined;
-    if (engine) await (await engine.catch(() => undefined))?.terminate();
+    const engines = owned.splice(0);
+    await Promise.all(engines.map(async (e) => (await e?.catch(() => undefined))?.terminate()));
   };
   const started = performance.now();
   const deadline = Date.now() + opts.timeoutMs;
   let pass: OcrPassResult;
   try {
-    pass = await applyOcr(doc, getEngine, { timeoutMs: opts.timeoutMs, signal: opts.signal, deadline });
+    pass = await applyOcr(doc, getEngine, {
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      deadline,
+      moreEngines,
+    });
+    // The page pass is over: the further workers' memory is given back before the checks run.
+    await Promise.all(
+      owned.slice(1).map(async (e, i) => {
+        owned[i + 1] = undefined;
+        await (await e?.catch(() => undefined))?.terminate();
+      }),
+    );
     if (pass.pages.length || pass.problems.length) {
       const pages = doc.pdf?.pages ?? doc.imagePages ?? [];
       opts.log.info(

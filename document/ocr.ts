@@ -71,6 +71,16 @@ export interface RecognizeOptions {
   dpi?: number;
 }
 
+/** How a tesseract worker is set up (the defaults are the product's; the OCR bench varies them). */
+export interface OcrEngineOptions {
+  /**
+   * Tesseract's `tessedit_do_invert`: re-recognise every low-confidence line inverted (white on dark).
+   * Off by default: documents are dark on light, and the second recognition of each weak line costs time
+   * (docs/decisions.md, "OCR time").
+   */
+  invert?: boolean;
+}
+
 export interface OcrEngine {
   recognize(png: Buffer, opts?: RecognizeOptions): Promise<OcrResult>;
   terminate(): Promise<void>;
@@ -119,7 +129,10 @@ function wordsOf(blocks: unknown): OcrWord[] {
 }
 
 /** Starts a tesseract worker that reads everything from node_modules and never touches the network. */
-export async function createOcrEngine(initial: readonly OcrLanguage[] = ["eng"]): Promise<OcrEngine> {
+export async function createOcrEngine(
+  initial: readonly OcrLanguage[] = ["eng"],
+  options: OcrEngineOptions = {},
+): Promise<OcrEngine> {
   const langPath = await modelDirectory();
   let current = initial.join("+");
   const worker: Worker = await createWorker(current, OEM.LSTM_ONLY, {
@@ -133,6 +146,7 @@ export async function createOcrEngine(initial: readonly OcrLanguage[] = ["eng"])
     tessedit_pageseg_mode: PSM.AUTO,
     preserve_interword_spaces: "1",
     user_defined_dpi: "300",
+    tessedit_do_invert: options.invert ? "1" : "0",
   });
   let terminated = false;
   return {
@@ -163,11 +177,11 @@ export async function createOcrEngine(initial: readonly OcrLanguage[] = ["eng"])
  * use and again after `terminate()` (which a timeout calls), so one stuck page does not disable OCR for
  * the rest.
  */
-export function createReusableOcrEngine(): OcrEngine {
+export function createReusableOcrEngine(options: OcrEngineOptions = {}): OcrEngine {
   let current: Promise<OcrEngine> | undefined;
   return {
     async recognize(png, opts) {
-      current ??= createOcrEngine(opts?.languages?.length ? opts.languages : ["eng"]);
+      current ??= createOcrEngine(opts?.languages?.length ? opts.languages : ["eng"], options);
       return (await current).recognize(png, opts);
     },
     async terminate() {
@@ -190,6 +204,11 @@ export const OCR_LIMITS = {
   defaultPdfDpi: 200,
   /** Tilts smaller than this (degrees) are read as they are. */
   minSkewDeg: 0.2,
+  /**
+   * Tesseract workers reading the image-only pages of one PDF at once (a check step Pod has 2 CPUs; each
+   * worker holds its models, ~100-200 MB, within the step's 1536 MiB).
+   */
+  workers: 2,
 } as const;
 
 export interface OcrPassResult {
@@ -370,6 +389,8 @@ export interface PageReadingOptions {
   signal?: AbortSignal;
   /** "block" for a crop of a few lines (no layout analysis). */
   mode?: "page" | "block";
+  /** Median glyph height pages are read at (default OCR_LIMITS.targetGlyphPx; the OCR bench varies it). */
+  targetGlyphPx?: number;
 }
 
 /** Reads a page raster; returns its runs (page units) and how it was read. */
@@ -415,9 +436,12 @@ export async function readRaster(
 }
 
 /** The resolution factor a page's own pixels need for OCR (its glyphs brought to the target height). */
-export function resolutionFactor(glyphHeight: number | undefined): number {
+export function resolutionFactor(
+  glyphHeight: number | undefined,
+  targetGlyphPx: number = OCR_LIMITS.targetGlyphPx,
+): number {
   if (!glyphHeight) return 1;
-  const f = OCR_LIMITS.targetGlyphPx / glyphHeight;
+  const f = targetGlyphPx / glyphHeight;
   return Math.min(OCR_LIMITS.maxFactor, Math.max(OCR_LIMITS.minFactor, f));
 }
 
@@ -450,7 +474,7 @@ export async function readPage(
   const probe = await px.page(page, { scale: probeScale }, opts.signal);
   if (!probe) return undefined;
   const analysis = analyseScan(probe.image);
-  const factor = resolutionFactor(analysis.glyphHeight);
+  const factor = resolutionFactor(analysis.glyphHeight, opts.targetGlyphPx);
   const raster =
     Math.abs(factor - 1) < 0.1
       ? probe
@@ -493,18 +517,34 @@ export async function readPage(
 export async function applyOcr(
   doc: DocumentModel,
   getEngine: () => Promise<OcrEngine>,
-  opts: { timeoutMs: number; signal?: AbortSignal; deadline?: number },
+  opts: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    deadline?: number;
+    targetGlyphPx?: number;
+    /**
+     * Further engines: the image-only pages of a PDF are shared out between `getEngine` and these, each
+     * taking the next unread page, so two pages are read at once on two cores. Pages keep their order.
+     */
+    moreEngines?: readonly (() => Promise<OcrEngine>)[];
+  },
 ): Promise<OcrPassResult> {
   const deadline = opts.deadline ?? Date.now() + opts.timeoutMs;
   const result: OcrPassResult = { pages: [], scannedPages: [], problems: [] };
   const languages = languagesForRegion(doc.region);
-  const read = async (n: number) => {
+  const read = async (n: number, engineOf: () => Promise<OcrEngine> = getEngine) => {
     try {
-      return await readPage(doc, n, { engine: getEngine, deadline, languages, signal: opts.signal });
+      return await readPage(doc, n, {
+        engine: engineOf,
+        deadline,
+        languages,
+        signal: opts.signal,
+        targetGlyphPx: opts.targetGlyphPx,
+      });
     } catch (err) {
       if (err instanceof OcrTimeoutError) {
         result.problems.push(`page ${n}: ${err.message}`);
-        const engine = await getEngine().catch(() => undefined);
+        const engine = await engineOf().catch(() => undefined);
         await engine?.terminate();
         return undefined;
       }
@@ -543,13 +583,27 @@ export async function applyOcr(
   if (scanned.length > todo.length)
     result.problems.push(`OCR read the first ${todo.length} of ${scanned.length} image-only pages`);
   const byNumber = new Map<number, PdfPage>(doc.pdf.pages.map((p) => [p.number, p]));
+  const engines = [getEngine, ...(opts.moreEngines ?? [])].slice(0, Math.max(1, todo.length));
+  const readings = new Map<number, Awaited<ReturnType<typeof read>>>();
+  const budgetUsed = new Set<number>();
+  let next = 0;
+  // Each engine takes the next unread page until none is left; the pages are filled in in order below.
+  await Promise.all(
+    engines.map(async (engineOf) => {
+      while (next < todo.length) {
+        const n = todo[next++]!;
+        if (opts.signal?.aborted) return;
+        if (Date.now() >= deadline) {
+          budgetUsed.add(n);
+          continue;
+        }
+        readings.set(n, await read(n, engineOf));
+      }
+    }),
+  );
   for (const n of todo) {
-    if (opts.signal?.aborted) break;
-    if (Date.now() >= deadline) {
-      result.problems.push(`page ${n}: the OCR time budget was used up`);
-      continue;
-    }
-    const got = await read(n);
+    if (budgetUsed.has(n)) result.problems.push(`page ${n}: the OCR time budget was used up`);
+    const got = readings.get(n);
     if (!got) continue;
     result.pages.push(n);
     const page = byNumber.get(n);
