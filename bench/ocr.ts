@@ -136,7 +136,13 @@ export function score(gtLines: string[], ocrText: string) {
     }
     edits += best;
   }
-  return { gtWords: gtWords.length, ocrWords: ocrWords.length, matchedWords: matched, gtChars, charEdits: edits };
+  return {
+    gtWords: gtWords.length,
+    ocrWords: ocrWords.length,
+    matchedWords: matched,
+    gtChars,
+    charEdits: edits,
+  };
 }
 
 async function groundTruth(file: string): Promise<string[]> {
@@ -207,10 +213,34 @@ export function summary(setting: OcrSetting, rows: ImageScore[]) {
     languageRereads: passes.filter((p) => p.languages && p.languages !== "eng").length,
     megapixelsMedian: Math.round(median(passes.map((p) => p.megapixels)) * 100) / 100,
     passMsMedian: Math.round(median(passes.map((p) => p.ms))),
-    wordRecall: Math.round((sum((r) => r.matchedWords) / Math.max(1, sum((r) => r.gtWords))) * 10000) / 100,
+    wordRecall:
+      Math.round(
+        (sum((r) => r.matchedWords) /
+          Math.max(
+            1,
+            sum((r) => r.gtWords),
+          )) *
+          10000,
+      ) / 100,
     wordPrecision:
-      Math.round((sum((r) => r.matchedWords) / Math.max(1, sum((r) => r.ocrWords))) * 10000) / 100,
-    charAccuracy: Math.round((1 - sum((r) => r.charEdits) / Math.max(1, sum((r) => r.gtChars))) * 10000) / 100,
+      Math.round(
+        (sum((r) => r.matchedWords) /
+          Math.max(
+            1,
+            sum((r) => r.ocrWords),
+          )) *
+          10000,
+      ) / 100,
+    charAccuracy:
+      Math.round(
+        (1 -
+          sum((r) => r.charEdits) /
+            Math.max(
+              1,
+              sum((r) => r.gtChars),
+            )) *
+          10000,
+      ) / 100,
   };
 }
 
@@ -239,7 +269,8 @@ async function stepProfile(invert: boolean, runs: number) {
     );
     const kinds = new Map<string, { n: number; ms: number; mp: number }>();
     for (const p of passes) {
-      const kind = p.mode === "block" ? "crop re-read" : p.languages === "eng" ? "page pass" : "language re-read";
+      const kind =
+        p.mode === "block" ? "crop re-read" : p.languages === "eng" ? "page pass" : "language re-read";
       const k = kinds.get(kind) ?? { n: 0, ms: 0, mp: 0 };
       k.n++;
       k.ms += p.ms;
@@ -258,7 +289,11 @@ async function stepProfile(invert: boolean, runs: number) {
         perRun: Object.fromEntries(
           [...kinds].map(([k, v]) => [
             k,
-            { passes: v.n / runs, ms: Math.round(v.ms / runs), megapixelsEach: Math.round((v.mp / v.n) * 100) / 100 },
+            {
+              passes: v.n / runs,
+              ms: Math.round(v.ms / runs),
+              megapixelsEach: Math.round((v.mp / v.n) * 100) / 100,
+            },
           ]),
         ),
         load: [load0, os.loadavg()[0]!].map((l) => l.toFixed(1)),
@@ -287,7 +322,9 @@ async function main() {
             file: r.file,
             wallMs: Math.round(r.wallMs),
             cpuMs: Math.round(r.cpuMs),
-            passes: r.passes.map((p) => `${p.mode}/${p.languages}/${p.megapixels.toFixed(2)}MP/${Math.round(p.ms)}ms`),
+            passes: r.passes.map(
+              (p) => `${p.mode}/${p.languages}/${p.megapixels.toFixed(2)}MP/${Math.round(p.ms)}ms`,
+            ),
             words: `${r.matchedWords}/${r.gtWords}`,
           }),
         );

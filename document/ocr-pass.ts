@@ -44,6 +44,8 @@ export async function ocrForStep(
      * engine, that one reads every page (the eval keeps one warm engine).
      */
     workers?: number;
+    /** Starts an engine the session owns (default `createOcrEngine()`). */
+    startEngine?: () => Promise<OcrEngine>;
     log: Logger;
     signal?: AbortSignal;
   },
@@ -53,7 +55,7 @@ export async function ocrForStep(
   const owned: (Promise<OcrEngine> | undefined)[] = [];
   const slot = (i: number) => () => {
     if (opts.engine && i === 0) return Promise.resolve(opts.engine);
-    owned[i] ??= createOcrEngine();
+    owned[i] ??= (opts.startEngine ?? createOcrEngine)();
     return owned[i]!;
   };
   const getEngine = slot(0);
