@@ -10,8 +10,9 @@
  * punctuation kept, upper case: the set's ground truth is) and character accuracy (each ground-truth line against its best-matching span of an
  * OCR line: 1 - edits / characters).
  *
- *   npm run bench:ocr                          # the default settings 26:invert, 26, 22, 20; 20 images
- *   npm run bench:ocr -- --settings 26:invert,22 --n 10
+ *   npm run bench:ocr                          # settings 26 (before), 20 (today), 20:noinvert; 20 images
+ *   npm run bench:ocr -- --settings 26,22:noinvert --n 10 --per-image
+ *   npm run bench:ocr -- --step [--glyph 26] [--no-invert] [--runs 2]   # the check step on the bench scan
  *
  * Timings depend on the machine's load; the load average is printed with the results.
  */
@@ -203,7 +204,7 @@ export function summary(setting: OcrSetting, rows: ImageScore[]) {
   const sum = (f: (r: ImageScore) => number) => rows.reduce((a, r) => a + f(r), 0);
   const passes = rows.flatMap((r) => r.passes);
   return {
-    setting: `${setting.glyphPx}px${setting.invert ? ":invert" : ""}`,
+    setting: `${setting.glyphPx}px${setting.invert ? "" : ":noinvert"}`,
     images: rows.length,
     wallMsMedian: Math.round(median(rows.map((r) => r.wallMs))),
     wallMsTotal: Math.round(sum((r) => r.wallMs)),
@@ -249,8 +250,8 @@ export function parseSettings(spec: string): OcrSetting[] {
     const [px, flag] = s.split(":");
     const glyphPx = Number(px);
     if (!Number.isFinite(glyphPx) || glyphPx < 8 || glyphPx > 64)
-      throw new Error(`bad setting "${s}": write <glyph px>[:invert], e.g. 26:invert or 22`);
-    return { glyphPx, invert: flag === "invert" };
+      throw new Error(`bad setting "${s}": write <glyph px>[:noinvert], e.g. 26 or 20:noinvert`);
+    return { glyphPx, invert: flag !== "noinvert" };
   });
 }
 
@@ -259,14 +260,19 @@ export function parseSettings(spec: string): OcrSetting[] {
  * JPEG and 3-page image-only PDF), every tesseract pass recorded: first page passes, language re-reads
  * (a page read again in another language) and crop re-reads (the OCR review), with their pixels and time.
  */
-async function stepProfile(invert: boolean, runs: number) {
+async function stepProfile(invert: boolean, runs: number, glyphPx: number | undefined) {
   const { scannedCheckStep } = await import("./ten-page.js");
+  // Bench only: the step reads OCR_LIMITS, so a trial target is set there for this process.
+  if (glyphPx) (OCR_LIMITS as { targetGlyphPx: number }).targetGlyphPx = glyphPx;
   for (const pages of [1, 3]) {
     const passes: PassRecord[] = [];
     const load0 = os.loadavg()[0]!;
+    // Recorded: one engine (the caller's) reads every page, so each pass is seen.
     const cost = await scannedCheckStep(pages, runs, () =>
       recordingEngine(createReusableOcrEngine({ invert }), passes),
     );
+    // As the product runs it: the step starts its own engines (two for a multi-page scan).
+    const product = pages > 1 ? await scannedCheckStep(pages, 1) : undefined;
     const kinds = new Map<string, { n: number; ms: number; mp: number }>();
     for (const p of passes) {
       const kind =
@@ -296,6 +302,20 @@ async function stepProfile(invert: boolean, runs: number) {
             },
           ]),
         ),
+        ...(product
+          ? {
+              ownEngines: {
+                wallMsPerPage: Math.round(product.wallMs / pages),
+                cpuMsPerPage: Math.round(product.cpuMs / pages),
+                ocrPassMs: product.ocrMs,
+                pageMs: (
+                  (product.last?.pass as { readings?: { ms: number }[] } | undefined)?.readings ?? []
+                ).map((r) => r.ms),
+              },
+            }
+          : {}),
+        glyphPx: OCR_LIMITS.targetGlyphPx,
+        last: cost.last,
         load: [load0, os.loadavg()[0]!].map((l) => l.toFixed(1)),
       }),
     );
@@ -308,8 +328,13 @@ async function main() {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  if (args.includes("--step")) return stepProfile(args.includes("--invert"), Number(arg("runs") ?? 2));
-  const settings = parseSettings(arg("settings") ?? `${OCR_LIMITS.targetGlyphPx}:invert,26,22,20`);
+  if (args.includes("--step"))
+    return stepProfile(
+      !args.includes("--no-invert"),
+      Number(arg("runs") ?? 2),
+      Number(arg("glyph") ?? 0) || undefined,
+    );
+  const settings = parseSettings(arg("settings") ?? `26,${OCR_LIMITS.targetGlyphPx},${OCR_LIMITS.targetGlyphPx}:noinvert`);
   const files = await subset(Number(arg("n") ?? 20));
   const verbose = args.includes("--per-image");
   for (const setting of settings) {

@@ -148,6 +148,8 @@ export interface ScannedCost {
   ocrMs: number;
   reviewMs: number;
   runs: number;
+  /** The last run's "OCR pass done" and "OCR'd findings reviewed" log entries (bench/ocr.ts prints them). */
+  last?: { pass?: unknown; review?: unknown; severities?: number[]; slowest?: string[] };
 }
 
 /**
@@ -204,6 +206,7 @@ export async function scannedCheckStep(
   const cpu: number[] = [];
   const ocr: number[] = [];
   const review: number[] = [];
+  let last: ScannedCost["last"];
   try {
     for (let i = 0; i < runs; i++) {
       lines.length = 0;
@@ -218,9 +221,23 @@ export async function scannedCheckStep(
       wall.push(performance.now() - t);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
-      const entries = lines.map((l) => JSON.parse(l) as { msg: string; ms?: number });
+      const entries = lines.map(
+        (l) => JSON.parse(l) as { msg: string; ms?: number; severity?: number; check?: string },
+      );
       ocr.push(entries.find((e) => e.msg === "OCR pass done")?.ms ?? 0);
       review.push(entries.find((e) => e.msg === "OCR'd findings reviewed")?.ms ?? 0);
+      last = {
+        pass: entries.find((e) => e.msg === "OCR pass done"),
+        review: entries.find((e) => e.msg === "OCR'd findings reviewed"),
+        slowest: entries
+          .filter((e) => e.check && typeof e.ms === "number")
+          .sort((a, b) => b.ms! - a.ms!)
+          .slice(0, 6)
+          .map((e) => `${e.check} ${e.ms} ms`),
+        severities: entries
+          .filter((e) => typeof e.severity === "number" && e.severity > 0)
+          .map((e) => e.severity!),
+      };
     }
   } finally {
     await rm(root, { recursive: true, force: true });
@@ -233,5 +250,6 @@ export async function scannedCheckStep(
     ocrMs: median(ocr),
     reviewMs: median(review),
     runs,
+    last,
   };
 }
