@@ -53,11 +53,18 @@ export interface ImageScore {
   charEdits: number;
 }
 
+/** Width and height of a PGM (P5) or of anything sharp reads. */
+async function sizeOf(picture: Buffer): Promise<{ width?: number; height?: number }> {
+  const pgm = /^P5\s+(\d+)\s+(\d+)\s/.exec(picture.subarray(0, 40).toString("latin1"));
+  if (pgm) return { width: Number(pgm[1]), height: Number(pgm[2]) };
+  return sharp(picture).metadata();
+}
+
 /** A recording wrapper: every tesseract pass with its mode, languages, pixels and time. */
 export function recordingEngine(inner: OcrEngine, log: PassRecord[]): OcrEngine {
   return {
     async recognize(png, opts) {
-      const meta = await sharp(png).metadata();
+      const meta = await sizeOf(png);
       const t = performance.now();
       try {
         return await inner.recognize(png, opts);
@@ -334,7 +341,9 @@ async function main() {
       Number(arg("runs") ?? 2),
       Number(arg("glyph") ?? 0) || undefined,
     );
-  const settings = parseSettings(arg("settings") ?? `26,${OCR_LIMITS.targetGlyphPx},${OCR_LIMITS.targetGlyphPx}:noinvert`);
+  const settings = parseSettings(
+    arg("settings") ?? `26,${OCR_LIMITS.targetGlyphPx},${OCR_LIMITS.targetGlyphPx}:noinvert`,
+  );
   const files = await subset(Number(arg("n") ?? 20));
   const verbose = args.includes("--per-image");
   for (const setting of settings) {

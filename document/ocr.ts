@@ -1,4 +1,4 @@
-import sharp from "sharp";
+import sharp, { type Sharp } from "sharp";
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { type BoxTuple, pixelsToBox } from "../core/page-geometry.js";
 import { RENDER_LIMITS } from "./budget/limits.js";
@@ -82,6 +82,7 @@ export interface OcrEngineOptions {
 }
 
 export interface OcrEngine {
+  /** Reads a picture (PGM, PNG, JPEG: whatever tesseract's image library reads). */
   recognize(png: Buffer, opts?: RecognizeOptions): Promise<OcrResult>;
   terminate(): Promise<void>;
 }
@@ -248,16 +249,33 @@ export async function recognizeBounded(
   }
 }
 
-const pngOf = (img: RgbaImage) =>
+const sharpOf = (img: RgbaImage) =>
   sharp(Buffer.from(img.data.buffer, img.data.byteOffset, img.data.length), {
     raw: { width: img.width, height: img.height, channels: 4 },
-  })
-    .greyscale()
-    .png({ compressionLevel: 1 });
+  });
+
+/**
+ * The picture tesseract reads, in grey, as a binary PGM (P5): tesseract's image library takes it as it is,
+ * where a PNG of the same pixels cost about 0.3 s of CPU per page to compress and as much again to inflate
+ * inside tesseract (same pixels, same words read; docs/decisions.md, "OCR time").
+ */
+export async function pgmOf(pipeline: Sharp): Promise<{ pgm: Buffer; width: number; height: number }> {
+  const { data, info } = await pipeline.greyscale().raw().toBuffer({ resolveWithObject: true });
+  const n = info.width * info.height;
+  let grey = data;
+  if (info.channels !== 1) {
+    // Grey and alpha: the pages are on white (opaque), so the grey channel is the picture.
+    grey = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) grey[i] = data[i * info.channels]!;
+  }
+  const header = Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, "latin1");
+  return { pgm: Buffer.concat([header, grey.subarray(0, n)]), width: info.width, height: info.height };
+}
 
 /** A picture prepared for tesseract, and how its pixels map back onto the raster it was made from. */
 interface Prepared {
-  png: Buffer;
+  /** The picture as a greyscale PGM. */
+  pgm: Buffer;
   /** OCR pixels → raster pixels. */
   back(x: number, y: number): [number, number];
   /**
@@ -291,7 +309,7 @@ export async function prepareForOcr(
     const top = (q[0].y + q[1].y) / 2;
     const bottom = (q[3].y + q[2].y) / 2;
     return {
-      png: await pngOf(image).toBuffer(),
+      pgm: (await pgmOf(sharpOf(image))).pgm,
       back: map,
       straightY: (y) => top + (y / Math.max(1, h - 1)) * (bottom - top),
       skewDeg: 0,
@@ -300,7 +318,7 @@ export async function prepareForOcr(
   }
   if (Math.abs(analysis.skewDeg) < OCR_LIMITS.minSkewDeg) {
     return {
-      png: await pngOf(img).toBuffer(),
+      pgm: (await pgmOf(sharpOf(img))).pgm,
       back: (x, y) => [x, y],
       straightY: (y) => y,
       skewDeg: 0,
@@ -309,16 +327,7 @@ export async function prepareForOcr(
   }
   // sharp rotates clockwise by the angle about the centre and grows the canvas to fit.
   const angle = -analysis.skewDeg;
-  const { data, info } = await sharp(Buffer.from(img.data.buffer, img.data.byteOffset, img.data.length), {
-    raw: { width: img.width, height: img.height, channels: 4 },
-  })
-    .rotate(angle, { background: "#ffffff" })
-    .greyscale()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const png = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
-    .png({ compressionLevel: 1 })
-    .toBuffer();
+  const { pgm, ...info } = await pgmOf(sharpOf(img).rotate(angle, { background: "#ffffff" }));
   const t = (-angle * Math.PI) / 180;
   const cos = Math.cos(t);
   const sin = Math.sin(t);
@@ -327,7 +336,7 @@ export async function prepareForOcr(
   const ox = info.width / 2;
   const oy = info.height / 2;
   return {
-    png,
+    pgm,
     // Undo the clockwise rotation by `angle`: rotate back by -angle about the output's centre.
     back: (x, y) => {
       const dx = x - ox;
@@ -408,11 +417,11 @@ export async function readRaster(
   const dpi = raster.geometry.units === "pt" ? raster.scale * 72 : undefined;
   let languages = [...opts.languages];
   const mode = opts.mode ?? "page";
-  let result = await recognizeBounded(engine, prepared.png, opts.deadline, { languages, dpi, mode });
+  let result = await recognizeBounded(engine, prepared.pgm, opts.deadline, { languages, dpi, mode });
   const spoken = mode === "page" ? languageOfText(result.text) : undefined;
   if (spoken && !languages.includes(spoken)) {
     // The words are another of the six languages: read again with its model, keep the better reading.
-    const again = await recognizeBounded(engine, prepared.png, opts.deadline, {
+    const again = await recognizeBounded(engine, prepared.pgm, opts.deadline, {
       languages: [spoken],
       dpi,
       mode,
