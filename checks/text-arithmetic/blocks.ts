@@ -182,6 +182,8 @@ interface Deferred {
   figures: Figure[];
   /** The rows the relation reads its expectation from (a total's terms, net pay's gross and deductions). */
   terms: BlockRow[];
+  /** A tax's base (a total above it, or the base printed in its own row). */
+  base?: Figure;
 }
 
 /**
@@ -625,6 +627,14 @@ function unions(closed: readonly Term[][], terms: readonly Term[]): Term[][] {
   return out;
 }
 
+/** A line entry (no total, no tax) of one of the tables. */
+const isEntryOf = (r: BlockRow, tables: ReadonlySet<number>) =>
+  r.table !== undefined &&
+  tables.has(r.table.id) &&
+  r.row?.kind === "entry" &&
+  !isTotalRow(r) &&
+  !isTaxRow(r.label);
+
 const isTotalRow = (r: BlockRow) =>
   LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label) || LABELS.gross.test(r.label);
 
@@ -785,8 +795,15 @@ function checkTaxRate(
   const b = base.cents;
   const expected = included ? (b * rate) / (100 + rate) : (b * rate) / 100;
   const printed = r.figure.cents;
+  // The line items the base may sum: a tax rounded on each line and added differs from the rate of the
+  // total by up to half a cent a line.
+  const lineAmounts = all
+    .filter((x) => items.has(x.line) || (x.row?.kind === "entry" && x.table && x.table === baseRow?.table))
+    .map((x) => x.figure?.cents)
+    .filter((c): c is number => c !== undefined && c > 0);
+  const rounding = Math.max(SLACK + 1, Math.ceil(lineAmounts.length / 2));
   ctx.checked++;
-  if (Math.abs(Math.round(expected) - printed) <= SLACK + 1) {
+  if (Math.abs(Math.round(expected) - printed) <= rounding) {
     ctx.verified++;
     return undefined;
   }
@@ -810,10 +827,6 @@ function checkTaxRate(
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
     // the document does not print as a tax row).
     const implied = (printed * 100) / rate;
-    const lineAmounts = all
-      .filter((x) => items.has(x.line) || (x.row?.kind === "entry" && x.table && x.table === baseRow?.table))
-      .map((x) => x.figure?.cents)
-      .filter((c): c is number => c !== undefined && c > 0);
     if (implied < b && subsetSums(lineAmounts, implied, Math.ceil((100 * 1.5) / rate) + 1)) {
       ctx.verified++;
       return undefined;
@@ -840,6 +853,7 @@ function checkTaxRate(
     structure,
     figures: [r.figure, base],
     terms: baseRow ? [baseRow] : [],
+    base,
   };
 }
 
@@ -952,23 +966,36 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
 
 /**
  * The relations of a mismatch's own block that held under the same reading (docs/decisions.md "A mismatch
- * is proof only on a reading that verified itself"):
+ * is proof only on a reading that verified itself", "Support comes from the side the mismatch accuses"):
  * - its terms are line items whose quantity × price held, or rows of a table whose products held;
  * - another relation that held was read over some of the same rows (a page subtotal over the same lines, a
  *   subtotal that is one of this total's terms and summed its own lines, a tax on a base that is a term);
- * - another total of its block checks with this one's figure among its terms (a total = this subtotal + its
- *   tax, a tax on it, net pay = this gross − deductions, the change tendered on it);
- * - for a tax, another tax of its page that held on its base; for net pay, another net pay of its page that
- *   held (the period's beside the year to date); for the amount due printed several times, a copy some
- *   relation confirmed.
- * A relation elsewhere in the document (another table, another page's block) is no support: it says that
- * reading was right, not this one.
+ * - for net pay, another net pay of its page that held (the period's beside the year to date); for the
+ *   amount due printed several times, a copy some relation confirmed;
+ * - for a tax, only its base confirmed by a relation of its own (the base is a sum that held): the rate is
+ *   printed in its label, the base must be read right too.
+ * Another total that takes this total's figure among its terms (total = this subtotal + tax, a tax on it,
+ * the change tendered on it) is no support: it confirms the figure printed, not the reading of the rows the
+ * mismatch says it does not add up to (a line misread or missed leaves the subtotal and everything under it
+ * consistent). A relation elsewhere in the document (another table, another page's block) is none either.
  */
 function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
   const terms = new Set(d.terms);
   const code = d.mismatch.code;
   if (code === "total_repeated_mismatch")
     return d.terms.filter((t) => t.figure && ctx.confirmed.has(t.figure)).length;
+  if (code === "tax_amount_mismatch") {
+    const base = d.base;
+    if (!base) return 0;
+    // The base figure itself, or the same amount printed as a total whose own terms added up.
+    return held.filter(
+      (h) =>
+        h.kind === "sum" &&
+        h.terms.length > 0 &&
+        (h.total.figure === base ||
+          (h.total.page === d.mismatch.page && h.total.figure?.cents === base.cents)),
+    ).length;
+  }
   let n = 0;
   for (const t of d.terms) if (ctx.heldLines.has(t.line)) n++;
   const tables = new Set(d.terms.map((t) => t.table?.id).filter((id): id is number => id !== undefined));
@@ -988,22 +1015,21 @@ function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
       )
     )
       n++;
-  // The total's own figure, confirmed by a relation that held (the change tendered, net pay on it as gross).
-  const own = d.mismatch.at;
-  if (own && code !== "tax_amount_mismatch" && ctx.confirmed.has(own)) n++;
   for (const h of held) {
-    // A relation over some of the same rows, or one that took this total as one of its own terms (a total
-    // = this subtotal + its tax, a tax on it, net pay on it): another total of the block that checks.
+    // A relation over some of the same rows (a subtotal among the terms that summed its own lines, a tax on
+    // a term), never one that only took this total's figure as one of its own terms.
     const rows = [h.total, ...h.terms];
-    if (rows.some((t) => terms.has(t) || (t.figure !== undefined && t.figure === own))) n++;
-    // Another tax, or another net pay (the current period's beside the year to date), of its page that held
-    // under the same rule.
+    if (rows.some((t) => terms.has(t))) n++;
+    // Another sum of line entries of the same table (the deductions beside the earnings, an earlier section
+    // of the items): the column the terms are read from, read right over other rows.
     else if (
-      ((code === "tax_amount_mismatch" && h.kind === "tax") ||
-        (code === "net_pay_mismatch" && h.kind === "net")) &&
-      h.total.page === d.mismatch.page
+      h.kind === "sum" &&
+      h.terms.some((t) => isEntryOf(t, tables)) &&
+      !h.terms.some((t) => t.figure !== undefined && t.figure === d.mismatch.at)
     )
       n++;
+    // Another net pay (the current period's beside the year to date) of its page that held.
+    else if (code === "net_pay_mismatch" && h.kind === "net" && h.total.page === d.mismatch.page) n++;
   }
   return n;
 }

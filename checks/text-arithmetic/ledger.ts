@@ -477,9 +477,13 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     // (at least two relations hold), the break is local (the chain recovers after it, or, for a closing or
     // carried balance, the chain holds right up to it), and its previous balance is the table's own or the
     // one opening balance the document prints (several: which account's is not known).
+    // A row whose balance alone is out of line, the next row following from the balance expected (one
+    // figure breaks the chain and un-breaks it): a balance read wrong (a sign or a trailing CR/DR missed, a
+    // figure of a neighbouring cell) reads exactly so, and no amount moved. A reading doubt, not proof.
     const supportOf = (i: number): number => {
       const r = rels[i] as Relation;
       if (held < 2) return 0;
+      if (r.kind === "move" && consumed.has(rels[i + 1] as Relation)) return 0;
       if (r.kind === "move") return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
       const before = rels[i - 1];
       return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
@@ -582,6 +586,12 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         notes: table.structure.notes,
         support: supportOf(i),
         unsupported: "ledger",
+        ...(balanceChanged
+          ? {
+              doubt:
+                "One balance out of line with the rows before and after it, every amount in line, is how a balance misread (its sign, a figure of the next cell) reads too, so this is an anomaly, not proof.",
+            }
+          : {}),
       });
     }
     checkLedgerTotals(ctx, ledger, broken);
