@@ -798,7 +798,11 @@ function checkTaxRate(
   // The line items the base may sum: a tax rounded on each line and added differs from the rate of the
   // total by up to half a cent a line.
   const lineAmounts = all
-    .filter((x) => items.has(x.line) || (x.row?.kind === "entry" && x.table && x.table === baseRow?.table))
+    .filter(
+      (x) =>
+        items.has(x.line) ||
+        (x.row?.kind === "entry" && x.table && x.table === (baseRow ?? r).table && !isTaxRow(x.label)),
+    )
     .map((x) => x.figure?.cents)
     .filter((c): c is number => c !== undefined && c > 0);
   const rounding = Math.max(SLACK + 1, Math.ceil(lineAmounts.length / 2));
