@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Finding } from "../../core/check-result.js";
-import { grid, layoutDocument } from "../../document/testdata/layout-kit.js";
+import { grid, layoutDocument, rightRun } from "../../document/testdata/layout-kit.js";
 import { formatCents } from "../../document/values/amounts.js";
 import { arithmeticFindings } from "./text-arithmetic.js";
 
@@ -77,6 +77,41 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
     expect(tax[0]?.severity).toBe(4);
     expect(maxSeverity(arithmeticFindings(doc).findings)).toBeLessThan(8);
     expect(maxSeverity(arithmeticFindings(credited).findings)).toBeLessThan(8);
+  });
+
+  // A receipt's lines without quantity × price, its total taken by the tax included in it.
+  const receipt = (coffee: string, coffeeX = 545) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Description", "Amount"],
+              ["Bread", "10.20"],
+              ["Cheese", "42.56"],
+              ["Coffee", undefined],
+              ["Total incl. VAT", "69.77"],
+              ["incl. VAT 21%", "12.11"],
+            ],
+            700,
+          ),
+          rightRun(coffee, coffeeX, 658),
+        ],
+      ],
+      { docType: "receipt" },
+    );
+
+  it("an edited line among lines read without doubt, the total taken by the tax in it: proof", () => {
+    expect(arithmeticFindings(receipt("17.01")).findings).toEqual([]);
+    const f = only(arithmeticFindings(receipt("27.01")).findings, "total_mismatch");
+    expect(f[0]?.severity).toBe(9);
+  });
+
+  it("the same lines with one amount off its column's edge (a figure of another column read as the amount): an anomaly", () => {
+    const f = only(arithmeticFindings(receipt("27.01", 500)).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBe(4);
   });
 
   // One table of two sections: labour and materials, each with its subtotal, and the total over both.
@@ -180,7 +215,10 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
   it("one balance out of line, the next row following from the balance expected: a reading doubt, not proof", () => {
     // Row 2's balance is 1,324.81 - 129.99 = 1,194.82 (printed 1,149.82, as a misread or a sign missed
     // would read); row 3 follows from 1,194.82.
-    const f = only(arithmeticFindings(statement({ row: 2, balance: "1,149.82" })).findings, "running_balance_mismatch");
+    const f = only(
+      arithmeticFindings(statement({ row: 2, balance: "1,149.82" })).findings,
+      "running_balance_mismatch",
+    );
     expect(f).toHaveLength(1);
     expect(f[0]?.evidence?.changed).toBe("balance");
     // Before: 9 ("the balance printed is the figure out of line").
@@ -189,7 +227,10 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
   });
 
   it("an edited amount whose row breaks the chain and the next row holds: still proof", () => {
-    const f = only(arithmeticFindings(statement({ row: 2, amount: "192.99" })).findings, "running_balance_mismatch");
+    const f = only(
+      arithmeticFindings(statement({ row: 2, amount: "192.99" })).findings,
+      "running_balance_mismatch",
+    );
     expect(f).toHaveLength(1);
     expect(f[0]?.evidence?.changed).toBe("amount");
     expect(f[0]?.severity).toBe(9);

@@ -184,6 +184,8 @@ interface Deferred {
   terms: BlockRow[];
   /** A tax's base (a total above it, or the base printed in its own row). */
   base?: Figure;
+  /** Printed minus expected, in cents (a sum's or net pay's). */
+  difference?: number;
 }
 
 /**
@@ -484,6 +486,7 @@ export function checkBlocks(
         structure: blockStructure(ctx, r, termRows),
         figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
         terms: termRows,
+        difference: Math.abs(v) - Math.abs(expected),
       });
       subtotals = [...subtotals, r];
     } else subtotals = [...subtotals, r];
@@ -627,6 +630,53 @@ function unions(closed: readonly Term[][], terms: readonly Term[]): Term[][] {
   return out;
 }
 
+/**
+ * Whether the rows a sum's mismatch accuses were read without doubt, so that a total taking the sum's own
+ * figure may stand for them (docs/decisions.md "Support comes from the side the mismatch accuses"): every
+ * row is a labelled line of PDF text whose amount is one run printed like the others (the same marks before
+ * and after the digits, the same decimals) on one edge of a column; and no single row explains the
+ * difference (it equals one amount, a line counted that is no term, or twice one, a sign not read; or it is
+ * a whole thousand, a digit group lost). A figure misread, a sign or a line of another kind read as a term:
+ * each leaves one of these traces; a line edited in the issuer's source leaves none.
+ */
+function rowsReadWithoutDoubt(ctx: Ctx, d: Deferred): boolean {
+  const rows = d.terms;
+  const diff = Math.abs(d.difference ?? Number.NaN);
+  if (rows.length === 0 || !Number.isFinite(diff)) return false;
+  const figs = rows.map((t) => t.figure);
+  if (figs.some((f) => !f?.money || f.confidence < 1)) return false;
+  if (rows.some((t) => t.unreadable || !/\p{L}/u.test(t.label))) return false;
+  const shape = (f: Figure) => {
+    const t = f.text.trim();
+    const first = t.search(/\d/);
+    const last = t.length - 1 - [...t].reverse().findIndex((c) => /\d/.test(c));
+    return `${t.slice(0, first).replace(/\s+/g, "")}|${t.slice(last + 1).replace(/\s+/g, "")}|${f.decimals}`;
+  };
+  const shapes = new Set((figs as Figure[]).map(shape));
+  if (shapes.size > 1) return false;
+  const size = Math.max(...rows.map((t) => t.line.size));
+  const tol = Math.max(1.5, 0.45 * size);
+  const aligned = (edge: 0 | 2) => {
+    const xs = (figs as Figure[]).map((f) => f.box[edge]);
+    return Math.max(...xs) - Math.min(...xs) <= tol;
+  };
+  if (rows.length > 1 && !aligned(2) && !aligned(0)) return false;
+  const near = (a: number, b: number) => Math.abs(a - b) <= SLACK;
+  if ((figs as Figure[]).some((f) => near(diff, Math.abs(f.cents)) || near(diff, 2 * Math.abs(f.cents))))
+    return false;
+  if (diff >= 100_000 && diff % 100_000 === 0) return false;
+  // Another figure of a row read as its amount (the unit price, a column beside it).
+  if (
+    rows.some((t) =>
+      t.figures.some(
+        (g) => g !== t.figure && near(diff, Math.abs(Math.abs(g.cents) - Math.abs(t.figure?.cents ?? 0))),
+      ),
+    )
+  )
+    return false;
+  return ctx.reading.pages.get(d.mismatch.page)?.source !== "plain_text";
+}
+
 /** A line entry (no total, no tax) of one of the tables. */
 const isEntryOf = (r: BlockRow, tables: ReadonlySet<number>) =>
   r.table !== undefined &&
@@ -736,6 +786,7 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
     structure: blockStructure(ctx, net, [gross, deductions]),
     figures: [net.figure, gross.figure, deductions.figure],
     terms: [gross, deductions, ...parts],
+    difference: printed - expected,
   };
 }
 
@@ -1019,6 +1070,17 @@ function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
       )
     )
       n++;
+  // The total's own figure taken by another relation that held (total = this subtotal + tax, a tax on it,
+  // net pay on it as gross, the change tendered on it): it confirms the figure printed, not the rows. It
+  // counts only when those rows were read without doubt and no single one of them explains the difference.
+  const own = d.mismatch.at;
+  const taken =
+    own !== undefined &&
+    (ctx.confirmed.has(own) ||
+      held.some(
+        (h) => ![h.total, ...h.terms].some((t) => terms.has(t)) && h.terms.some((t) => t.figure === own),
+      ));
+  if (taken && rowsReadWithoutDoubt(ctx, d)) n++;
   for (const h of held) {
     // A relation over some of the same rows (a subtotal among the terms that summed its own lines, a tax on
     // a term), never one that only took this total's figure as one of its own terms.

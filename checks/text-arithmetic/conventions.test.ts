@@ -47,8 +47,9 @@ function expectFound(f: Finding | undefined, page: number, after: string) {
 
 /**
  * Found and read right, but nothing of its block confirms the rows it sums (no products, no other relation
- * over them): only totals that take its own figure hold, which confirms that figure, not the rows. An
- * anomaly (docs/decisions.md "Support comes from the side the mismatch accuses"); before, proof (9).
+ * over them): only totals that take its own figure hold, which confirms that figure, not the rows, and one
+ * row explains the difference. An anomaly (docs/decisions.md "Support comes from the side the mismatch
+ * accuses"); before, proof (9).
  */
 function expectUnconfirmed(f: Finding | undefined, page: number, after: string) {
   expect(f?.page).toBe(page);
@@ -526,10 +527,10 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(arithmeticFindings(doc("10.20")).findings).toEqual([]);
     const f = arithmeticFindings(doc("66.20")).findings;
     expect(codes(f)).toEqual(["total_mismatch"]);
-    expectUnconfirmed(f[0], 1, "69.77");
+    expectFound(f[0], 1, "69.77");
   });
 
-  it("a receipt's change (tendered minus total) is read, and confirms the total's figure, not the lines it sums", () => {
+  it("a receipt's change (tendered minus total) confirms the reading its total is judged on", () => {
     const doc = (bread: string) =>
       layoutDocument(
         [
@@ -555,7 +556,7 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(arithmeticFindings(doc("21.60")).findings).toEqual([]);
     const f = arithmeticFindings(doc("29.60")).findings;
     expect(codes(f)).toEqual(["total_mismatch"]);
-    expectUnconfirmed(f[0], 1, "49.57");
+    expectFound(f[0], 1, "49.57");
   });
 
   it("a receipt's lines with '3 x 11.71' under them: the words with digits continue the line, they start no new block", () => {
@@ -706,6 +707,7 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(ok.verified).toBe(3);
     const f = arithmeticFindings(doc("250.00")).findings;
     expect(codes(f)).toEqual(["total_mismatch"]);
+    // The difference (100.00) is the bonus line's amount: a line counted that is no term reads so too.
     expectUnconfirmed(f[0], 1, "2,250.00");
     expect(f[0]?.evidence?.before).toBe("2,350.00");
   });
@@ -1175,7 +1177,7 @@ describe("text.arithmetic reads tables from geometry", () => {
     expect(arithmeticFindings(doc("400,00")).findings).toEqual([]);
     const f = arithmeticFindings(doc("438,00")).findings;
     expect(codes(f)).toEqual(["subtotal_mismatch"]);
-    expectUnconfirmed(f[0], 1, "2.600,00");
+    expectFound(f[0], 1, "2.600,00");
     expect(f[0]?.evidence?.before).toBe("2.638,00");
   });
 
