@@ -1,6 +1,6 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
-import { isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
+import { foldLigatures, isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
 import { parseAmount, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
@@ -86,10 +86,12 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     const figures = line.cells
       .map((c) => c.figure)
       .filter((f): f is Figure => f?.money === true && !f.perUnit && !f.percent);
-    const label = line.cells
-      .filter((c) => !c.figure || !c.figure.money || c.figure.perUnit)
-      .map((c) => c.rest ?? c.text)
-      .join(" ")
+    const label = foldLigatures(
+      line.cells
+        .filter((c) => !c.figure || !c.figure.money || c.figure.perUnit)
+        .map((c) => c.rest ?? c.text)
+        .join(" "),
+    )
       .replace(/\s+/g, " ")
       .trim();
     const date = line.cells[0]?.date;
@@ -159,7 +161,7 @@ function acrossPairs(line: ReadLine, next: ReadLine): [string, Figure][] | undef
     const em = Math.max(line.size, next.size);
     const centre = (f.box[0] + f.box[2]) / 2;
     if (centre < c.box[0] - em || centre > c.box[2] + em) return undefined;
-    pairs.push([c.text, f]);
+    pairs.push([foldLigatures(c.text), f]);
   }
   return pairs;
 }

@@ -1,6 +1,6 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
-import { LABELS } from "../../document/tables/vocabulary.js";
+import { foldLigatures, LABELS } from "../../document/tables/vocabulary.js";
 import { type NumberStyle, formatCents } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
 
@@ -689,11 +689,12 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
     if (line.header) continue;
     const figs = line.cells.filter((c) => c.figure?.money);
     if (figs.length !== 1) continue;
-    const label = line.cells
-      .filter((c) => !c.figure?.money)
-      .map((c) => c.rest ?? c.text)
-      .join(" ")
-      .trim();
+    const label = foldLigatures(
+      line.cells
+        .filter((c) => !c.figure?.money)
+        .map((c) => c.rest ?? c.text)
+        .join(" "),
+    ).trim();
     if (!label) continue;
     out.push({ line, label, figure: figs[0]?.figure as Figure });
   }
