@@ -188,6 +188,44 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
     expect(f[0]?.severity).toBe(8);
   });
 
+  // The same lines in a table, the VAT in a breakdown by rate under it (a 5 % row on other goods).
+  const breakdown = (vat20: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Description", "Amount"],
+              ...lines.map((c, i) => [`Item ${i + 1}`, fmt(c)]),
+              ["Books", "100.00"],
+            ],
+            780,
+          ),
+          ...grid(
+            [{ x: 50 }, R(300), R(545)],
+            [
+              ["VAT rate", "VAT base", "VAT amount"],
+              ["5%", "100.00", "5.00"],
+              ["20%", fmt(lines.reduce((a, c) => a + c, 0)), vat20],
+            ],
+            600,
+          ),
+        ],
+      ],
+      { docType: "invoice", region: "GB" },
+    );
+
+  it("a tax breakdown whose tax was rounded on each line: no mismatch (before: a tax mismatch, proof)", () => {
+    expect(only(arithmeticFindings(breakdown("12.73")).findings, "tax_amount_mismatch")).toEqual([]);
+  });
+
+  it("the same breakdown with a tax edited: proof", () => {
+    const f = only(arithmeticFindings(breakdown("14.73")).findings, "tax_amount_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBe(8);
+  });
+
   // A statement whose balances chain; `balance` replaces one row's balance, `amount` one row's amount.
   const moves = [-4520, 250000, -12999, -899, -6050, 1250];
   const statement = (edit: { row: number; balance?: string; amount?: string }) => {
