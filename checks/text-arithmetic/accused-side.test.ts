@@ -114,6 +114,35 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
     expect(f[0]?.severity).toBe(4);
   });
 
+  it("an amount whose thousands are a run set apart (read as 250.00, not 1,250.00): a whole thousand off is a reading doubt", () => {
+    const doc = layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Description", "Amount"],
+              ["Monitor", "310.40"],
+              ["Laptop", undefined],
+              ["Cable", "12.99"],
+              ["Subtotal", "1,573.39"],
+              ["VAT 20%", "314.68"],
+              ["Total", "1,888.07"],
+            ],
+            700,
+          ),
+          rightRun("250.00", 545, 672),
+          rightRun("1,", 503, 672),
+        ],
+      ],
+      { docType: "invoice", region: "GB" },
+    );
+    const f = only(arithmeticFindings(doc).findings, "subtotal_mismatch");
+    expect(f).toHaveLength(1);
+    // Before: 9 (the VAT on the subtotal and the total over both took the subtotal's figure).
+    expect(f[0]?.severity).toBe(4);
+  });
+
   // One table of two sections: labour and materials, each with its subtotal, and the total over both.
   const sections = (paint: string, vat = "286.00") =>
     layoutDocument(
