@@ -293,6 +293,34 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
     expect(f[0]?.message).toMatch(/anomaly, not proof/);
   });
 
+  it("a line printed but not booked (the balance does not move by its amount): a reading doubt, not proof", () => {
+    // Row 2 is a pending card payment: its amount is printed, its balance repeats the one before, and the
+    // rows after it never took it.
+    let b = 100000;
+    const rows = moves.map((m, i) => {
+      if (i !== 2) b += m;
+      return [
+        `0${i + 1}/03/2025`,
+        i === 2 ? "CARD PAYMENT (PENDING)" : `ITEM ${i}`,
+        m < 0 ? fmt(-m) : undefined,
+        m > 0 ? fmt(m) : undefined,
+        fmt(b),
+      ];
+    });
+    const doc = layoutDocument([
+      grid(
+        [{ x: 50 }, { x: 110 }, R(400), R(470), R(545)],
+        [["Date", "Description", "Paid out", "Paid in", "Balance"], ...rows],
+        700,
+      ),
+    ]);
+    const f = only(arithmeticFindings(doc).findings, "running_balance_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.evidence?.changed).toBe("amount");
+    // Before: 9 ("the amount 129.99 is the figure out of line").
+    expect(f[0]?.severity).toBe(4);
+  });
+
   it("an edited amount whose row breaks the chain and the next row holds: still proof", () => {
     const f = only(
       arithmeticFindings(statement({ row: 2, amount: "192.99" })).findings,

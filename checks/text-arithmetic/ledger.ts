@@ -555,6 +555,16 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         expectedBalance: money(ctx, expectedBalance),
       };
       if (nextAgrees && moveFigure) {
+        // One figure of the row explains the break as a reading (docs/decisions.md "Support comes from the
+        // side the mismatch accuses"): the balance did not move at all (a pending or memo line, printed but
+        // not booked), or moved by another figure of the row (a fee in a column of its own). An edited
+        // amount leaves neither (its balance moved by the amount it replaced).
+        const off = Math.abs(r.balance.cents - expectedBalance);
+        const near = (a: number, b: number) => Math.abs(a - b) <= SLACK;
+        const others = r.row.figures.filter(
+          (f): f is Figure => f?.money === true && f !== r.balance && f !== moveFigure && !f.percent,
+        );
+        const explained = near(r.balance.cents, r.prev) || others.some((f) => near(off, Math.abs(f.cents)));
         report(ctx, {
           code: "running_balance_mismatch",
           page: r.row.page,
@@ -566,8 +576,14 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
-          support: supportOf(i),
+          support: explained ? 0 : supportOf(i),
           unsupported: "ledger",
+          ...(explained
+            ? {
+                doubt:
+                  "The balance did not move, or moved by another figure of the row: how a line printed but not booked, or a fee in a column of its own, reads too, so this is an anomaly, not proof.",
+              }
+            : {}),
         });
         continue;
       }
