@@ -217,8 +217,9 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
     expect(f[0]?.severity).toBe(8);
   });
 
-  // The same lines in a table, the VAT in a breakdown by rate under it (a 5 % row on other goods).
-  const breakdown = (vat20: string) =>
+  // The same lines in a table with their net total, the VAT in a breakdown by rate under it (a 5 % row on
+  // other goods).
+  const breakdown = (vat20: string, base20 = fmt(lines.reduce((a, c) => a + c, 0))) =>
     layoutDocument(
       [
         [
@@ -228,6 +229,7 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
               ["Description", "Amount"],
               ...lines.map((c, i) => [`Item ${i + 1}`, fmt(c)]),
               ["Books", "100.00"],
+              ["Net total", fmt(lines.reduce((a, c) => a + c, 0) + 10000)],
             ],
             780,
           ),
@@ -236,7 +238,7 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
             [
               ["VAT rate", "VAT base", "VAT amount"],
               ["5%", "100.00", "5.00"],
-              ["20%", fmt(lines.reduce((a, c) => a + c, 0)), vat20],
+              ["20%", base20, vat20],
             ],
             600,
           ),
@@ -247,6 +249,14 @@ describe("text.arithmetic: support from the side the mismatch accuses", () => {
 
   it("a tax breakdown whose tax was rounded on each line: no mismatch (before: a tax mismatch, proof)", () => {
     expect(only(arithmeticFindings(breakdown("12.73")).findings, "tax_amount_mismatch")).toEqual([]);
+  });
+
+  it("a breakdown whose base is read wrong (the bases add up to no amount printed): its tax is an anomaly", () => {
+    // 20 % of 93.81 is 18.76; the tax printed is 14.73 (and the net total 163.81, not 193.81).
+    const f = only(arithmeticFindings(breakdown("14.73", "93.81")).findings, "tax_amount_mismatch");
+    expect(f).toHaveLength(1);
+    // Before: 8 (the 5 % row held).
+    expect(f[0]?.severity).toBe(4);
   });
 
   it("the same breakdown with a tax edited: proof", () => {

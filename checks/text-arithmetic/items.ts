@@ -278,6 +278,10 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     for (const p of broken) {
       const expected = p.expected[0] as number;
       const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
+      // A tax of a breakdown by rate stands on its base read right: the bases add up to an amount printed
+      // elsewhere on the page (the net total), or the tax is no proof (docs/decisions.md "Support comes from
+      // the side the mismatch accuses"). Its rate is printed in its row.
+      const baseConfirmed = p.code !== "tax_amount_mismatch" || breakdownBasesConfirmed(ctx, g.products);
       report(ctx, {
         code: p.code ?? "line_item_mismatch",
         page: p.page,
@@ -291,10 +295,34 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
         notes: g.structure.notes,
         // The other products of its table that held (at least one: a table whose products mostly fail
         // is no quantity × price, and is not judged).
-        support: held,
+        support: baseConfirmed ? held : 0,
         unsupported: "table",
+        ...(baseConfirmed
+          ? {}
+          : {
+              doubt:
+                "Its base is confirmed by no amount of the page (the bases of the breakdown add up to no total printed), so this is an anomaly, not proof.",
+            }),
       });
     }
   }
   return items;
+}
+
+/** Whether the bases of a tax breakdown add up to a money figure printed on their page outside the breakdown. */
+function breakdownBasesConfirmed(ctx: Ctx, products: readonly Product[]): boolean {
+  const taxes = products.filter((p) => p.code === "tax_amount_mismatch");
+  const bases = taxes.map((p) => p.inputs[0]).filter((f): f is Figure => f?.money === true);
+  if (bases.length === 0) return false;
+  const page = taxes[0]?.page;
+  const own = new Set(taxes.map((p) => p.line));
+  const total = bases.reduce((a, f) => a + Math.abs(f.cents), 0);
+  return ctx.reading.lines.some(
+    (l) =>
+      l.page === page &&
+      !own.has(l) &&
+      l.cells.some(
+        (c) => c.figure?.money && !c.figure.percent && Math.abs(Math.abs(c.figure.cents) - total) <= SLACK,
+      ),
+  );
 }
