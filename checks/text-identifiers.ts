@@ -228,26 +228,34 @@ function ibanCrossFindings(lines: Line[], ibans: Located[]): Finding[] {
   return findings;
 }
 
+/**
+ * A routing number read with confidence: a label that names it ("Routing number", "ABA routing no.", "RTN",
+ * "ABA #") right before exactly nine digits (or three groups of three), not part of a longer number. An
+ * unlabelled nine-digit number is not a routing number (an account, a reference, a phone number), and a
+ * labelled value of another length is some other figure read after the label (a phone number in "Routing
+ * questions? Call ...", the account number of "Account/Routing: ..."), not a routing number missing a digit.
+ */
+const ROUTING_LABEL =
+  /\b(?:ABA|RTN|routing)\b(?:[\s/]*(?:routing|transit|number|num\.?|no\.?|nr\.?|#|code|ABA|RTN|\((?:ABA|RTN)\)))*\s*[:#.]?\s*(?<![\d])(\d{9}|\d{3}[ -]\d{3}[ -]\d{3})(?![\d]|[ -]\d)/gi;
+
+/** The routing numbers a line prints under a label, as nine digits. */
+export function labelledRoutingNumbers(text: string): string[] {
+  return [...text.matchAll(ROUTING_LABEL)].map((m) => (m[1] as string).replace(/[\s-]/g, ""));
+}
+
 function routingFindings(lines: Line[], docType: string): Finding[] {
   const findings: Finding[] = [];
   const record = ACCOUNT_RECORDS.has(docType);
   for (const line of lines) {
-    if (!/\b(routing|ABA|RTN|transit)\b/i.test(line.text)) continue;
-    const m = /\b(?:routing|ABA|RTN|transit)[^:\d]*:?\s*([\d -]{8,12}\d)\b/i.exec(line.text);
-    const candidates = m?.[1]
-      ? [m[1].replace(/[\s-]/g, "")]
-      : [...line.text.matchAll(/\b\d{9}\b/g)].map((x) => x[0]);
-    for (const routing of candidates) {
+    for (const routing of labelledRoutingNumbers(line.text.normalize("NFKC"))) {
       const problem = abaProblem(routing);
-      if (!problem) continue;
+      if (!problem || problem === "format") continue;
       findings.push({
         code: "routing_number_invalid",
         message:
           problem === "checksum"
             ? `On ${where(line)}, the routing number ${routing} fails the ABA checksum (weights 3-7-1), so no US bank has it: a digit was changed.`
-            : problem === "prefix"
-              ? `On ${where(line)}, the routing number ${routing} starts with ${routing.slice(0, 2)}, a prefix the Federal Reserve does not assign.`
-              : `On ${where(line)}, the routing number "${routing}" does not have the 9 digits every ABA routing number has.`,
+            : `On ${where(line)}, the routing number ${routing} starts with ${routing.slice(0, 2)}, a prefix the Federal Reserve does not assign.`,
         page: line.page,
         evidence: { routing, problem },
         // On an invoice the routing number is the payee's (see ACCOUNT_RECORDS).

@@ -1,6 +1,6 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
-import { isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
+import { foldLigatures, isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
 import { parseAmount, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
@@ -86,10 +86,12 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     const figures = line.cells
       .map((c) => c.figure)
       .filter((f): f is Figure => f?.money === true && !f.perUnit && !f.percent);
-    const label = line.cells
-      .filter((c) => !c.figure || !c.figure.money || c.figure.perUnit)
-      .map((c) => c.rest ?? c.text)
-      .join(" ")
+    const label = foldLigatures(
+      line.cells
+        .filter((c) => !c.figure || !c.figure.money || c.figure.perUnit)
+        .map((c) => c.rest ?? c.text)
+        .join(" "),
+    )
       .replace(/\s+/g, " ")
       .trim();
     const date = line.cells[0]?.date;
@@ -159,7 +161,7 @@ function acrossPairs(line: ReadLine, next: ReadLine): [string, Figure][] | undef
     const em = Math.max(line.size, next.size);
     const centre = (f.box[0] + f.box[2]) / 2;
     if (centre < c.box[0] - em || centre > c.box[2] + em) return undefined;
-    pairs.push([c.text, f]);
+    pairs.push([foldLigatures(c.text), f]);
   }
   return pairs;
 }
@@ -182,6 +184,10 @@ interface Deferred {
   figures: Figure[];
   /** The rows the relation reads its expectation from (a total's terms, net pay's gross and deductions). */
   terms: BlockRow[];
+  /** A tax's base (a total above it, or the base printed in its own row). */
+  base?: Figure;
+  /** Printed minus expected, in cents (a sum's or net pay's). */
+  difference?: number;
 }
 
 /**
@@ -482,6 +488,7 @@ export function checkBlocks(
         structure: blockStructure(ctx, r, termRows),
         figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
         terms: termRows,
+        difference: Math.abs(v) - Math.abs(expected),
       });
       subtotals = [...subtotals, r];
     } else subtotals = [...subtotals, r];
@@ -625,6 +632,61 @@ function unions(closed: readonly Term[][], terms: readonly Term[]): Term[][] {
   return out;
 }
 
+/**
+ * Whether the rows a sum's mismatch accuses were read without doubt, so that a total taking the sum's own
+ * figure may stand for them (docs/decisions.md "Support comes from the side the mismatch accuses"): every
+ * row is a labelled line of PDF text whose amount is one run printed like the others (the same marks before
+ * and after the digits, the same decimals) on one edge of a column; and no single row explains the
+ * difference (it equals one amount, a line counted that is no term, or twice one, a sign not read; or it is
+ * a whole thousand, a digit group lost). A figure misread, a sign or a line of another kind read as a term:
+ * each leaves one of these traces; a line edited in the issuer's source leaves none.
+ */
+function rowsReadWithoutDoubt(ctx: Ctx, d: Deferred): boolean {
+  const rows = d.terms;
+  const diff = Math.abs(d.difference ?? Number.NaN);
+  if (rows.length === 0 || !Number.isFinite(diff)) return false;
+  const figs = rows.map((t) => t.figure);
+  if (figs.some((f) => !f?.money || f.confidence < 1)) return false;
+  if (rows.some((t) => t.unreadable || !/\p{L}/u.test(t.label))) return false;
+  const shape = (f: Figure) => {
+    const t = f.text.trim();
+    const first = t.search(/\d/);
+    const last = t.length - 1 - [...t].reverse().findIndex((c) => /\d/.test(c));
+    return `${t.slice(0, first).replace(/\s+/g, "")}|${t.slice(last + 1).replace(/\s+/g, "")}|${f.decimals}`;
+  };
+  const shapes = new Set((figs as Figure[]).map(shape));
+  if (shapes.size > 1) return false;
+  const size = Math.max(...rows.map((t) => t.line.size));
+  const tol = Math.max(1.5, 0.45 * size);
+  const aligned = (edge: 0 | 2) => {
+    const xs = (figs as Figure[]).map((f) => f.box[edge]);
+    return Math.max(...xs) - Math.min(...xs) <= tol;
+  };
+  if (rows.length > 1 && !aligned(2) && !aligned(0)) return false;
+  const near = (a: number, b: number) => Math.abs(a - b) <= SLACK;
+  if ((figs as Figure[]).some((f) => near(diff, Math.abs(f.cents)) || near(diff, 2 * Math.abs(f.cents))))
+    return false;
+  if (diff >= 100_000 && diff % 100_000 === 0) return false;
+  // Another figure of a row read as its amount (the unit price, a column beside it).
+  if (
+    rows.some((t) =>
+      t.figures.some(
+        (g) => g !== t.figure && near(diff, Math.abs(Math.abs(g.cents) - Math.abs(t.figure?.cents ?? 0))),
+      ),
+    )
+  )
+    return false;
+  return ctx.reading.pages.get(d.mismatch.page)?.source !== "plain_text";
+}
+
+/** A line entry (no total, no tax) of one of the tables. */
+const isEntryOf = (r: BlockRow, tables: ReadonlySet<number>) =>
+  r.table !== undefined &&
+  tables.has(r.table.id) &&
+  r.row?.kind === "entry" &&
+  !isTotalRow(r) &&
+  !isTaxRow(r.label);
+
 const isTotalRow = (r: BlockRow) =>
   LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label) || LABELS.gross.test(r.label);
 
@@ -726,6 +788,7 @@ function checkNet(ctx: Ctx, net: BlockRow, seen: BlockRow[]): Deferred | undefin
     structure: blockStructure(ctx, net, [gross, deductions]),
     figures: [net.figure, gross.figure, deductions.figure],
     terms: [gross, deductions, ...parts],
+    difference: printed - expected,
   };
 }
 
@@ -785,8 +848,19 @@ function checkTaxRate(
   const b = base.cents;
   const expected = included ? (b * rate) / (100 + rate) : (b * rate) / 100;
   const printed = r.figure.cents;
+  // The line items the base may sum: a tax rounded on each line and added differs from the rate of the
+  // total by up to half a cent a line.
+  const lineAmounts = all
+    .filter(
+      (x) =>
+        items.has(x.line) ||
+        (x.row?.kind === "entry" && x.table && x.table === (baseRow ?? r).table && !isTaxRow(x.label)),
+    )
+    .map((x) => x.figure?.cents)
+    .filter((c): c is number => c !== undefined && c > 0);
+  const rounding = Math.max(SLACK + 1, Math.ceil(lineAmounts.length / 2));
   ctx.checked++;
-  if (Math.abs(Math.round(expected) - printed) <= SLACK + 1) {
+  if (Math.abs(Math.round(expected) - printed) <= rounding) {
     ctx.verified++;
     return undefined;
   }
@@ -810,10 +884,6 @@ function checkTaxRate(
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
     // the document does not print as a tax row).
     const implied = (printed * 100) / rate;
-    const lineAmounts = all
-      .filter((x) => items.has(x.line) || (x.row?.kind === "entry" && x.table && x.table === baseRow?.table))
-      .map((x) => x.figure?.cents)
-      .filter((c): c is number => c !== undefined && c > 0);
     if (implied < b && subsetSums(lineAmounts, implied, Math.ceil((100 * 1.5) / rate) + 1)) {
       ctx.verified++;
       return undefined;
@@ -840,6 +910,7 @@ function checkTaxRate(
     structure,
     figures: [r.figure, base],
     terms: baseRow ? [baseRow] : [],
+    base,
   };
 }
 
@@ -952,23 +1023,36 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
 
 /**
  * The relations of a mismatch's own block that held under the same reading (docs/decisions.md "A mismatch
- * is proof only on a reading that verified itself"):
+ * is proof only on a reading that verified itself", "Support comes from the side the mismatch accuses"):
  * - its terms are line items whose quantity × price held, or rows of a table whose products held;
  * - another relation that held was read over some of the same rows (a page subtotal over the same lines, a
  *   subtotal that is one of this total's terms and summed its own lines, a tax on a base that is a term);
- * - another total of its block checks with this one's figure among its terms (a total = this subtotal + its
- *   tax, a tax on it, net pay = this gross − deductions, the change tendered on it);
- * - for a tax, another tax of its page that held on its base; for net pay, another net pay of its page that
- *   held (the period's beside the year to date); for the amount due printed several times, a copy some
- *   relation confirmed.
- * A relation elsewhere in the document (another table, another page's block) is no support: it says that
- * reading was right, not this one.
+ * - for net pay, another net pay of its page that held (the period's beside the year to date); for the
+ *   amount due printed several times, a copy some relation confirmed;
+ * - for a tax, only its base confirmed by a relation of its own (the base is a sum that held): the rate is
+ *   printed in its label, the base must be read right too.
+ * Another total that takes this total's figure among its terms (total = this subtotal + tax, a tax on it,
+ * the change tendered on it) is no support: it confirms the figure printed, not the reading of the rows the
+ * mismatch says it does not add up to (a line misread or missed leaves the subtotal and everything under it
+ * consistent). A relation elsewhere in the document (another table, another page's block) is none either.
  */
 function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
   const terms = new Set(d.terms);
   const code = d.mismatch.code;
   if (code === "total_repeated_mismatch")
     return d.terms.filter((t) => t.figure && ctx.confirmed.has(t.figure)).length;
+  if (code === "tax_amount_mismatch") {
+    const base = d.base;
+    if (!base) return 0;
+    // The base figure itself, or the same amount printed as a total whose own terms added up.
+    return held.filter(
+      (h) =>
+        h.kind === "sum" &&
+        h.terms.length > 0 &&
+        (h.total.figure === base ||
+          (h.total.page === d.mismatch.page && h.total.figure?.cents === base.cents)),
+    ).length;
+  }
   let n = 0;
   for (const t of d.terms) if (ctx.heldLines.has(t.line)) n++;
   const tables = new Set(d.terms.map((t) => t.table?.id).filter((id): id is number => id !== undefined));
@@ -988,22 +1072,32 @@ function blockSupport(ctx: Ctx, d: Deferred, held: readonly HeldSum[]): number {
       )
     )
       n++;
-  // The total's own figure, confirmed by a relation that held (the change tendered, net pay on it as gross).
+  // The total's own figure taken by another relation that held (total = this subtotal + tax, a tax on it,
+  // net pay on it as gross, the change tendered on it): it confirms the figure printed, not the rows. It
+  // counts only when those rows were read without doubt and no single one of them explains the difference.
   const own = d.mismatch.at;
-  if (own && code !== "tax_amount_mismatch" && ctx.confirmed.has(own)) n++;
+  const taken =
+    own !== undefined &&
+    (ctx.confirmed.has(own) ||
+      held.some(
+        (h) => ![h.total, ...h.terms].some((t) => terms.has(t)) && h.terms.some((t) => t.figure === own),
+      ));
+  if (taken && rowsReadWithoutDoubt(ctx, d)) n++;
   for (const h of held) {
-    // A relation over some of the same rows, or one that took this total as one of its own terms (a total
-    // = this subtotal + its tax, a tax on it, net pay on it): another total of the block that checks.
+    // A relation over some of the same rows (a subtotal among the terms that summed its own lines, a tax on
+    // a term), never one that only took this total's figure as one of its own terms.
     const rows = [h.total, ...h.terms];
-    if (rows.some((t) => terms.has(t) || (t.figure !== undefined && t.figure === own))) n++;
-    // Another tax, or another net pay (the current period's beside the year to date), of its page that held
-    // under the same rule.
+    if (rows.some((t) => terms.has(t))) n++;
+    // Another sum of line entries of the same table (the deductions beside the earnings, an earlier section
+    // of the items): the column the terms are read from, read right over other rows.
     else if (
-      ((code === "tax_amount_mismatch" && h.kind === "tax") ||
-        (code === "net_pay_mismatch" && h.kind === "net")) &&
-      h.total.page === d.mismatch.page
+      h.kind === "sum" &&
+      h.terms.some((t) => isEntryOf(t, tables)) &&
+      !h.terms.some((t) => t.figure !== undefined && t.figure === d.mismatch.at)
     )
       n++;
+    // Another net pay (the current period's beside the year to date) of its page that held.
+    else if (code === "net_pay_mismatch" && h.kind === "net" && h.total.page === d.mismatch.page) n++;
   }
   return n;
 }

@@ -140,6 +140,8 @@ export interface Mismatch {
   support: number;
   /** What the support would have been, in words, for the message of an anomaly. */
   unsupported?: string;
+  /** Why the reading is in doubt though its block chains (replaces the anomaly's sentence). */
+  doubt?: string;
 }
 
 /**
@@ -156,7 +158,9 @@ export function report(ctx: Ctx, m: Mismatch): void {
   const message = !confident
     ? `${m.message} The table was read with low confidence (${m.confidence.toFixed(2)}${why}), so this is a note, not proof.`
     : !verified
-      ? `${m.message} Nothing else in its ${m.unsupported ?? "table or block"} was seen to add up under the same reading, so this is an anomaly, not proof.`
+      ? m.doubt
+        ? `${m.message} ${m.doubt}`
+        : `${m.message} Nothing else in its ${m.unsupported ?? "table or block"} was seen to add up under the same reading, so this is an anomaly, not proof.`
       : m.message;
   const bbox = pageBox(ctx.reading, m.page, m.at?.box ?? m.box);
   ctx.findings.push({

@@ -93,10 +93,13 @@ function namedProducts(table: Table): Product[] {
  * A tax breakdown (rate, taxable base, tax per row: "Taux | Base TVA | Montant TVA", "USt-Satz |
  * Nettobetrag | Steuer"): each tax is its rate of its base.
  */
-function taxBreakdown(table: Table): Product[] {
+function taxBreakdown(table: Table, lines = 0): Product[] {
   const base = col(table, "tax_base");
   const tax = col(table, "tax_amount");
   if (!base || !tax) return [];
+  // A tax computed on each line, rounded there and added, differs from the rate of the base by up to half a
+  // cent a line (docs/decisions.md "Support comes from the side the mismatch accuses").
+  const slack = Math.max(SLACK + 1, Math.ceil(lines / 2));
   const out: Product[] = [];
   for (const row of table.rows) {
     if (row.unreadable) continue;
@@ -111,7 +114,7 @@ function taxBreakdown(table: Table): Product[] {
       page: row.page,
       how: `${rate.text} of ${b.text}`,
       expected: [Math.round((b.cents * rate.value) / 100)],
-      slack: SLACK + 1,
+      slack,
       printed: t,
       inputs: [b, rate],
     });
@@ -203,7 +206,14 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
   const named = new Set<number>();
   for (const table of ctx.reading.tables) {
     if (ledgerTables.has(table.id)) continue;
-    const products = [...namedProducts(table), ...taxBreakdown(table)];
+    // The line items of the document's other tables: how many taxes a breakdown's rows may add up.
+    const lines = ctx.reading.tables
+      .filter((t) => t !== table && !ledgerTables.has(t.id))
+      .reduce(
+        (a, t) => a + t.rows.filter((r) => r.kind === "entry" && r.figures.some((f) => f?.money)).length,
+        0,
+      );
+    const products = [...namedProducts(table), ...taxBreakdown(table, lines)];
     if (products.length === 0) continue;
     named.add(table.id);
     groups.push({ structure: table.structure, products, agreed: 0, agreedLines: [], table: table.id });
@@ -268,6 +278,10 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     for (const p of broken) {
       const expected = p.expected[0] as number;
       const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
+      // A tax of a breakdown by rate stands on its base read right: the bases add up to an amount printed
+      // elsewhere on the page (the net total), or the tax is no proof (docs/decisions.md "Support comes from
+      // the side the mismatch accuses"). Its rate is printed in its row.
+      const baseConfirmed = p.code !== "tax_amount_mismatch" || breakdownBasesConfirmed(ctx, g.products);
       report(ctx, {
         code: p.code ?? "line_item_mismatch",
         page: p.page,
@@ -281,10 +295,34 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
         notes: g.structure.notes,
         // The other products of its table that held (at least one: a table whose products mostly fail
         // is no quantity × price, and is not judged).
-        support: held,
+        support: baseConfirmed ? held : 0,
         unsupported: "table",
+        ...(baseConfirmed
+          ? {}
+          : {
+              doubt:
+                "Its base is confirmed by no amount of the page (the bases of the breakdown add up to no total printed), so this is an anomaly, not proof.",
+            }),
       });
     }
   }
   return items;
+}
+
+/** Whether the bases of a tax breakdown add up to a money figure printed on their page outside the breakdown. */
+function breakdownBasesConfirmed(ctx: Ctx, products: readonly Product[]): boolean {
+  const taxes = products.filter((p) => p.code === "tax_amount_mismatch");
+  const bases = taxes.map((p) => p.inputs[0]).filter((f): f is Figure => f?.money === true);
+  if (bases.length === 0) return false;
+  const page = taxes[0]?.page;
+  const own = new Set(taxes.map((p) => p.line));
+  const total = bases.reduce((a, f) => a + Math.abs(f.cents), 0);
+  return ctx.reading.lines.some(
+    (l) =>
+      l.page === page &&
+      !own.has(l) &&
+      l.cells.some(
+        (c) => c.figure?.money && !c.figure.percent && Math.abs(Math.abs(c.figure.cents) - total) <= SLACK,
+      ),
+  );
 }

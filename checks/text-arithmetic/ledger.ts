@@ -1,6 +1,6 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
-import { LABELS } from "../../document/tables/vocabulary.js";
+import { foldLigatures, LABELS } from "../../document/tables/vocabulary.js";
 import { type NumberStyle, formatCents } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
 
@@ -477,9 +477,13 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
     // (at least two relations hold), the break is local (the chain recovers after it, or, for a closing or
     // carried balance, the chain holds right up to it), and its previous balance is the table's own or the
     // one opening balance the document prints (several: which account's is not known).
+    // A row whose balance alone is out of line, the next row following from the balance expected (one
+    // figure breaks the chain and un-breaks it): a balance read wrong (a sign or a trailing CR/DR missed, a
+    // figure of a neighbouring cell) reads exactly so, and no amount moved. A reading doubt, not proof.
     const supportOf = (i: number): number => {
       const r = rels[i] as Relation;
       if (held < 2) return 0;
+      if (r.kind === "move" && consumed.has(rels[i + 1] as Relation)) return 0;
       if (r.kind === "move") return (r.prevRow !== undefined || ledger.seedUnique) && recovers(i) ? held : 0;
       const before = rels[i - 1];
       return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
@@ -551,6 +555,16 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         expectedBalance: money(ctx, expectedBalance),
       };
       if (nextAgrees && moveFigure) {
+        // One figure of the row explains the break as a reading (docs/decisions.md "Support comes from the
+        // side the mismatch accuses"): the balance did not move at all (a pending or memo line, printed but
+        // not booked), or moved by another figure of the row (a fee in a column of its own). An edited
+        // amount leaves neither (its balance moved by the amount it replaced).
+        const off = Math.abs(r.balance.cents - expectedBalance);
+        const near = (a: number, b: number) => Math.abs(a - b) <= SLACK;
+        const others = r.row.figures.filter(
+          (f): f is Figure => f?.money === true && f !== r.balance && f !== moveFigure && !f.percent,
+        );
+        const explained = near(r.balance.cents, r.prev) || others.some((f) => near(off, Math.abs(f.cents)));
         report(ctx, {
           code: "running_balance_mismatch",
           page: r.row.page,
@@ -562,8 +576,14 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           proof: 9,
           confidence: conf,
           notes: table.structure.notes,
-          support: supportOf(i),
+          support: explained ? 0 : supportOf(i),
           unsupported: "ledger",
+          ...(explained
+            ? {
+                doubt:
+                  "The balance did not move, or moved by another figure of the row: how a line printed but not booked, or a fee in a column of its own, reads too, so this is an anomaly, not proof.",
+              }
+            : {}),
         });
         continue;
       }
@@ -582,6 +602,12 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
         notes: table.structure.notes,
         support: supportOf(i),
         unsupported: "ledger",
+        ...(balanceChanged
+          ? {
+              doubt:
+                "One balance out of line with the rows before and after it, every amount in line, is how a balance misread (its sign, a figure of the next cell) reads too, so this is an anomaly, not proof.",
+            }
+          : {}),
       });
     }
     checkLedgerTotals(ctx, ledger, broken);
@@ -679,11 +705,12 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
     if (line.header) continue;
     const figs = line.cells.filter((c) => c.figure?.money);
     if (figs.length !== 1) continue;
-    const label = line.cells
-      .filter((c) => !c.figure?.money)
-      .map((c) => c.rest ?? c.text)
-      .join(" ")
-      .trim();
+    const label = foldLigatures(
+      line.cells
+        .filter((c) => !c.figure?.money)
+        .map((c) => c.rest ?? c.text)
+        .join(" "),
+    ).trim();
     if (!label) continue;
     out.push({ line, label, figure: figs[0]?.figure as Figure });
   }

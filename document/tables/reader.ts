@@ -3,7 +3,7 @@ import { inferNumberStyle, type NumberStyle, numberStyleFor } from "../values/am
 import { type Figure, type ReadCell, readCells } from "./cells.js";
 import { type Line, linesOf, toReaderBox } from "./lines.js";
 import type { PieceSource, TablePage } from "./pieces.js";
-import { type ColumnRole, headerRole, LABELS, NUMERIC_ROLES } from "./vocabulary.js";
+import { type ColumnRole, foldLigatures, headerRole, LABELS, NUMERIC_ROLES } from "./vocabulary.js";
 
 /**
  * The table reader: finds the tables of a document from the geometry of its text, in any layout.
@@ -162,7 +162,8 @@ function markIdentifierTails(lines: ReadLine[]): void {
   let previousWasIdentifier = false;
   for (const line of lines) {
     const labelled =
-      LABELS.identifier.test(line.text) || /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,}/.test(line.text);
+      LABELS.identifier.test(foldLigatures(line.text)) ||
+      /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,}/.test(line.text);
     const onlyDigitGroups = line.cells.every(
       (c) => /^[A-Z0-9 ]+$/.test(c.text) && !/[.,]\d{2}$/.test(c.text),
     );
@@ -412,7 +413,8 @@ function columnFor(columns: readonly TableColumn[], f: Figure, em: number): Tabl
  * What a row is by its words: an opening or closing balance (brought / carried forward included), a
  * bare carry ("Übertrag", "riporto": which end of a page it stands at says which), a total, or an entry.
  */
-export function rowKindOf(label: string): RowKind {
+export function rowKindOf(text: string): RowKind {
+  const label = foldLigatures(text);
   if (LABELS.opening.test(label)) return "opening";
   if (LABELS.closing.test(label)) return "closing";
   if (LABELS.carry.test(label)) return "carry";
@@ -433,7 +435,7 @@ function labelOf(line: ReadLine, used: ReadonlySet<ReadCell>): { label: string; 
     }
     words.push(c.figure && !c.figure.money ? c.text : c.text);
   }
-  return { label: words.join(" ").replace(/\s+/g, " ").trim(), ...(date ? { date } : {}) };
+  return { label: foldLigatures(words.join(" ")).replace(/\s+/g, " ").trim(), ...(date ? { date } : {}) };
 }
 
 interface Body {

@@ -446,9 +446,18 @@ const HEADER_INDEX = new Map<string, ColumnRole>();
 for (const role of COLUMN_ROLES)
   for (const w of HEADERS[role]) if (!HEADER_INDEX.has(w)) HEADER_INDEX.set(w, role);
 
+/**
+ * A label as matched against the vocabulary: typographic ligatures (ﬁ, ﬂ, ﬀ, ﬃ, ﬄ, ﬅ, ﬆ) spelled out, as
+ * NFKC writes them, so "ﬁnal balance" and "Net ﬁscal" are the words they read as. Only the ligatures are
+ * folded: the figures of a line are never touched.
+ */
+export function foldLigatures(text: string): string {
+  return /[\uFB00-\uFB06]/.test(text) ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC")) : text;
+}
+
 /** A header cell as compared: lower case, no currency marks, bracketed units, dots or colons. */
 export function normaliseHeader(text: string): string {
-  return text
+  return foldLigatures(text)
     .toLowerCase()
     .replace(/\((?:[^)]{0,12})\)|\[(?:[^\]]{0,12})\]/g, " ")
     .replace(/\b(?:in|en|em)\s+(?:eur|gbp|usd|chf|[€£$])\s*$/g, " ")
