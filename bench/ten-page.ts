@@ -148,8 +148,11 @@ export interface ScannedCost {
   ocrMs: number;
   reviewMs: number;
   runs: number;
-  /** The last run's "OCR pass done" and "OCR'd findings reviewed" log entries (bench/ocr.ts prints them). */
-  last?: { pass?: unknown; review?: unknown; severities?: number[]; slowest?: string[] };
+  /**
+   * The last run's "OCR pass done" and "OCR'd findings reviewed" log entries (bench/ocr.ts prints them), and
+   * the checks that found something (`checks`: "<check>: <severity> <summary>").
+   */
+  last?: { pass?: unknown; review?: unknown; severities?: number[]; checks?: string[]; slowest?: string[] };
 }
 
 /**
@@ -237,6 +240,9 @@ export async function scannedCheckStep(
         severities: entries
           .filter((e) => typeof e.severity === "number" && e.severity > 0)
           .map((e) => e.severity!),
+        checks: entries
+          .filter((e) => typeof e.severity === "number" && e.severity > 0)
+          .map((e) => `${e.check}: ${e.severity} ${(e as { msg: string }).msg}`),
       };
     }
   } finally {
