@@ -236,6 +236,52 @@ describe("document/tables: reading tables from positioned text", () => {
     ]);
   });
 
+  it("a third page joins the table when the second page's rows all went into it at its top", () => {
+    // Page 2 continues the table line by line (no table of its own); page 3's first row is a little off its
+    // columns (a scan's jitter), so it starts a table of its own, whose columns still line up with the
+    // ledger's: it joins the ledger rather than starting a new one (one three-page statement, one ledger).
+    const cols = [
+      { x: 50 },
+      { x: 110 },
+      { x: 400, align: "right" as const },
+      { x: 470, align: "right" as const },
+      { x: 545, align: "right" as const },
+    ];
+    const p1 = grid(
+      cols,
+      [
+        ["Date", "Description", "Debit", "Credit", "Balance"],
+        ["01/03/2025", "A", "5.00", undefined, "995.00"],
+        ["02/03/2025", "B", undefined, "5.00", "1,000.00"],
+      ],
+      700,
+    );
+    const p2 = grid(cols, [["03/03/2025", "C", undefined, "10.00", "1,010.00"]], 760);
+    const off = cols.map((c, i) => (i === 2 ? { ...c, x: c.x - 6 } : c));
+    const p3 = [
+      ...grid(off, [["04/03/2025", "D", "1.00", undefined, "1,009.00"]], 760),
+      ...grid(
+        cols,
+        [
+          ["05/03/2025", "E", "2.00", undefined, "1,007.00"],
+          ["06/03/2025", "F", "3.00", undefined, "1,004.00"],
+        ],
+        746,
+      ),
+    ];
+    const r = readTables([pdf(1, p1), pdf(2, p2), pdf(3, p3)], { region: "GB" });
+    expect(r.tables).toHaveLength(1);
+    expect(r.tables[0]?.pages).toEqual([1, 2, 3]);
+    expect(r.tables[0]?.rows.map((row) => row.figures[4]?.text)).toEqual([
+      "995.00",
+      "1,000.00",
+      "1,010.00",
+      "1,009.00",
+      "1,007.00",
+      "1,004.00",
+    ]);
+  });
+
   it("an identifier's digit groups are no figures, on its line or wrapped onto the next", () => {
     const runs = [
       run("IBAN", 50, 700),

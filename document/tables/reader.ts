@@ -117,6 +117,8 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
   const reading: DocumentReading = { style, region: opts.region, lines: [], tables: [], pages: new Map() };
   let nextId = 1;
   const perPage: Table[][] = [];
+  /** Per page: whether its top continued the table the page before ended with (continueTable). */
+  const continuedPages: boolean[] = [];
   let open: Table | undefined;
   for (const { page, lines } of raw) {
     reading.pages.set(page.page, { origin: page.origin, source: page.source });
@@ -134,9 +136,10 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
     // The table a page ends with may go on at the top of the next page.
     open = tables[tables.length - 1] ?? (continued ? open : undefined);
     perPage.push(tables);
+    continuedPages.push(continued);
     reading.lines.push(...read);
   }
-  reading.tables = linkAcrossPages(perPage);
+  reading.tables = linkAcrossPages(perPage, continuedPages);
   return reading;
 }
 
@@ -906,10 +909,16 @@ function continuation(prev: Table, next: Table): number[] | undefined {
   return matched > 0 ? map : undefined;
 }
 
-function linkAcrossPages(perPage: Table[][]): Table[] {
+/**
+ * Joins each page's first table to the table the page before ended with, when it continues it. A page
+ * whose rows all went into the open table at its top (`continued`, no table of its own) keeps that table
+ * open for the next page: a three-page statement whose second page continued the first is still one
+ * ledger on the third.
+ */
+function linkAcrossPages(perPage: Table[][], continued: readonly boolean[] = []): Table[] {
   const out: Table[] = [];
   let open: Table | undefined;
-  for (const tables of perPage) {
+  for (const [pageIndex, tables] of perPage.entries()) {
     tables.forEach((t, i) => {
       const map = i === 0 && open ? continuation(open, t) : undefined;
       if (open && map) {
@@ -937,7 +946,7 @@ function linkAcrossPages(perPage: Table[][]): Table[] {
       out.push(t);
       open = t;
     });
-    if (tables.length === 0) open = undefined;
+    if (tables.length === 0 && !continued[pageIndex]) open = undefined;
   }
   return out;
 }
