@@ -176,6 +176,37 @@ describe("onChange (credential revocation)", () => {
     expect(reloads).toEqual([false, true]);
   });
 
+  it("a removed client is gone for tokens while its removal is being recorded (its old tokens are refused already)", async () => {
+    await writeFile(file, fileOf(client("a"), client("b")));
+    let release: () => void = () => undefined;
+    let recording = false;
+    registry = await watchClientsFile(file, {
+      log: log(),
+      cost: TEST_SCRYPT_COST,
+      pollMs: 60_000,
+      watch: false,
+      onChange: async () => {
+        recording = true;
+        await new Promise<void>((r) => {
+          release = r;
+        });
+      },
+    });
+    const r = registry;
+    expect(await r.verify("b", "b-secret")).toBeDefined();
+    await writeFile(file, fileOf(client("a")));
+    const reloaded = r.reload();
+    await until(() => recording, "the removal is being recorded");
+    expect(await r.verify("b", "b-secret")).toBeUndefined();
+    expect(r.get("b")).toBeUndefined();
+    expect(r.fingerprint("b")).toBeUndefined();
+    expect(r.ids()).toEqual(["a"]);
+    expect(await r.verify("a", "a-secret")).toBeDefined();
+    release();
+    expect(await reloaded).toBe(true);
+    expect(await r.verify("b", "b-secret")).toBeUndefined();
+  });
+
   it("a client's fingerprint changes with its secret and with nothing else", async () => {
     await writeFile(file, fileOf(client("a")));
     registry = await open();

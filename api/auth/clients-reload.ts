@@ -70,6 +70,13 @@ export async function watchClientsFile(
   /** The content last looked at (good or bad), so an unchanged file is not parsed or logged again. */
   let seen = digest(text);
 
+  /**
+   * Clients the changed file removes, while their removal is being recorded (onChange): already gone for
+   * tokens and lookups, since the revocation refuses their earlier tokens from its first moment, and a
+   * client whose tokens are refused must not be handed a new one meanwhile.
+   */
+  let withdrawn = new Set<string>();
+
   let running: Promise<boolean> | undefined;
   let again = false;
   async function check(): Promise<boolean> {
@@ -100,10 +107,12 @@ export async function watchClientsFile(
       // Revocations are recorded before the new clients are in use: a client added back never serves
       // (even for a moment) the tokens issued before its removal.
       if (opts.onChange) {
+        withdrawn = new Set(removed);
         try {
           await opts.onChange({ added, removed });
         } catch (err) {
           // The clients loaded before stay in use, and the file is read again on the next check.
+          withdrawn = new Set();
           seen = "";
           opts.onReload?.(false);
           log.error(
@@ -114,6 +123,7 @@ export async function watchClientsFile(
         }
       }
       current = next;
+      withdrawn = new Set();
       log.info({ file, clients: after.length, added, removed }, "reloaded the clients file");
       warnUnknownScopes(next, log);
       opts.onReload?.(true);
@@ -164,10 +174,18 @@ export async function watchClientsFile(
   poll.unref();
 
   return {
-    verify: (id, secret) => current.verify(id, secret),
-    get: (id) => current.get(id),
-    ids: () => current.ids(),
-    fingerprint: (id) => current.fingerprint(id),
+    async verify(id, secret) {
+      // Verified against the clients of the moment the request came; not granted when the client was
+      // withdrawn or changed its secret meanwhile (scrypt takes a while). A withdrawn client costs the same
+      // scrypt work as any other.
+      const at = current;
+      const found = await at.verify(id, secret);
+      if (!found || withdrawn.has(id)) return undefined;
+      return at === current || current.fingerprint(id) === at.fingerprint(id) ? found : undefined;
+    },
+    get: (id) => (withdrawn.has(id) ? undefined : current.get(id)),
+    ids: () => current.ids().filter((id) => !withdrawn.has(id)),
+    fingerprint: (id) => (withdrawn.has(id) ? undefined : current.fingerprint(id)),
     reload,
     close() {
       clearInterval(poll);
