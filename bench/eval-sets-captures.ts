@@ -30,7 +30,13 @@ import type { LoadedSet } from "./eval-sets.js";
 
 export const CAPTURE_SOURCES_PER_PART = 24;
 
-const PIXEL_CHECK_IDS = ["pixels.noise", "pixels.glyphs", "pixels.compression", "jpeg.provenance"];
+const PIXEL_CHECK_IDS = [
+  "pixels.noise",
+  "pixels.glyphs",
+  "pixels.amounts",
+  "pixels.compression",
+  "jpeg.provenance",
+];
 
 function toItem(f: CaptureFixture, set: "captures" | "realworld-dev-scans-tampered"): EvalItem {
   return {
