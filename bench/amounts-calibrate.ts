@@ -8,8 +8,17 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pino from "pino";
-import { AMOUNT_THRESHOLDS, amountOutliers, amountsOnPage } from "../checks/pixels-amounts/amounts.js";
-import { glyphFeatures, type GlyphFeatures } from "../checks/pixels-glyphs/glyph-features.js";
+import {
+  AMOUNT_THRESHOLDS,
+  amountOutliers,
+  amountsOnPage,
+  amountTwins,
+} from "../checks/pixels-amounts/amounts.js";
+import {
+  type GlyphFeatures,
+  glyphFeatures,
+  patchDifference,
+} from "../checks/pixels-glyphs/glyph-features.js";
 import { ocrRunsOf } from "../checks/pixels-amounts/pixels-amounts.js";
 import { modelOf } from "../document/testdata/model-kit.js";
 import { createOcrEngine } from "../document/ocr.js";
@@ -61,6 +70,21 @@ async function main() {
             f.box && b[0] < f.box[2] && f.box[0] < b[2] && b[1] < f.box[3] && f.box[1] < b[3] ? "ON " : "   ";
           lines.push(
             `   ${on} ${o.logNfa.toFixed(1).padStart(6)} ${o.glyph !== undefined ? "glyph" : "whole"} ${o.amount.text} ${JSON.stringify(o.z)}`,
+          );
+        }
+        const twins = amountTwins(page, layout, amounts, (a, b) => patchDifference(page, a, b), {
+          ratio: 0.9,
+          next: 0.9,
+          minGlyphs: 20,
+        });
+        for (const w of twins.slice(0, 4)) {
+          const b = layout.glyphs[w.glyph]!.box;
+          const on =
+            f.box && b[0] < f.box[2] + 2 && f.box[0] - 2 < b[2] && b[1] < f.box[3] + 2 && f.box[1] - 2 < b[3]
+              ? "ON "
+              : "   ";
+          lines.push(
+            `   ${on} twin ${w.amount.text} ~ ${w.source.text} d1 ${w.d1.toFixed(2)} d2 ${w.d2.toFixed(2)} q05 ${w.q05.toFixed(2)} r ${(w.d1 / w.q05).toFixed(2)} n ${(w.d1 / w.d2).toFixed(2)}`,
           );
         }
         lines.unshift(`  page ${page.page}: ${amounts.length} amounts`);

@@ -158,6 +158,21 @@ describe.each([11, 12])("pixels.amounts: the amounts the OCR read, one by one (s
     }
   });
 
+  it("a digit copied from another amount: the copy's amount is named copied, the untouched scan none", async () => {
+    const k = kitPage({ seed });
+    const scan = await decodeRgb(await jpegOf(k.img, 80, { density: 200 }));
+    const v = k.values[2]!;
+    const t = copyMove(scan, v, k.values, seed);
+    const values = k.values.map((x) => (x === v ? { ...x, text: t.after } : x));
+    const r = await amountsOf(withOcrAmounts(await jpegOf(t.img, 92), values, k.img.width, k.img.height));
+    const copied = r.findings.filter((f) => f.code === "amount_glyph_copied");
+    expect(copied.some((f) => touches(f.evidence?.glyphBox as number[], t.box)), r.summary).toBe(true);
+    const clean = await amountsOf(
+      withOcrAmounts(await jpegOf(scan, 92), k.values, k.img.width, k.img.height),
+    );
+    expect(clean.findings.filter((f) => f.code === "amount_glyph_copied")).toEqual([]);
+  });
+
   it("without the OCR's words there is nothing to compare: skipped", async () => {
     const k = kitPage({ seed });
     const r = await amountsOf(imageModel(await jpegOf(k.img, 80, { density: 200 })));

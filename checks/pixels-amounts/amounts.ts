@@ -292,3 +292,82 @@ export function amountOutliers(
 }
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
+
+export interface AmountTwin {
+  amount: AmountOnPage;
+  glyph: number;
+  /** The amount and glyph it copies. */
+  source: AmountOnPage;
+  sourceGlyph: number;
+  /** Mean grey difference to its twin, to its next nearest, and the page's 5th percentile of nearest twins. */
+  d1: number;
+  d2: number;
+  q05: number;
+}
+
+export interface TwinThresholds {
+  /** A twin at most this share of the amounts' 5th percentile of nearest-twin differences… */
+  ratio: number;
+  /** …and of its own next nearest. */
+  next: number;
+  /** Amount characters compared at least (the percentile needs them). */
+  minGlyphs: number;
+}
+
+/**
+ * Calibrated on the development captures (bench/amounts-calibrate.ts): the nearest genuine twins sat at
+ * ≥ 0.77 of the 5th percentile and ≥ 0.62 of their next nearest; digits copied from another amount at
+ * 0.36-0.55 and 0.18-0.29, digits typed in one font at 0.27 and 0.05.
+ */
+export const TWIN_THRESHOLDS: TwinThresholds = { ratio: 0.6, next: 0.5, minGlyphs: 20 };
+
+/**
+ * Characters of the amounts that match another amount's character pixel for pixel: two printed digits
+ * captured apart never do (print grain, sampling phase and sensor noise differ), a digit copied from another
+ * amount does. Only the amounts' characters are compared, against each other.
+ */
+export function amountTwins(
+  page: PagePixels,
+  layout: InkLayout,
+  amounts: readonly AmountOnPage[],
+  diff: (a: BoxTuple, b: BoxTuple) => number,
+  t: TwinThresholds = TWIN_THRESHOLDS,
+): AmountTwin[] {
+  const owner = new Map<number, AmountOnPage>();
+  for (const a of amounts) for (const id of a.glyphs) owner.set(id, a);
+  const ids = [...owner.keys()].filter((id) => layout.glyphs[id]!.area >= 30);
+  if (ids.length < t.minGlyphs) return [];
+  const nearest: { id: number; other: number; d1: number; d2: number }[] = [];
+  for (const a of ids) {
+    const ga = layout.glyphs[a]!;
+    const wa = ga.box[2] - ga.box[0];
+    const ha = ga.box[3] - ga.box[1];
+    const ds: { other: number; d: number }[] = [];
+    for (const b of ids) {
+      if (b === a) continue;
+      const gb = layout.glyphs[b]!;
+      if (Math.abs(gb.box[2] - gb.box[0] - wa) > 1 || Math.abs(gb.box[3] - gb.box[1] - ha) > 1) continue;
+      if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * 0.08)) continue;
+      ds.push({ other: b, d: diff(ga.box, gb.box) });
+    }
+    if (ds.length < 2) continue;
+    ds.sort((x, y) => x.d - y.d);
+    nearest.push({ id: a, other: ds[0]!.other, d1: ds[0]!.d, d2: ds[1]!.d });
+  }
+  if (nearest.length < t.minGlyphs) return [];
+  const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);
+  const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;
+  const out: AmountTwin[] = [];
+  const seen = new Set<number>();
+  for (const n of [...nearest].sort((x, y) => x.d1 - y.d1)) {
+    if (n.d1 > t.ratio * q05 || n.d1 > t.next * n.d2) continue;
+    if (seen.has(n.id)) continue;
+    seen.add(n.id);
+    seen.add(n.other);
+    const a = owner.get(n.id)!;
+    const b = owner.get(n.other)!;
+    out.push({ amount: a, glyph: n.id, source: b, sourceGlyph: n.other, d1: n.d1, d2: n.d2, q05 });
+    out.push({ amount: b, glyph: n.other, source: a, sourceGlyph: n.id, d1: n.d1, d2: n.d2, q05 });
+  }
+  return out;
+}

@@ -7,8 +7,8 @@ import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
-import { type GlyphFeatures, glyphFeatures } from "../pixels-glyphs/glyph-features.js";
-import { AMOUNT_THRESHOLDS, amountOutliers, amountsOnPage } from "./amounts.js";
+import { type GlyphFeatures, glyphFeatures, patchDifference } from "../pixels-glyphs/glyph-features.js";
+import { AMOUNT_THRESHOLDS, amountOutliers, amountsOnPage, amountTwins } from "./amounts.js";
 
 /**
  * pixels.amounts: the amounts the OCR read on a page image, each against the page's other amounts and
@@ -28,6 +28,12 @@ export function ocrRunsOf(doc: DocumentModel, page: number): TextRun[] {
 }
 
 export const CODES = {
+  amount_glyph_copied: {
+    level: "anomaly",
+    kind: "pixels",
+    means:
+      "A character of an amount the OCR read matches a character of another amount pixel for pixel, which two printed characters captured apart never do: a digit copied in.",
+  },
   amount_look_differs: {
     level: "anomaly",
     kind: "pixels",
@@ -71,6 +77,26 @@ export const pixelsAmountsCheck = defineCheck({
           const f = glyphFeatures(page, layout, id);
           if (f) feats.set(id, f);
         }
+      const twins = amountTwins(page, layout, amounts, (a, b) => patchDifference(page, a, b)).slice(0, 4);
+      for (const w of twins) {
+        const g = layout.glyphs[w.glyph]!;
+        findings.push(
+          pixelFinding(page, capture, {
+            code: "amount_glyph_copied",
+            message: `A character of the amount ${w.amount.text}${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of one in ${w.source === w.amount ? "the same amount" : `the amount ${w.source.text}`} (mean difference ${w.d1.toFixed(1)} grey levels, where the page's amount characters differ from their most similar twin by ${w.q05.toFixed(1)} at the 5th percentile): two printed characters captured apart never match like that; a digit copied in, or typed, does.`,
+            box: w.amount.box,
+            severity: w.d1 <= 0.4 * w.q05 ? 4 : 3,
+            evidence: {
+              amount: w.amount.text,
+              glyphBox: g.box,
+              copyOf: layout.glyphs[w.sourceGlyph]!.box,
+              meanDifference: Math.round(w.d1 * 100) / 100,
+              nextNearest: Math.round(w.d2 * 100) / 100,
+              amounts5thPercentile: Math.round(w.q05 * 100) / 100,
+            },
+          }),
+        );
+      }
       for (const o of amountOutliers(page, layout, amounts, feats).slice(0, 4)) {
         const line = o.glyph !== undefined ? AMOUNT_THRESHOLDS.glyphLogNfa : AMOUNT_THRESHOLDS.logNfa;
         const differs = Object.entries(o.z)
