@@ -538,12 +538,37 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
+    if (rows.length > 0 && setApart(line, columns, em)) break;
     if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
     lastBaseline = line.baseline;
   }
   return { rows, taken };
+}
+
+/**
+ * A line of words set apart from the rows' descriptions ends a table (docs/decisions.md "A table ends where
+ * words are set apart from its descriptions"): a description goes on under the description column, so a line
+ * that starts nearer the figures than the descriptions ("Account summary" over a box beside the amounts), or
+ * that spreads words over two or more of the figures' columns (the header of another table whose words are
+ * not known: "Sales tax  Basis  Sales tax  Amount"), is none of its rows.
+ */
+export function setApart(line: ReadLine, columns: readonly TableColumn[], em: number): boolean {
+  if (line.cells.some((c) => c.figure?.money)) return false;
+  const desc = columns.find((c) => c.role === "description");
+  const numeric = columns.filter((c) => isNumericColumn(c) && (!desc || c.left > desc.left));
+  if (numeric.length === 0) return false;
+  const start = line.cells[0]?.box[0] ?? 0;
+  if (desc) {
+    const figuresFrom = Math.min(...numeric.map((c) => c.left));
+    if (start > Math.max((desc.left + figuresFrom) / 2, desc.left + 6 * em)) return true;
+  }
+  if (line.cells.length < 3) return false;
+  const over = numeric.filter((c) =>
+    line.cells.some((x) => x.box[2] > c.left - em && x.box[0] < c.right + em),
+  );
+  return over.length >= 2;
 }
 
 const isNumericColumn = (c: TableColumn) => NUMERIC_ROLES.has(c.role as ColumnRole) || c.role === "unknown";

@@ -485,9 +485,9 @@ export function headerRole(text: string): ColumnRole | undefined {
 /** Labels of rows (EN, DE, FR, NL, ES, IT). */
 export const LABELS = {
   opening:
-    /\b(opening balance|balance brought forward|brought forward|beginning balance|starting balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)\b/i,
+    /\b(opening balance|balance brought forward|brought forward|beginning balance|starting balance|(?:balance|saldo) at (?:the )?start\b|start(?:ing)? balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)\b/i,
   closing:
-    /\b(closing balance|ending balance|new balance|final balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
+    /\b(closing balance|ending balance|new balance|final balance|balance at (?:the )?end\b|end balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
   /** A balance handed from one page to the next (either end): compared, never summed. */
   carry:
     /^(?:(?:saldo\s+)?(?:übertrag|vortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
@@ -513,7 +513,7 @@ export const LABELS = {
     /\b(gross|brutto|gesamtbrutto|gesamtbezüge|summe bezüge|total (payments|earnings)|brut|salaire brut|total des gains|bruto|totaal bruto|total devengado|lordo|totale competenze)\b/i,
   deductionsTotal:
     /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|total des retenues|retenues|total des cotisations|inhoudingen|deducciones|trattenute)\b/i,
-  net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|netto in busta)\b/i,
+  net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|l[ií]quido (?:total )?a percibir|netto in busta)\b/i,
   ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
   /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
