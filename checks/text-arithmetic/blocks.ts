@@ -627,10 +627,14 @@ function skippedFigure(
   const r = rows[i];
   if (!r || Math.abs(difference) <= SLACK) return undefined;
   const taken = new Set(terms);
+  // Up from the total to the total or heading above its block: lines of an earlier block are no candidates.
   for (let k = i - 1; k >= 0 && k >= i - 12; k--) {
     const x = rows[k] as BlockRow;
     if (x.page !== r.page) break;
-    if (taken.has(x) || !x.figure?.money) continue;
+    if (x.figures.length === 0 && !x.unreadable && x.label && !/\d/.test(x.label)) break;
+    if (taken.has(x)) continue;
+    if (isTotalRow(x)) break;
+    if (!x.figure?.money) continue;
     if (Math.abs(Math.abs(x.figure.cents) - Math.abs(difference)) <= SLACK) return x;
   }
   return undefined;

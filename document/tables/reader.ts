@@ -470,6 +470,8 @@ function readBody(
   // Where the rows read so far begin: a description column the header did not name still holds the
   // lines continuing it.
   let rowsLeft = left;
+  // Where the rows' labels begin (a totals block may set its labels under the figures' columns).
+  const labelLefts: number[] = [];
   for (let k = start; k < lines.length; k++) {
     if (claimed.has(k)) break;
     const line = lines[k] as ReadLine;
@@ -528,6 +530,8 @@ function readBody(
         taken.push(p.index);
       }
       pending = [];
+      const labelCell = line.cells.find((c) => !c.figure?.money && !c.date && /\p{L}/u.test(c.text));
+      if (labelCell) labelLefts.push(labelCell.box[0]);
       rows.push(row);
       taken.push(k);
       rowsLeft = Math.min(rowsLeft, line.cells[0]?.box[0] ?? rowsLeft);
@@ -538,7 +542,7 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
-    if (rows.length > 0 && setApart(line, columns, em)) break;
+    if (rows.length > 0 && setApart(line, columns, em, labelLefts)) break;
     if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
@@ -552,15 +556,23 @@ function readBody(
  * words are set apart from its descriptions"): a description goes on under the description column, so a line
  * that starts nearer the figures than the descriptions ("Account summary" over a box beside the amounts), or
  * that spreads words over two or more of the figures' columns (the header of another table whose words are
- * not known: "Sales tax  Basis  Sales tax  Amount"), is none of its rows.
+ * not known: "Sales tax  Basis  Sales tax  Amount"), is none of its rows — unless it starts where the label of
+ * a row read starts (a note among totals whose labels sit under the figures' columns).
  */
-export function setApart(line: ReadLine, columns: readonly TableColumn[], em: number): boolean {
+export function setApart(
+  line: ReadLine,
+  columns: readonly TableColumn[],
+  em: number,
+  labelLefts: readonly number[] = [],
+): boolean {
   if (line.cells.some((c) => c.figure?.money)) return false;
   const desc = columns.find((c) => c.role === "description");
   const numeric = columns.filter((c) => isNumericColumn(c) && (!desc || c.left > desc.left));
   if (numeric.length === 0) return false;
   const start = line.cells[0]?.box[0] ?? 0;
-  if (desc) {
+  // Aligned with the label of a row read (a note among totals whose labels sit under the figures): a row's.
+  const aligned = labelLefts.some((x) => Math.abs(x - start) <= em);
+  if (desc && !aligned) {
     const figuresFrom = Math.min(...numeric.map((c) => c.left));
     if (start > Math.max((desc.left + figuresFrom) / 2, desc.left + 6 * em)) return true;
   }
