@@ -230,4 +230,34 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(only(arithmeticFindings(slip("2.726,67")).findings, "net_pay_mismatch")).toEqual([]);
     expect(only(arithmeticFindings(slip("8.726,67")).findings, "net_pay_mismatch")).toHaveLength(1);
   });
+
+  // A Spanish statement whose amounts stand under "Cantidad" (a quantity and an amount alike), its balances
+  // under "Saldo": read as quantities beside balances, no ledger was found and an edited amount went unseen.
+  it("amounts under a word that also names a quantity, beside a balance column, are a ledger's amounts", () => {
+    const statement = (edited: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 40 }, { x: 115 }, R(440), R(535)],
+            [
+              ["F. operación", "Concepto", "Cantidad", "Saldo (EUR)"],
+              ["01/05/2024", "Saldo inicial", undefined, "3.521,23 EUR"],
+              ["03/05/2024", "Compra online", "-30,18 EUR", "3.491,05 EUR"],
+              ["03/05/2024", "Nómina", "4.542,61 EUR", "8.033,66 EUR"],
+              ["04/05/2024", "Transferencia", "864,92 EUR", "8.898,58 EUR"],
+              ["08/05/2024", "Pago con tarjeta", edited, "8.726,33 EUR"],
+              ["11/05/2024", "Reintegro cajero", "-69,92 EUR", "8.656,41 EUR"],
+            ],
+            740,
+          ),
+        ],
+        { region: "ES" },
+      );
+    const genuine = arithmeticFindings(statement("-172,25 EUR"));
+    expect(genuine.findings).toEqual([]);
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(4);
+    const f = only(arithmeticFindings(statement("-219,25 EUR")).findings, "running_balance_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
 });

@@ -620,6 +620,7 @@ function bodyUnderHeader(
     structure: { source: 1, header: 1, columns: 1, rows: 1, notes: [] },
   };
   refineColumns(table, em);
+  amountsUnderQuantity(table);
   table.structure = structureOf(table, source, true);
   for (const h of headerLines) {
     h.header = true;
@@ -668,6 +669,27 @@ function continueTable(lines: ReadLine[], open: Table, source: PieceSource, clai
   open.structure = { ...after, source: Math.min(before.source, after.source) };
   claim(lines, taken, open, claimed);
   return true;
+}
+
+/**
+ * A column headed by a word that names a quantity and an amount alike ("Cantidad", "Quantità"), whose figures
+ * are money — signed, or with a currency mark, two decimals each — in a table with no other amount column
+ * and a balance column, or of such figures only: the amounts (docs/decisions.md "Amounts under a quantity's
+ * word"). A statement of "Concepto / Cantidad / Saldo" is read as a ledger, not as quantities beside balances.
+ */
+function amountsUnderQuantity(table: Table): void {
+  const MONEY_ROLES = new Set(["amount", "line_total", "debit", "credit"]);
+  if (table.columns.some((c) => MONEY_ROLES.has(c.role))) return;
+  const balance = table.columns.some((c) => c.role === "balance");
+  for (const col of table.columns) {
+    if (col.role !== "quantity") continue;
+    const figs = table.rows.map((r) => r.figures[col.index]).filter((f): f is Figure => f !== undefined);
+    if (figs.length < 2 || figs.some((f) => f.decimals !== 2 || f.percent)) continue;
+    const marked = figs.filter((f) => f.currency !== undefined || f.cents < 0).length;
+    if (marked === 0 || (!balance && marked < figs.length)) continue;
+    col.role = "amount";
+    return;
+  }
 }
 
 function median(xs: number[]): number {
