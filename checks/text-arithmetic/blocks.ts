@@ -308,7 +308,19 @@ export function checkBlocks(
     if (LABELS.measure.test(r.label) && r.figures.length === 1 && !r.figure.currency) continue;
     const v = r.figure.cents;
     seen.push(r);
-    if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {
+    // A net line right under a payslip's deductions total ("Gross pay / Total deductions / Net amount") is its
+    // net pay, whatever the same words mean on an invoice (docs/decisions.md "Net right under the deductions").
+    const prev = seen[seen.length - 2];
+    const underDeductions =
+      /\bnet\b|\bnetto\b|\bneto\b/i.test(r.label) &&
+      prev !== undefined &&
+      prev.page === r.page &&
+      LABELS.deductionsTotal.test(prev.label) &&
+      !LABELS.gross.test(prev.label);
+    if (
+      (underDeductions || (LABELS.net.test(r.label) && !LABELS.subtotal.test(r.label))) &&
+      !LABELS.gross.test(r.label)
+    ) {
       const before = ctx.verified;
       const d = checkNet(ctx, r, seen);
       if (d) deferred.push(d);

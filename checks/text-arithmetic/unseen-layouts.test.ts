@@ -260,4 +260,32 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(f).toHaveLength(1);
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  // A payslip whose net pay is printed as "Net amount" (on an invoice, the subtotal before tax) right under its
+  // deductions total: read as a subtotal, an edited net pay went unchecked.
+  it("a net line right under the deductions total is net pay", () => {
+    const slip = (net: string) =>
+      layoutDocument([
+        grid(
+          [{ x: 50 }, R(545)],
+          [
+            "Payments",
+            ["Basic salary", "€7628.76"],
+            ["Holiday pay", "€109.39"],
+            "Deductions",
+            ["Income tax", "€1290.67-"],
+            ["National Insurance", "€619.05-"],
+            ["Pension", "€386.91-"],
+            ["Gross pay", "7738.15 EUR"],
+            ["Total deductions", "2296.63 EUR"],
+            ["Net amount", net],
+          ],
+          740,
+        ),
+      ]);
+    expect(only(arithmeticFindings(slip("5441.52 EUR")).findings, "net_pay_mismatch")).toEqual([]);
+    const f = only(arithmeticFindings(slip("7441.52 EUR")).findings, "net_pay_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
 });
