@@ -288,4 +288,29 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(f).toHaveLength(1);
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  // A print-to-PDF pipeline that wrote the "ti" ligature's Unicode with its bytes swapped ("Deduc琀椀ons"): the
+  // deductions total was not known by its label, so net pay went unchecked.
+  it("a ligature whose Unicode bytes were swapped reads as its letters in labels", () => {
+    const slip = (net: string) =>
+      layoutDocument([
+        grid(
+          [{ x: 50 }, R(545)],
+          [
+            ["Basic salary", "5,628.33"],
+            ["Over\u7400\u6900me", "386.27"],
+            ["Gross pay", "6,014.60"],
+            ["Income tax", "771.62"],
+            ["Na\u7400\u6900onal Insurance", "481.17"],
+            ["Total deduc\u7400\u6900ons", "1,252.79"],
+            ["Take home pay", net],
+          ],
+          740,
+        ),
+      ]);
+    expect(only(arithmeticFindings(slip("4,761.81")).findings, "net_pay_mismatch")).toEqual([]);
+    const f = only(arithmeticFindings(slip("8,761.81")).findings, "net_pay_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.message).toMatch(/Total deductions/);
+  });
 });

@@ -452,7 +452,28 @@ for (const role of COLUMN_ROLES)
  * folded: the figures of a line are never touched.
  */
 export function foldLigatures(text: string): string {
-  return /[\uFB00-\uFB06]/.test(text) ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC")) : text;
+  const folded = /[\uFB00-\uFB06]/.test(text)
+    ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC"))
+    : text;
+  return /[\u4100-\u7A00]/.test(folded) ? folded.replace(SWAPPED, unswap) : folded;
+}
+
+/**
+ * A ligature whose ToUnicode entry was written with its UTF-16 bytes swapped: "ti" as U+7400 U+6900 ("琀椀"),
+ * so "Deductions" reads "Deduc琀椀ons" (seen from print-to-PDF pipelines). Characters U+4100-U+7A00 whose low
+ * byte is zero and whose high byte is a Latin letter, in a run touching a Latin letter, are those letters
+ * (docs/decisions.md "Unseen layouts"); CJK text elsewhere is left alone.
+ */
+const SWAPPED = /(?<=[A-Za-z])[\u4100-\u7A00]+|[\u4100-\u7A00]+(?=[A-Za-z])/g;
+function unswap(run: string): string {
+  const out = [...run].map((c) => {
+    const code = c.charCodeAt(0);
+    const hi = code >> 8;
+    return (code & 0xff) === 0 && ((hi >= 0x41 && hi <= 0x5a) || (hi >= 0x61 && hi <= 0x7a))
+      ? String.fromCharCode(hi)
+      : undefined;
+  });
+  return out.every((c) => c !== undefined) ? out.join("") : run;
 }
 
 /** A header cell as compared: lower case, no currency marks, bracketed units, dots or colons. */
