@@ -9,6 +9,7 @@
  *   npm run eval:ids -- --part held-out   one part
  *   npm run eval:ids -- --small           2 genuine per kind, 2 tampered per tamper kind
  *   npm run eval:ids -- --verbose         every document
+ *   npm run eval:ids -- --part dev --kind mrz_composite_stale   one tamper kind only (`genuine`: genuine ones)
  */
 import { idBarcodeCheck } from "../checks/id-barcode/id-barcode.js";
 import { idMrzCheck } from "../checks/id-mrz/id-mrz.js";
@@ -43,8 +44,11 @@ async function modelOf(bytes: Uint8Array, contentType: string): Promise<Document
   });
 }
 
-async function run(part: IdPart, small: boolean, verbose: boolean): Promise<Row[]> {
-  const plan = idPlan(part, small ? { genuinePerKind: 2, tamperedPerKind: 2 } : {});
+async function run(part: IdPart, small: boolean, verbose: boolean, kind?: string): Promise<Row[]> {
+  const plan = idPlan(part, small ? { genuinePerKind: 2, tamperedPerKind: 2 } : {}).filter(
+    (f) => kind === undefined || (kind === "genuine" ? f.label === "genuine" : f.tamper === kind),
+  );
+  if (plan.length === 0) throw new Error(`no ${part} fixture of kind ${kind}`);
   const ocr = await createIdOcr();
   const rows: Row[] = [];
   try {
@@ -135,9 +139,10 @@ async function main(): Promise<void> {
   const parts: IdPart[] = argv.includes("--part")
     ? [argv[argv.indexOf("--part") + 1] as IdPart]
     : ["dev", "held-out"];
+  const kind = argv.includes("--kind") ? argv[argv.indexOf("--kind") + 1] : undefined;
   const out: string[] = [];
   for (const part of parts)
-    out.push(report(part, await run(part, argv.includes("--small"), argv.includes("--verbose"))));
+    out.push(report(part, await run(part, argv.includes("--small"), argv.includes("--verbose"), kind)));
   process.stdout.write(`${out.join("\n\n")}\n`);
 }
 

@@ -3,8 +3,8 @@ import type { CodeTable } from "../../core/finding-levels.js";
 import { mayBeIdentityDocument } from "../../document/id/applies.js";
 import type { ReadingDoubt } from "../../document/id/compare.js";
 import { type IdPage, readIdentity } from "../../document/id/read.js";
-import { CHECKED_FIELDS } from "../../document/id/mrz-format.js";
-import { FIELD_SPANS, isoOf, type MrzProblem } from "../../document/id/mrz-validate.js";
+import { CHECKED_FIELDS, fieldChecks, replaceAt } from "../../document/id/mrz-format.js";
+import { FIELD_SPANS, isoOf, type MrzProblem, type MrzValidation } from "../../document/id/mrz-validate.js";
 import { OcrbFontMissingError } from "../../document/id/ocrb.js";
 import { ImageDecodeError } from "../../document/raster.js";
 import { defineCheck, flaggedCodes, skip, unreadable } from "../check.js";
@@ -153,6 +153,72 @@ function unconfirmedIn(page: IdPage, ranges: [number, number, number][]): number
   return n;
 }
 
+/**
+ * How many misreadings, among those the readers make plausible, would explain a failing composite when every
+ * field's own check digit passes (0: none, the failure is proof). The check digit weights (7, 3, 1) are prime to
+ * 10, so one misread character inside a field whose check digit passes changed nothing mod 10: not the field's
+ * sum, and not the composite's, which covers the field with weights of the same kind. A genuine MRZ can only
+ * show "every field passes, the composite fails" through a misread composite digit, a misread character the
+ * composite covers that no field check protects (TD1's optional data), or two misreadings in one field. So
+ * those places are tried with what another reader saw there (`alternatives`: the confirming readings, the
+ * reading before correction, the templates' runner-up): a variant that makes the composite pass, and keeps every
+ * passing field passing, is a doubt. A character every reader read alike is no doubt.
+ */
+export function compositeDoubts(
+  lines: readonly string[],
+  validation: MrzValidation,
+  confirmed: ReadonlySet<string>,
+  alternatives: ReadonlyMap<string, readonly string[]>,
+): number {
+  const format = validation.format;
+  const spec = CHECKED_FIELDS[format].find((c) => c.name === "composite");
+  if (!spec) return 1;
+  const passing = validation.checks.filter((c) => c.ok && c.name !== "composite");
+  const protectedBy = new Map<string, string>();
+  for (const c of passing) {
+    for (const [l, a, b] of c.covers) for (let i = a; i < b; i++) protectedBy.set(`${l}:${i}`, c.name);
+    protectedBy.set(`${c.line}:${c.at}`, c.name);
+  }
+  const keyOf = (l: number, i: number) => `${l}:${i}`;
+  const open = (key: string) => !confirmed.has(key) && (alternatives.get(key)?.length ?? 0) > 0;
+  const singles: string[] = [];
+  const inField = new Map<string, string[]>();
+  for (const [l, a, b] of [...spec.covers, [spec.line, spec.at, spec.at + 1] as [number, number, number]])
+    for (let i = a; i < b; i++) {
+      const key = keyOf(l, i);
+      if (!open(key)) continue;
+      const field = protectedBy.get(key);
+      if (field === undefined) singles.push(key);
+      else inField.set(field, [...(inField.get(field) ?? []), key]);
+    }
+  const variants: string[][] = singles.map((k) => [k]);
+  for (const keys of inField.values())
+    for (let x = 0; x < keys.length; x++)
+      for (let y = x + 1; y < keys.length; y++) variants.push([keys[x]!, keys[y]!]);
+  const explains = (subst: [string, string][]) => {
+    const trial = [...lines];
+    for (const [key, ch] of subst) {
+      const [l, i] = key.split(":").map(Number) as [number, number];
+      trial[l] = replaceAt(trial[l]!, i, ch);
+    }
+    const after = fieldChecks(format, trial);
+    return (
+      after.find((c) => c.name === "composite")?.ok === true &&
+      passing.every((p) => after.find((c) => c.name === p.name)?.ok)
+    );
+  };
+  let doubts = 0;
+  for (const keys of variants) {
+    const choices = keys.map((k) => alternatives.get(k)!.map((ch) => [k, ch] as [string, string]));
+    const combos: [string, string][][] =
+      choices.length === 1
+        ? choices[0]!.map((c) => [c])
+        : choices[0]!.flatMap((a) => choices[1]!.map((b) => [a, b]));
+    if (combos.some(explains)) doubts++;
+  }
+  return doubts;
+}
+
 /** Severity of a problem read with confidence, and when it could not be confirmed (a note for the reviewer). */
 const UNCONFIRMED_SEVERITY = 2;
 
@@ -168,7 +234,9 @@ function problemFindings(page: IdPage): Finding[] {
     const ranges = involved(mrz, p);
     const needsConfirming = PROOF_CODES.has(p.code);
     const unsure = needsConfirming
-      ? unconfirmedIn(page, ranges)
+      ? p.code === "composite"
+        ? compositeDoubts(mrz.reading.lines, mrz.validation, mrz.reading.confirmed, mrz.reading.alternatives)
+        : unconfirmedIn(page, ranges)
       : ranges.reduce((n, [l, a, b]) => {
           for (let i = a; i < b; i++) if (mrz.reading.unsure.has(`${l}:${i}`)) n++;
           return n;
@@ -177,7 +245,7 @@ function problemFindings(page: IdPage): Finding[] {
       unsure > 0 ? Math.min(UNCONFIRMED_SEVERITY, SURE_SEVERITY[p.code]) : SURE_SEVERITY[p.code];
     out.push({
       code: PROBLEM_CODE[p.code],
-      message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? `; ${unsure} of the characters involved could not be read with confidence and confirmed by a second reader, so this is a note, not a finding` : mrz.reading.confirmedBy.length ? `; every character involved was read with confidence and confirmed by ${mrz.reading.confirmedBy.join(" and ")}` : ""}.`,
+      message: `On page ${page.page}, in the MRZ (${v.format}) ${p.message}${unsure > 0 ? (p.code === "composite" ? `; another reader saw characters that would make it pass (${unsure} way${unsure > 1 ? "s" : ""}), so this is a note, not a finding` : `; ${unsure} of the characters involved could not be read with confidence and confirmed by a second reader, so this is a note, not a finding`) : mrz.reading.confirmedBy.length ? `; every character involved was read with confidence and confirmed by ${mrz.reading.confirmedBy.join(" and ")}` : ""}.`,
       page: page.page,
       bbox: mrz.spanBox(p.line, p.from, p.to),
       evidence: {

@@ -124,6 +124,8 @@ export interface FieldCheck {
   ok: boolean;
   line: number;
   at: number;
+  /** The ranges the check digit covers here, [line, start, end) (a long document number's continuation included). */
+  covers: [number, number, number][];
 }
 
 /** Every check digit of an MRZ of `format`, computed over `lines` (which must have the format's shape). */
@@ -175,7 +177,7 @@ export function fieldChecks(format: MrzFormat, lines: readonly string[]): FieldC
     const ok =
       (f.emptyAllowed && empty && (printed === "<" || printed === "0")) ||
       (expected >= 0 && printed === String(expected));
-    out.push({ name: f.name, value, printed, expected, ok, line, at });
+    out.push({ name: f.name, value, printed, expected, ok, line, at, covers });
   }
   return out;
 }

@@ -46,6 +46,12 @@ export interface MrzReading {
   confirmed: Set<string>;
   /** The confirming readers (empty when none was needed). */
   confirmedBy: string[];
+  /**
+   * Per position (`line:column`) not confirmed, the other characters a reader saw there: the confirming
+   * readings' characters, the first reading's before correction, and the templates' runner-up where they were
+   * unsure. What a misreading there could have been.
+   */
+  alternatives: Map<string, string[]>;
   /** Per line and cell, the template margin of the first reading. */
   margins: number[][];
   /** Mean OCR confidence of the lines, 0-100. */
@@ -431,6 +437,7 @@ export async function readMrz(
   const disagreed = new Set<string>();
   const confirmed = new Set<string>();
   let confirmedBy: string[] = [];
+  let otherReadings: string[][] = [];
   if (needsConfirming(format, lines)) {
     const engine = await ocr();
     const second = await readByOcr(src, loc, engine, format);
@@ -438,6 +445,7 @@ export async function readMrz(
     const hi = readByTemplates(hiBand, format, templateBank(HIRES_SIZE));
     const third = correctByRunnerUps(format, hi, CORRECTABLE_MARGIN).lines;
     confirmedBy = ["tesseract", "templates at a higher resolution"];
+    otherReadings = [second, third];
     lines = lines.map((line, li) =>
       [...line]
         .map((ch, i) => {
@@ -486,6 +494,22 @@ export async function readMrz(
     ] as [number, number, number, number];
   });
   const margins = first.cells.map((row) => row.map((c) => c.margin));
+  const alternatives = new Map<string, string[]>();
+  lines.forEach((line, li) => {
+    [...line].forEach((ch, i) => {
+      const key = `${li}:${i}`;
+      if (confirmed.has(key)) return;
+      const cell = first.cells[li]?.[i];
+      const seen = [
+        otherReadings[0]?.[li]?.[i],
+        otherReadings[1]?.[li]?.[i],
+        first.lines[li]?.[i],
+        unsure.has(key) ? cell?.runnerUp : undefined,
+      ];
+      const others = [...new Set(seen.filter((c): c is string => !!c && c !== ch && c !== "?"))];
+      if (others.length) alternatives.set(key, others);
+    });
+  });
   return {
     format,
     lines,
@@ -498,6 +522,7 @@ export async function readMrz(
     disagreed,
     confirmed,
     confirmedBy,
+    alternatives,
     margins,
     confidence: Math.round(
       100 *
