@@ -56,6 +56,7 @@ export const EVAL_SETS = [
   "debian-manuals",
   "layouts-dev",
   "layouts-heldout",
+  "layouts-devdraw", // a development draw: the held-out plan of draw ≥ 40 on the development producers
   "realworld-dev-scans",
   "captures", // scans and photos (bench/eval-sets-captures.ts)
   "realworld-dev-scans-tampered", // real receipts and tampered copies (bench/eval-sets-captures.ts)

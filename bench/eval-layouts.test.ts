@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { CheckResult } from "../core/check-result.js";
 import type { DocOutcome } from "./eval-harness.js";
+import { DEV_PRODUCERS, HELDOUT_PRODUCERS, layoutsPlan } from "../fixtures/layouts/plan.js";
 import { checkFpRows, formatHeldout, withoutFindings } from "./eval-layouts.js";
+import { devDrawPlan, FIRST_DEV_DRAW } from "./layouts-devdraw.js";
 
 const flag = (checkId: string, ...findings: [string, number][]): CheckResult => ({
   checkId,
@@ -102,5 +104,32 @@ describe("the generated-layout report", () => {
     expect(report).toMatch(/held-out producers/);
     expect(report).toMatch(/fonts\.consistency value_font_differs/);
     expect(report).toMatch(/qpdf_same_font_edit/);
+  });
+});
+
+describe("a development draw of the generated layouts", () => {
+  it("refuses the draws reserved for held-out measurement", () => {
+    for (const draw of [1, 5, 39, 0, 40.5])
+      expect(() => devDrawPlan(draw), String(draw)).toThrow(/reserved for held-out measurement/);
+    expect(FIRST_DEV_DRAW).toBe(40);
+  });
+
+  it("keeps only the development producers of the held-out plan of its draw, with their tampered copies", () => {
+    const plan = devDrawPlan(40);
+    const heldout = layoutsPlan("heldout", 40);
+    expect(new Set(plan.genuine.map((g) => g.producer))).toEqual(new Set(DEV_PRODUCERS));
+    for (const p of HELDOUT_PRODUCERS) {
+      expect(heldout.genuine.some((g) => g.producer === p)).toBe(true);
+      expect(plan.genuine.some((g) => g.producer === p)).toBe(false);
+    }
+    expect(plan.genuine).toEqual(heldout.genuine.filter((g) => DEV_PRODUCERS.includes(g.producer)));
+    const ids = new Set(plan.genuine.map((g) => g.id));
+    expect(plan.tampered.length).toBeGreaterThan(0);
+    expect(plan.tampered.every((t) => ids.has(t.originalId))).toBe(true);
+    expect(plan.tampered).toEqual(heldout.tampered.filter((t) => ids.has(t.originalId)));
+    // Fresh seeds: none of the development set's, none of draw 41's.
+    const seeds = new Set(plan.genuine.map((g) => g.seed));
+    expect(layoutsPlan("dev").genuine.some((g) => seeds.has(g.seed))).toBe(false);
+    expect(devDrawPlan(41).genuine.some((g) => seeds.has(g.seed))).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import type { Split } from "../fixtures/layouts/plan.js";
 import { type LayoutsSetResult, layoutsSet } from "../fixtures/layouts/set.js";
 import { layoutToolAvailability } from "../fixtures/layouts/tools.js";
 import type { EvalItem } from "./eval-harness.js";
+import { devDrawPlan, devDrawSet } from "./layouts-devdraw.js";
 
 export { idsEvalSet } from "./eval-sets-ids.js";
 
@@ -235,6 +236,46 @@ export async function layoutsEvalSet(
     items,
     generation,
     note: `${split === "heldout" ? `draw ${o.draw ?? 1}; ` : ""}${generation.layouts} distinct layouts; cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
+  };
+}
+
+/**
+ * A development draw (bench/layouts-devdraw.ts): the held-out plan of draw N ≥ 40 with only the development
+ * producers, fresh layouts that may be opened and debugged; reported like layouts-dev.
+ */
+export async function layoutsDevDrawEvalSet(o: {
+  draw: number;
+  limit?: number;
+  progress?: (line: string) => void;
+}): Promise<LoadedSet & { generation?: LayoutsSetResult }> {
+  devDrawPlan(o.draw); // refuses a reserved draw before any tool is looked for
+  const tools = layoutToolAvailability();
+  if (!tools.ok) return { items: [], skipped: tools.reason };
+  const generation = await devDrawSet(o);
+  const items: EvalItem[] = generation.fixtures.map((f) => ({
+    id: f.id,
+    set: "layouts-devdraw",
+    label: f.label,
+    tamper: f.tamper?.kind,
+    docType: f.docType,
+    region: f.country,
+    variant: `${f.producer}${f.label === "tampered" ? `, ${f.tamper?.target.role} edit, arithmetic ${f.tamper?.arithmetic}` : ""}`,
+    filename: path.basename(f.file),
+    contentType: "application/pdf",
+    family: f.producer,
+    originalId: f.tamper?.originalId,
+    exempt: f.tamper?.exempt,
+    arithmetic: f.tamper?.arithmetic,
+    source: f.file,
+    make: async () => new Uint8Array(await readFile(f.file)),
+  }));
+  const failed = generation.failed.length
+    ? `; ${generation.failed.length} could not be made: ${generation.failed.map((x) => `${x.id} (${x.error})`).join("; ")}`
+    : "";
+  return {
+    items,
+    generation,
+    note: `development draw ${o.draw}; ${generation.layouts} distinct layouts; cache ${generation.dir}: ${generation.reused} reused, ${generation.generated} generated in ${(generation.ms / 1000).toFixed(1)} s${failed}`,
   };
 }
 

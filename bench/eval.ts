@@ -9,6 +9,10 @@
  *   layouts-dev     generated layouts (fixtures/layouts/): development seeds on the development producers
  *   layouts-heldout generated layouts: held-out seeds on every producer, two producers never used in
  *                   development — reported ONLY in aggregate (no document is named, printed or written)
+ *   layouts-devdraw a development draw (`--dev-draw N`, default 40): the held-out plan of draw N on the
+ *                   development producers only (wkhtmltopdf and TCPDF stay unseen), fresh layouts that may be
+ *                   opened and debugged; reported like layouts-dev. Draws 1-39 are reserved for held-out
+ *                   measurement (layouts-heldout) and refused.
  *   realworld-dev-scans  120 genuine scanned receipts from ../shared/realworld-dev-scans (OCR; ~10 min)
  *   captures        simulated scans and photos, genuine and tampered in the pixels (development and held-out
  *                   parts reported apart; bench/eval-sets-captures.ts)
@@ -23,6 +27,7 @@
  *                                                  documents the checks were not developed with)
  *   npm run eval -- --set layouts-dev,layouts-heldout   the generated layouts (generated once, then cached)
  *   npm run eval -- --layouts-draw 2               a fresh held-out draw (new seeds nobody has seen)
+ *   npm run eval -- --set layouts-devdraw --dev-draw 41   another development draw (N ≥ 40; 1-39 are held out)
  *   npm run eval -- --limit 40                     the first 40 genuine documents per layouts set (round-robin
  *                                                  over producers) and their tampered copies
  *   npm run eval -- --layouts-subset test          the small layouts subset the unit tests use
@@ -61,6 +66,7 @@ import { formatHeldout, formatLayoutsDevExtras } from "./eval-layouts.js";
 import { budgetLines, formatBudget, formatSet } from "./eval-report.js";
 import {
   debianManualsSet,
+  layoutsDevDrawEvalSet,
   layoutsEvalSet,
   idsEvalSet,
   type LoadedSet,
@@ -77,6 +83,7 @@ import {
   formatCapturesReport,
   realworldTamperedEvalSet,
 } from "./eval-sets-captures.js";
+import { FIRST_DEV_DRAW } from "./layouts-devdraw.js";
 import { tenPageCheckStepMs } from "./ten-page.js";
 
 export const HOLDOUT_SEED = 9001;
@@ -96,6 +103,7 @@ interface Args {
   realProducerSubset: "full" | "test";
   realProducerDraw: number;
   layoutsDraw: number;
+  devDraw: number;
   layoutsSubset: "full" | "test";
   limit?: number;
   shared: string;
@@ -118,6 +126,7 @@ function parseArgs(argv: string[]): Args {
     realProducerSubset: "full",
     realProducerDraw: 1,
     layoutsDraw: 1,
+    devDraw: FIRST_DEV_DRAW,
     layoutsSubset: "full",
     shared: SHARED_DIR,
     capturesSize: CAPTURE_SOURCES_PER_PART,
@@ -190,6 +199,13 @@ function parseArgs(argv: string[]): Args {
         if (!Number.isInteger(args.layoutsDraw) || args.layoutsDraw < 1)
           throw new Error(`--layouts-draw must be a whole number from 1, got ${argv[i]}`);
         break;
+      case "--dev-draw":
+        args.devDraw = Number(value(i++, a));
+        if (!Number.isInteger(args.devDraw) || args.devDraw < FIRST_DEV_DRAW)
+          throw new Error(
+            `--dev-draw must be a whole number from ${FIRST_DEV_DRAW}, got ${argv[i]}: draws 1-${FIRST_DEV_DRAW - 1} are reserved for held-out measurement`,
+          );
+        break;
       case "--layouts-subset": {
         const v = value(i++, a);
         if (v !== "full" && v !== "test") throw new Error(`--layouts-subset must be full or test, not ${v}`);
@@ -261,6 +277,10 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
       if (args.layoutsSubset === "test")
         return { items: [], skipped: "the test subset has no held-out documents" };
       return layoutsEvalSet("heldout", { draw: args.layoutsDraw, limit: args.limit, progress });
+    case "layouts-devdraw":
+      if (args.layoutsSubset === "test")
+        return { items: [], skipped: "the test subset has no development draw" };
+      return layoutsDevDrawEvalSet({ draw: args.devDraw, limit: args.limit, progress });
     case "realworld-dev-scans":
       return realworldDevScansSet(args.shared);
     case "captures":
@@ -321,7 +341,7 @@ async function main(): Promise<void> {
       ? formatHeldout(docs, note)
       : [
           formatSet(set, docs, { verbose: args.verbose, note }),
-          ...(set === "layouts-dev" ? [formatLayoutsDevExtras(docs)] : []),
+          ...(set === "layouts-dev" || set === "layouts-devdraw" ? [formatLayoutsDevExtras(docs)] : []),
           ...(set === "captures" || set === "realworld-dev-scans-tampered"
             ? [formatCapturesReport(docs)]
             : []),

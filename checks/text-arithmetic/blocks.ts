@@ -176,7 +176,7 @@ function overlapsOrRightOf(
 
 const money2 = (f: Figure | undefined) => f?.money === true;
 
-interface Deferred {
+export interface Deferred {
   /** A sum of a block: counts only once some other sum of the document was seen to add up. */
   needsSupport?: boolean;
   mismatch: Omit<Mismatch, "confidence" | "support">;
@@ -308,7 +308,19 @@ export function checkBlocks(
     if (LABELS.measure.test(r.label) && r.figures.length === 1 && !r.figure.currency) continue;
     const v = r.figure.cents;
     seen.push(r);
-    if (LABELS.net.test(r.label) && !LABELS.gross.test(r.label) && !LABELS.subtotal.test(r.label)) {
+    // A net line right under a payslip's deductions total ("Gross pay / Total deductions / Net amount") is its
+    // net pay, whatever the same words mean on an invoice (docs/decisions.md "Net right under the deductions").
+    const prev = seen[seen.length - 2];
+    const underDeductions =
+      /\bnet\b|\bnetto\b|\bneto\b/i.test(r.label) &&
+      prev !== undefined &&
+      prev.page === r.page &&
+      LABELS.deductionsTotal.test(prev.label) &&
+      !LABELS.gross.test(prev.label);
+    if (
+      (underDeductions || (LABELS.net.test(r.label) && !LABELS.subtotal.test(r.label))) &&
+      !LABELS.gross.test(r.label)
+    ) {
       const before = ctx.verified;
       const d = checkNet(ctx, r, seen);
       if (d) deferred.push(d);
@@ -464,6 +476,7 @@ export function checkBlocks(
       const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
       const sub = LABELS.subtotal.test(r.label) || carried;
       const termRows = overSubtotals ? subtotals : (block as Term[]).map((t) => t.row);
+      const skipped = skippedFigure(rows, rows.indexOf(r), termRows, v - expected);
       deferred.push({
         needsSupport: true,
         mismatch: {
@@ -484,6 +497,11 @@ export function checkBlocks(
             lineItems: termRows.filter((t) => items.has(t.line)).length,
           },
           proof: 9,
+          ...(skipped
+            ? {
+                doubt: `The difference is the amount of "${skipped.label}" (${skipped.figure?.text}) printed above it, which the reading did not count: a line read as no term, so this is an anomaly, not proof.`,
+              }
+            : {}),
         },
         structure: blockStructure(ctx, r, termRows),
         figures: [r.figure, ...termRows.map((t) => t.figure).filter((f): f is Figure => !!f)],
@@ -495,6 +513,143 @@ export function checkBlocks(
     terms = [{ row: r, cents: v }];
   }
   return deferred;
+}
+
+/**
+ * A payslip's totals printed in a box above its tables ("Brutto / Summe Abzüge / Nettoverdienst" over the
+ * earnings and the deductions): each total of the box against the blocks under it, split by their headings
+ * (docs/decisions.md "A totals box above the tables"). A box total that some block below adds up to holds;
+ * when the box has a gross and a deductions total, there are exactly two blocks and one total holds on its
+ * block, the other total is judged against the other block (a mismatch that needs support as any sum's).
+ */
+export function checkTotalsAbove(
+  ctx: Ctx,
+  rows: readonly BlockRow[],
+  held: HeldSum[],
+  deferred: Deferred[],
+): void {
+  const pages = [...new Set(rows.map((r) => r.page))];
+  for (const page of pages) {
+    const on = rows.filter((r) => r.page === page);
+    // The box: the first money lines of the page, each a gross, deductions or net total.
+    const first = on.findIndex((r) => r.figure?.money);
+    const box: BlockRow[] = [];
+    let k = first;
+    for (; k >= 0 && k < on.length; k++) {
+      const r = on[k] as BlockRow;
+      if (!r.figure?.money || r.unreadable || r.table !== undefined) break;
+      if (!(isGross(r) || LABELS.deductionsTotal.test(r.label) || LABELS.net.test(r.label))) break;
+      if (LABELS.ytd.test(r.label)) break;
+      box.push(r);
+    }
+    const gross = box.find(isGross);
+    const deductions = box.find((r) => LABELS.deductionsTotal.test(r.label) && !isGross(r));
+    if (!gross && !deductions) continue;
+    // The blocks under it: amounts under a heading, up to the next heading; a block with a total of its own
+    // is summed by the rule of blocks, not here.
+    const blocks: BlockRow[][] = [];
+    let current: BlockRow[] | undefined;
+    let own = false;
+    for (; k >= 0 && k < on.length; k++) {
+      const r = on[k] as BlockRow;
+      if (r.figures.length === 0 && !r.unreadable) {
+        if (r.label && !/\d/.test(r.label) && !r.row) {
+          if (current?.length) blocks.push(current);
+          current = [];
+        }
+        continue;
+      }
+      if (!current) break;
+      if (r.unreadable || !r.figure) {
+        own = true;
+        break;
+      }
+      if (isTotalRow(r) || LABELS.deductionsTotal.test(r.label) || LABELS.net.test(r.label)) {
+        own = true;
+        break;
+      }
+      if (LABELS.memo.test(r.label) || LABELS.wageBase.test(r.label)) continue;
+      current.push(r);
+    }
+    if (own) continue;
+    if (current?.length) blocks.push(current);
+    if (blocks.length === 0) continue;
+    const sumOf = (b: readonly BlockRow[]) => b.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0);
+    const matches = (t: BlockRow, b: readonly BlockRow[]) =>
+      Math.abs(sumOf(b) - Math.abs(t.figure?.cents ?? Number.NaN)) <= SLACK;
+    const totals = [gross, deductions].filter((t): t is BlockRow => t !== undefined);
+    const matched = new Map<BlockRow, BlockRow[]>();
+    for (const t of totals) {
+      const b = blocks.find((x) => matches(t, x) && ![...matched.values()].includes(x));
+      if (!b) continue;
+      ctx.checked++;
+      ctx.verified++;
+      ctx.confirmed.add(t.figure as Figure);
+      held.push({ kind: "sum", total: t, terms: b });
+      matched.set(t, b);
+    }
+    if (!gross || !deductions || blocks.length !== 2 || matched.size !== 1) continue;
+    const [t, other] = matched.has(gross)
+      ? [deductions, blocks.find((b) => b !== matched.get(gross))]
+      : [gross, blocks.find((b) => b !== matched.get(deductions))];
+    if (!other || !t.figure) continue;
+    // The box lists the gross before the deductions, as the blocks below come: the earnings first.
+    if (blocks.indexOf(other) !== (t === gross ? 0 : 1)) continue;
+    const expected = sumOf(other);
+    const v = Math.abs(t.figure.cents);
+    ctx.checked++;
+    deferred.push({
+      needsSupport: true,
+      mismatch: {
+        code: "total_mismatch",
+        page: t.page,
+        at: t.figure,
+        message: `On page ${t.page}, "${t.label}" is ${t.figure.text}, but the ${other.length} amounts of the block it totals below (${other
+          .slice(-6)
+          .map((x) => x.figure?.text)
+          .join(
+            ", ",
+          )}${other.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
+        printed: t.figure.text,
+        expected: like(t.figure, t.figure.cents < 0 ? -expected : expected, ctx.style),
+        evidence: { label: t.label, terms: other.map((x) => x.figure?.text), box: "above" },
+        proof: 9,
+      },
+      structure: blockStructure(ctx, t, other),
+      figures: [t.figure, ...other.map((x) => x.figure).filter((f): f is Figure => !!f)],
+      terms: other,
+      difference: v - expected,
+    });
+  }
+}
+
+const isGross = (r: BlockRow) => LABELS.gross.test(r.label) && !LABELS.net.test(r.label);
+
+/**
+ * A money line printed above a total in its page's block, which the sum did not take, whose amount is the
+ * difference (docs/decisions.md "A difference that is a line not counted"): a line the reading took for no
+ * term ("Netto" above "Totaal incl. btw" read as a net pay, a label it does not know), not an edit.
+ */
+function skippedFigure(
+  rows: readonly BlockRow[],
+  i: number,
+  terms: readonly BlockRow[],
+  difference: number,
+): BlockRow | undefined {
+  const r = rows[i];
+  if (!r || Math.abs(difference) <= SLACK) return undefined;
+  const taken = new Set(terms);
+  // Up from the total to the total or heading above its block: lines of an earlier block are no candidates.
+  for (let k = i - 1; k >= 0 && k >= i - 12; k--) {
+    const x = rows[k] as BlockRow;
+    if (x.page !== r.page) break;
+    if (x.figures.length === 0 && !x.unreadable && x.label && !/\d/.test(x.label)) break;
+    if (taken.has(x)) continue;
+    if (isTotalRow(x)) break;
+    if (!x.figure?.money) continue;
+    if (Math.abs(Math.abs(x.figure.cents) - Math.abs(difference)) <= SLACK) return x;
+  }
+  return undefined;
 }
 
 /**
@@ -1017,7 +1172,9 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
       confidence = Math.min(confidence, 0.6);
       notes.push("no other sum of the document adds up");
     }
-    report(ctx, { ...d.mismatch, confidence, notes, support: blockSupport(ctx, d, held) });
+    // A reading in doubt (a line not counted explains the difference) verifies nothing.
+    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
+    report(ctx, { ...d.mismatch, confidence, notes, support });
   }
 }
 

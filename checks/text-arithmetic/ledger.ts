@@ -685,7 +685,15 @@ function summaryFigure(
   end: "first" | "last",
 ): Labelled | undefined {
   const own = found.filter((r) => !LABELS.carry.test(r.label));
-  const pool = own.length > 0 ? own : found;
+  // A balance handed between pages ("Brought forward", "Carried forward") stands for the statement's opening
+  // only at the start of the first page it is printed on, for its closing only on the last: one printed on
+  // another page carries a page's balance, not the period's (docs/decisions.md "A summary box reads its own
+  // figures").
+  const pages = found.map((r) => r.line.page);
+  const carryAtEnd = found.filter(
+    (r) => r.line.page === (end === "first" ? Math.min(...pages) : Math.max(...pages)),
+  );
+  const pool = own.length > 0 ? own : carryAtEnd;
   if (anchor) {
     const near = pool
       .filter((r) => r.line.page === anchor.line.page)
@@ -694,6 +702,9 @@ function summaryFigure(
           Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline),
       );
     if (near[0]) return near[0];
+    // A summary box reads its own figures: a carried balance printed on another page than the box is no
+    // figure of it.
+    if (own.length === 0) return undefined;
   }
   return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
 }

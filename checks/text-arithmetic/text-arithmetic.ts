@@ -3,7 +3,14 @@ import type { DocumentModel } from "../../document/model.js";
 import { documentTables } from "../../document/tables/document-tables.js";
 import type { DocumentReading } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
-import { blockRows, checkBlocks, checkRepeatedTotals, type HeldSum, reportDeferred } from "./blocks.js";
+import {
+  blockRows,
+  checkBlocks,
+  checkRepeatedTotals,
+  checkTotalsAbove,
+  type HeldSum,
+  reportDeferred,
+} from "./blocks.js";
 import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
@@ -74,6 +81,7 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const rows = blockRows(ctx, ledgerTables);
   const held: HeldSum[] = [];
   const sums = checkBlocks(ctx, rows, items, ledgers.length > 0, held);
+  if (ledgers.length === 0) checkTotalsAbove(ctx, rows, held, sums);
   const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
   reportDeferred(ctx, deferred, held);
   return {

@@ -40,13 +40,26 @@ function prepare(): void {
 
 const FORMATS = ["PDF417", "QRCode", "DataMatrix", "Aztec"] as const;
 
-export async function findBarcodes(img: RgbaImage): Promise<FoundBarcode[]> {
+export interface FindOptions {
+  /** ZXing's binarizer: LocalAverage (its default, for uneven light) or GlobalHistogram (one threshold). */
+  binarizer?: "LocalAverage" | "GlobalHistogram";
+  /** Formats to look for (default: PDF417, QR, Data Matrix, Aztec). */
+  formats?: readonly (typeof FORMATS)[number][];
+}
+
+export async function findBarcodes(img: RgbaImage, opts: FindOptions = {}): Promise<FoundBarcode[]> {
   prepare();
   const results: ReadResult[] = await readBarcodes(
     { data: img.data, width: img.width, height: img.height, colorSpace: "srgb" } as unknown as Parameters<
       typeof readBarcodes
     >[0],
-    { formats: [...FORMATS], tryHarder: true, tryRotate: true, maxNumberOfSymbols: 4 },
+    {
+      formats: [...(opts.formats ?? FORMATS)],
+      tryHarder: true,
+      tryRotate: true,
+      maxNumberOfSymbols: 4,
+      binarizer: opts.binarizer ?? "LocalAverage",
+    },
   );
   return results
     .filter((r) => r.isValid)

@@ -470,6 +470,8 @@ function readBody(
   // Where the rows read so far begin: a description column the header did not name still holds the
   // lines continuing it.
   let rowsLeft = left;
+  // Where the rows' labels begin (a totals block may set its labels under the figures' columns).
+  const labelLefts: number[] = [];
   for (let k = start; k < lines.length; k++) {
     if (claimed.has(k)) break;
     const line = lines[k] as ReadLine;
@@ -528,6 +530,8 @@ function readBody(
         taken.push(p.index);
       }
       pending = [];
+      const labelCell = line.cells.find((c) => !c.figure?.money && !c.date && /\p{L}/u.test(c.text));
+      if (labelCell) labelLefts.push(labelCell.box[0]);
       rows.push(row);
       taken.push(k);
       rowsLeft = Math.min(rowsLeft, line.cells[0]?.box[0] ?? rowsLeft);
@@ -538,12 +542,45 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
+    if (rows.length > 0 && setApart(line, columns, em, labelLefts)) break;
     if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
     lastBaseline = line.baseline;
   }
   return { rows, taken };
+}
+
+/**
+ * A line of words set apart from the rows' descriptions ends a table (docs/decisions.md "A table ends where
+ * words are set apart from its descriptions"): a description goes on under the description column, so a line
+ * that starts nearer the figures than the descriptions ("Account summary" over a box beside the amounts), or
+ * that spreads words over two or more of the figures' columns (the header of another table whose words are
+ * not known: "Sales tax  Basis  Sales tax  Amount"), is none of its rows — unless it starts where the label of
+ * a row read starts (a note among totals whose labels sit under the figures' columns).
+ */
+export function setApart(
+  line: ReadLine,
+  columns: readonly TableColumn[],
+  em: number,
+  labelLefts: readonly number[] = [],
+): boolean {
+  if (line.cells.some((c) => c.figure?.money)) return false;
+  const desc = columns.find((c) => c.role === "description");
+  const numeric = columns.filter((c) => isNumericColumn(c) && (!desc || c.left > desc.left));
+  if (numeric.length === 0) return false;
+  const start = line.cells[0]?.box[0] ?? 0;
+  // Aligned with the label of a row read (a note among totals whose labels sit under the figures): a row's.
+  const aligned = labelLefts.some((x) => Math.abs(x - start) <= em);
+  if (desc && !aligned) {
+    const figuresFrom = Math.min(...numeric.map((c) => c.left));
+    if (start > Math.max((desc.left + figuresFrom) / 2, desc.left + 6 * em)) return true;
+  }
+  if (line.cells.length < 3) return false;
+  const over = numeric.filter((c) =>
+    line.cells.some((x) => x.box[2] > c.left - em && x.box[0] < c.right + em),
+  );
+  return over.length >= 2;
 }
 
 const isNumericColumn = (c: TableColumn) => NUMERIC_ROLES.has(c.role as ColumnRole) || c.role === "unknown";
@@ -583,6 +620,7 @@ function bodyUnderHeader(
     structure: { source: 1, header: 1, columns: 1, rows: 1, notes: [] },
   };
   refineColumns(table, em);
+  amountsUnderQuantity(table);
   table.structure = structureOf(table, source, true);
   for (const h of headerLines) {
     h.header = true;
@@ -631,6 +669,27 @@ function continueTable(lines: ReadLine[], open: Table, source: PieceSource, clai
   open.structure = { ...after, source: Math.min(before.source, after.source) };
   claim(lines, taken, open, claimed);
   return true;
+}
+
+/**
+ * A column headed by a word that names a quantity and an amount alike ("Cantidad", "Quantità"), whose figures
+ * are money — signed, or with a currency mark, two decimals each — in a table with no other amount column
+ * and a balance column, or of such figures only: the amounts (docs/decisions.md "Amounts under a quantity's
+ * word"). A statement of "Concepto / Cantidad / Saldo" is read as a ledger, not as quantities beside balances.
+ */
+function amountsUnderQuantity(table: Table): void {
+  const MONEY_ROLES = new Set(["amount", "line_total", "debit", "credit"]);
+  if (table.columns.some((c) => MONEY_ROLES.has(c.role))) return;
+  const balance = table.columns.some((c) => c.role === "balance");
+  for (const col of table.columns) {
+    if (col.role !== "quantity") continue;
+    const figs = table.rows.map((r) => r.figures[col.index]).filter((f): f is Figure => f !== undefined);
+    if (figs.length < 2 || figs.some((f) => f.decimals !== 2 || f.percent)) continue;
+    const marked = figs.filter((f) => f.currency !== undefined || f.cents < 0).length;
+    if (marked === 0 || (!balance && marked < figs.length)) continue;
+    col.role = "amount";
+    return;
+  }
 }
 
 function median(xs: number[]): number {

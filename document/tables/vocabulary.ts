@@ -452,7 +452,28 @@ for (const role of COLUMN_ROLES)
  * folded: the figures of a line are never touched.
  */
 export function foldLigatures(text: string): string {
-  return /[\uFB00-\uFB06]/.test(text) ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC")) : text;
+  const folded = /[\uFB00-\uFB06]/.test(text)
+    ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC"))
+    : text;
+  return /[\u4100-\u7A00]/.test(folded) ? folded.replace(SWAPPED, unswap) : folded;
+}
+
+/**
+ * A ligature whose ToUnicode entry was written with its UTF-16 bytes swapped: "ti" as U+7400 U+6900 ("琀椀"),
+ * so "Deductions" reads "Deduc琀椀ons" (seen from print-to-PDF pipelines). Characters U+4100-U+7A00 whose low
+ * byte is zero and whose high byte is a Latin letter, in a run touching a Latin letter, are those letters
+ * (docs/decisions.md "Unseen layouts"); CJK text elsewhere is left alone.
+ */
+const SWAPPED = /(?<=[A-Za-z])[\u4100-\u7A00]+|[\u4100-\u7A00]+(?=[A-Za-z])/g;
+function unswap(run: string): string {
+  const out = [...run].map((c) => {
+    const code = c.charCodeAt(0);
+    const hi = code >> 8;
+    return (code & 0xff) === 0 && ((hi >= 0x41 && hi <= 0x5a) || (hi >= 0x61 && hi <= 0x7a))
+      ? String.fromCharCode(hi)
+      : undefined;
+  });
+  return out.every((c) => c !== undefined) ? out.join("") : run;
 }
 
 /** A header cell as compared: lower case, no currency marks, bracketed units, dots or colons. */
@@ -485,9 +506,9 @@ export function headerRole(text: string): ColumnRole | undefined {
 /** Labels of rows (EN, DE, FR, NL, ES, IT). */
 export const LABELS = {
   opening:
-    /\b(opening balance|balance brought forward|brought forward|beginning balance|starting balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)\b/i,
+    /\b(opening balance|balance brought forward|brought forward|beginning balance|starting balance|(?:balance|saldo) at (?:the )?start\b|start(?:ing)? balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)\b/i,
   closing:
-    /\b(closing balance|ending balance|new balance|final balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
+    /\b(closing balance|ending balance|new balance|final balance|balance at (?:the )?end\b|end balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
   /** A balance handed from one page to the next (either end): compared, never summed. */
   carry:
     /^(?:(?:saldo\s+)?(?:übertrag|vortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
@@ -513,7 +534,7 @@ export const LABELS = {
     /\b(gross|brutto|gesamtbrutto|gesamtbezüge|summe bezüge|total (payments|earnings)|brut|salaire brut|total des gains|bruto|totaal bruto|total devengado|lordo|totale competenze)\b/i,
   deductionsTotal:
     /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|total des retenues|retenues|total des cotisations|inhoudingen|deducciones|trattenute)\b/i,
-  net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|netto in busta)\b/i,
+  net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|net [àa] payer|net pay[ée]|salaire net|neto|l[ií]quido (?:total )?a percibir|netto in busta)\b/i,
   ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
   /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
