@@ -67,7 +67,9 @@ const FLOOR: Record<AmountFeature, number> = {
 export function isAmountText(text: string): boolean {
   const t = text.trim();
   if (!/\d[.,]\d{2}(?!\d)/.test(t)) return false;
-  return t.replace(/\D/g, "").length >= 3 && /^[^A-Za-z]*[\d.,' ]+[^A-Za-z]*$/.test(t.replace(/[A-Z]{3}/g, ""));
+  return (
+    t.replace(/\D/g, "").length >= 3 && /^[^A-Za-z]*[\d.,' ]+[^A-Za-z]*$/.test(t.replace(/[A-Z]{3}/g, ""))
+  );
 }
 
 export interface AmountOnPage {
@@ -330,7 +332,8 @@ export function amountTwins(
   page: PagePixels,
   layout: InkLayout,
   amounts: readonly AmountOnPage[],
-  diff: (a: BoxTuple, b: BoxTuple) => number,
+  /** The pair's difference; may give Infinity for one above `limit` (patchDifference's bound). */
+  diff: (a: BoxTuple, b: BoxTuple, limit: number) => number,
   t: TwinThresholds = TWIN_THRESHOLDS,
 ): AmountTwin[] {
   const owner = new Map<number, AmountOnPage>();
@@ -343,12 +346,20 @@ export function amountTwins(
     const wa = ga.box[2] - ga.box[0];
     const ha = ga.box[3] - ga.box[1];
     const ds: { other: number; d: number }[] = [];
+    let d1 = Number.POSITIVE_INFINITY;
+    let d2 = Number.POSITIVE_INFINITY;
     for (const b of ids) {
       if (b === a) continue;
       const gb = layout.glyphs[b]!;
       if (Math.abs(gb.box[2] - gb.box[0] - wa) > 1 || Math.abs(gb.box[3] - gb.box[1] - ha) > 1) continue;
       if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * 0.08)) continue;
-      ds.push({ other: b, d: diff(ga.box, gb.box) });
+      // Only the two nearest are used: a pair beyond the second nearest so far need not be measured exactly.
+      const d = diff(ga.box, gb.box, d2);
+      if (d < d1) {
+        d2 = d1;
+        d1 = d;
+      } else if (d < d2) d2 = d;
+      ds.push({ other: b, d });
     }
     if (ds.length < 2) continue;
     ds.sort((x, y) => x.d - y.d);

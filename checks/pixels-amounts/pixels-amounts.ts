@@ -48,7 +48,8 @@ export const pixelsAmountsCheck = defineCheck({
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc, ctx) {
     const { pages } = await pagePixels(doc);
-    if (pages.length === 0) return skip("The document has no image pages, so there are no amounts to compare.");
+    if (pages.length === 0)
+      return skip("The document has no image pages, so there are no amounts to compare.");
     const captures = await captureOf(doc);
     const findings: Finding[] = [];
     let judged = 0;
@@ -77,7 +78,9 @@ export const pixelsAmountsCheck = defineCheck({
           const f = glyphFeatures(page, layout, id);
           if (f) feats.set(id, f);
         }
-      const twins = amountTwins(page, layout, amounts, (a, b) => patchDifference(page, a, b)).slice(0, 4);
+      const twins = amountTwins(page, layout, amounts, (a, b, limit) =>
+        patchDifference(page, a, b, limit),
+      ).slice(0, 4);
       for (const w of twins) {
         const g = layout.glyphs[w.glyph]!;
         findings.push(
@@ -123,7 +126,9 @@ export const pixelsAmountsCheck = defineCheck({
       }
     }
     if (judged === 0)
-      return skip("No page image has amounts read by OCR to compare (or its amounts are rendered, not captured).");
+      return skip(
+        "No page image has amounts read by OCR to compare (or its amounts are rendered, not captured).",
+      );
     return { findings, judged };
   },
   summary: ({ outcome, findings }) =>

@@ -96,29 +96,59 @@ export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): 
   };
 }
 
-/** Mean absolute grey difference of two same-sized glyph boxes (grown by 1 px), best over ±1 px shifts. */
-export function patchDifference(page: PagePixels, a: BoxTuple, b: BoxTuple): number {
+/** The two smallest values seen so far; `limit()` is the second (Infinity until there are two). */
+export function nearestTwo(): { add(d: number): void; limit(): number } {
+  let d1 = Number.POSITIVE_INFINITY;
+  let d2 = Number.POSITIVE_INFINITY;
+  return {
+    add(d) {
+      if (d < d1) {
+        d2 = d1;
+        d1 = d;
+      } else if (d < d2) d2 = d;
+    },
+    limit: () => d2,
+  };
+}
+
+/**
+ * Mean absolute grey difference of two same-sized glyph boxes (grown by 1 px), best over ±1 px shifts. With a
+ * `limit`, a shift is abandoned as soon as its difference must exceed the limit, and a pair that exceeds it
+ * at every shift gives Infinity: exact at or below the limit, which is all a nearest-twin search needs (the
+ * pairwise searches of pixels.glyphs and pixels.amounts spent most of the check step here).
+ */
+export function patchDifference(
+  page: PagePixels,
+  a: BoxTuple,
+  b: BoxTuple,
+  limit = Number.POSITIVE_INFINITY,
+): number {
   const { width, height, grey } = page;
   const w = a[2] - a[0] + 2;
   const h = a[3] - a[1] + 2;
   let best = Number.POSITIVE_INFINITY;
   for (let dy = -1; dy <= 1; dy++)
     for (let dx = -1; dx <= 1; dx++) {
+      // The rows and columns where both patches are on the page (the same set the per-pixel tests kept).
+      const ax0 = a[0] - 1;
+      const ay0 = a[1] - 1;
+      const bx0 = b[0] - 1 + dx;
+      const by0 = b[1] - 1 + dy;
+      const y0 = Math.max(0, -ay0, -by0);
+      const y1 = Math.min(h, height - ay0, height - by0);
+      const x0 = Math.max(0, -ax0, -bx0);
+      const x1 = Math.min(w, width - ax0, width - bx0);
+      if (y1 <= y0 || x1 <= x0) continue;
+      const n = (y1 - y0) * (x1 - x0);
+      // Abandon once the sum must give a mean above both the best shift so far and the limit.
+      const cap = Math.min(best, limit) * n * (1 + 1e-9); // (1 + ε): a mean equal to the limit is kept
       let s = 0;
-      let n = 0;
-      for (let y = 0; y < h; y++) {
-        const ya = a[1] - 1 + y;
-        const yb = b[1] - 1 + y + dy;
-        if (ya < 0 || yb < 0 || ya >= height || yb >= height) continue;
-        for (let x = 0; x < w; x++) {
-          const xa = a[0] - 1 + x;
-          const xb = b[0] - 1 + x + dx;
-          if (xa < 0 || xb < 0 || xa >= width || xb >= width) continue;
-          s += Math.abs(grey[ya * width + xa]! - grey[yb * width + xb]!);
-          n++;
-        }
+      for (let y = y0; y < y1 && s <= cap; y++) {
+        const ra = (ay0 + y) * width + ax0;
+        const rb = (by0 + y) * width + bx0;
+        for (let x = x0; x < x1; x++) s += Math.abs(grey[ra + x]! - grey[rb + x]!);
       }
-      if (n > 0 && s / n < best) best = s / n;
+      if (s <= cap && s / n < best) best = s / n;
     }
-  return best;
+  return best <= limit ? best : Number.POSITIVE_INFINITY;
 }

@@ -7,7 +7,7 @@ import { type PagePixels, pagePixels } from "../../document/pixels/page-pixels.j
 import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
-import { type GlyphFeatures, glyphFeatures, patchDifference } from "./glyph-features.js";
+import { type GlyphFeatures, glyphFeatures, nearestTwo, patchDifference } from "./glyph-features.js";
 
 /**
  * pixels.glyphs: the characters themselves, found as ink components on the page image
@@ -125,11 +125,15 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
     const wa = a.box[2] - a.box[0];
     const ha = a.box[3] - a.box[1];
     const ds: { other: number; d: number }[] = [];
+    // Only the two nearest matter: a pair is measured exactly only while it may still be one of them.
+    const two = nearestTwo();
     for (const b of candidates) {
       if (b.id === a.id) continue;
       if (Math.abs(b.box[2] - b.box[0] - wa) > 1 || Math.abs(b.box[3] - b.box[1] - ha) > 1) continue;
       if (Math.abs(a.area - b.area) > Math.max(3, a.area * 0.08)) continue;
-      ds.push({ other: b.id, d: patchDifference(page, a.box, b.box) });
+      const d = patchDifference(page, a.box, b.box, two.limit());
+      two.add(d);
+      ds.push({ other: b.id, d });
       if (ds.length >= 80) break;
     }
     if (ds.length < 2) continue;
