@@ -408,8 +408,9 @@ export function checkBlocks(
     // gross total sums the positive amounts, a deductions total the negative ones.
     const candidates = [
       ...sides(terms),
-      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
-      ...closed.flatMap((b) => [b, ...sides(b)]),
+      ...columnsApart(terms),
+      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase), ...columnsApart(runBase)] : []),
+      ...closed.flatMap((b) => [b, ...sides(b), ...columnsApart(b)]),
       // The deductions of a payslip under several headings ("Pre-tax deductions / Taxes / Post-tax
       // deductions"): the blocks closed by those headings and the rows since, together.
       ...unions(closed, terms),
@@ -768,6 +769,31 @@ function sides(block: Term[]): Term[][] {
   const pos = block.filter((t) => t.cents > 0);
   const neg = block.filter((t) => t.cents < 0);
   return pos.length && neg.length ? [pos, neg] : [];
+}
+
+/**
+ * A block's amounts as two columns set side by side, when it has them: earnings and deductions in two
+ * columns of one table under headers the vocabulary does not know ("Bezüge | Gesetzliche Abzüge"), the rows
+ * of the first column all above those of the second. Each column is a block of its own (its total sums it);
+ * a block whose amounts share one right edge, or whose columns interleave, has none.
+ */
+function columnsApart(block: Term[]): Term[][] {
+  const known = block.filter((t) => !t.unknown && t.row.figure !== undefined);
+  if (known.length < 2 || known.length !== block.length) return [];
+  const edge = (t: Term) => (t.row.figure as Figure).box[2];
+  const tol = (t: Term) => Math.max(1.5, 0.45 * t.row.line.size);
+  const groups: Term[][] = [];
+  for (const t of known) {
+    const last = groups[groups.length - 1];
+    const head = last?.[0];
+    if (last && head && Math.abs(edge(head) - edge(t)) <= tol(t)) last.push(t);
+    else groups.push([t]);
+  }
+  if (groups.length !== 2) return [];
+  const [a, b] = groups as [Term[], Term[]];
+  // Two columns, not one ragged one: the second column's edge a few characters right of the first's.
+  const gap = Math.abs(edge(b[0] as Term) - edge(a[0] as Term));
+  return gap >= 3 * (a[0] as Term).row.line.size ? [a, b] : [];
 }
 
 /**

@@ -355,4 +355,47 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(f[0]?.page).toBe(2);
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  // A payslip with its earnings and deductions in two columns of one table under headers the vocabulary does
+  // not know ("Bezüge | Gesetzliche Abzüge"), its totals in a box under it: the six amounts were read as one
+  // block, so the gross was "not the sum" of them all and an edited line only a note.
+  it("earnings and deductions in two columns of one table are two blocks", () => {
+    const slip = (overtime: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 40 }, R(400), R(530)],
+              [
+                ["Erläuterung", "Bezüge", "Gesetzliche Abzüge"],
+                ["Grundgehalt", "2 457,87"],
+                ["Überstunden", overtime],
+                ["Fahrtkostenzuschuss", "370,02"],
+                ["Lohnsteuer", undefined, "425,81"],
+                ["Solidaritätszuschlag", undefined, "159,44"],
+                ["Kirchensteuer", undefined, "231,91"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 45 }, R(280)],
+              [
+                ["Gesamtbrutto", "2 898,93 CHF"],
+                ["Summe Abzüge", "817,16 CHF"],
+                ["Netto", "2 081,77 CHF"],
+              ],
+              590,
+            ),
+          ],
+        ],
+        { docType: "payslip", region: "CH" },
+      );
+    const genuine = arithmeticFindings(slip("71,04"));
+    expect(genuine.findings).toEqual([]);
+    expect(genuine.verified).toBeGreaterThanOrEqual(3);
+    const f = only(arithmeticFindings(slip("165,04")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.message).toMatch(/Gesamtbrutto/);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
 });
