@@ -317,44 +317,54 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
   // A statement printing amounts but no running balance: only the opening, the balance carried to the next
   // page ("Balance c/f") and brought forward, in the amounts' own column (a LibreOffice Calc statement of a
   // development draw). Nothing was read as a ledger, so an edited line went unseen.
-  it("a statement without running balances verifies each page by the balance it carries", () => {
-    const statement = (edit: boolean) => {
-      const fmt = (c: number) =>
-        `${c < 0 ? "-" : ""}${Math.floor(Math.abs(c) / 100).toLocaleString("en-US")}.${String(Math.abs(c) % 100).padStart(2, "0")} GBP`;
-      const cols = [{ x: 40 }, { x: 110 }, R(540)];
-      const header = ["Posting date", "Details", "Value"];
-      const pages = [
-        [-1499, -6985, 27591, -40483],
-        [-13535, 34006, -127036, 182821],
-        [-2019, 343173, -2768],
+  // The same statement with its amounts unsigned and a "Dr/Cr" column of its own beside them ("439.86 | D"), as a
+  // later development draw printed it: the signs were not read, so nothing was checked.
+  const carriedStatement = (edit: boolean, indicator: boolean) => {
+    const fmt = (c: number) =>
+      `${c < 0 && !indicator ? "-" : ""}${Math.floor(Math.abs(c) / 100).toLocaleString("en-US")}.${String(Math.abs(c) % 100).padStart(2, "0")}${indicator ? "" : " GBP"}`;
+    const mark = (c: number) => (indicator ? (c < 0 ? "D" : "C") : undefined);
+    const cols = [{ x: 40 }, { x: 110 }, R(480), { x: 510 }];
+    const header = ["Posting date", "Details", "Value", indicator ? "Dr/Cr" : undefined];
+    const pages = [
+      [-1499, -6985, 27591, -40483],
+      [-13535, 34006, -127036, 182821],
+      [-2019, 343173, -2768],
+    ];
+    let b = 224750;
+    const out: ReturnType<typeof grid>[] = [];
+    pages.forEach((moves, p) => {
+      const rows: (string | undefined)[][] = [
+        header,
+        [
+          p === 0 ? "01/06/2025" : undefined,
+          p === 0 ? "Opening balance" : "Brought forward",
+          fmt(b),
+          mark(b),
+        ],
       ];
-      let b = 224750;
-      const out: ReturnType<typeof grid>[] = [];
-      pages.forEach((moves, p) => {
-        const rows: (string | undefined)[][] = [
-          header,
-          [p === 0 ? "01/06/2025" : undefined, p === 0 ? "Opening balance" : "Brought forward", fmt(b)],
-        ];
-        for (const [i, m] of moves.entries()) {
-          b += m;
-          const printed = edit && p === 1 && i === 1 ? m + 6200 : m;
-          rows.push([`${10 + 5 * p + i}/06/2025`, `Transfer ${p}.${i}`, fmt(printed)]);
-        }
-        if (p < pages.length - 1) rows.push([undefined, "Balance c/f", fmt(b)]);
-        out.push(grid(cols, rows, 760));
-      });
-      return layoutDocument(out);
-    };
-    const genuine = arithmeticFindings(statement(false));
-    expect(genuine.findings).toEqual([]);
-    // Two pages whose amounts add up to the balance they carry, and two balances brought forward.
-    expect(genuine.verified).toBeGreaterThanOrEqual(4);
-    const edited = arithmeticFindings(statement(true)).findings;
-    const f = only(edited, "balance_carried_mismatch");
-    expect(f).toHaveLength(1);
-    expect(f[0]?.page).toBe(2);
-    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
-  });
+      for (const [i, m] of moves.entries()) {
+        b += m;
+        const printed = edit && p === 1 && i === 1 ? m + 6200 : m;
+        rows.push([`${10 + 5 * p + i}/06/2025`, `Transfer ${p}.${i}`, fmt(printed), mark(printed)]);
+      }
+      if (p < pages.length - 1) rows.push([undefined, "Balance c/f", fmt(b), mark(b)]);
+      out.push(grid(cols, rows, 760));
+    });
+    return layoutDocument(out);
+  };
+
+  for (const indicator of [false, true])
+    it(`a statement without running balances verifies each page by the balance it carries${indicator ? " (signs in a Dr/Cr column)" : ""}`, () => {
+      const genuine = arithmeticFindings(carriedStatement(false, indicator));
+      expect(genuine.findings).toEqual([]);
+      // Two pages whose amounts add up to the balance they carry, and two balances brought forward.
+      expect(genuine.verified).toBeGreaterThanOrEqual(4);
+      const edited = arithmeticFindings(carriedStatement(true, indicator)).findings;
+      const f = only(edited, "balance_carried_mismatch");
+      expect(f).toHaveLength(1);
+      expect(f[0]?.page).toBe(2);
+      expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+    });
 
   // A payslip with its earnings and deductions in two columns of one table under headers the vocabulary does
   // not know ("Bezüge | Gesetzliche Abzüge"), its totals in a box under it: the six amounts were read as one
