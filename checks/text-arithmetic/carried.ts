@@ -105,6 +105,12 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
         }
         continue;
       }
+      // An opening balance after the rows is no balance brought forward: a summary box under the table (opening,
+      // totals in and out, closing) that the reader took for more rows ends it.
+      if (open && open.rows > 0 && row.kind === "opening" && !LABELS.carry.test(row.label)) {
+        open = undefined;
+        break;
+      }
       if (!f) continue;
       if (open && open.rows > 0) {
         if (!open.doubt)

@@ -408,4 +408,47 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(f[0]?.message).toMatch(/Gesamtbrutto/);
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  // A summary box printed under the last page's rows, in the amounts' column, read as more rows of the table
+  // ("Anfangssaldo / Summe Gutschriften / Summe Soll / Neuer Kontostand"): its opening is no balance the rows
+  // before it carry.
+  it("a carried-balance table ends at an opening balance printed after its rows (a summary box)", () => {
+    const cols = [{ x: 40 }, { x: 200 }, R(540)];
+    const header = ["Buchung", "Text", "Summe"];
+    const doc = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            header,
+            ["01.02.2025", "Anfangssaldo", "−844,54"],
+            ["01.02.2025", "Zinsen", "461,44"],
+            ["02.02.2025", "Lastschrift", "−1125,70"],
+            ["02.02.2025", "Gehalt", "4800,43"],
+            [undefined, "Übertrag auf Seite 2", "3291,63"],
+          ],
+          760,
+        ),
+        grid(
+          cols,
+          [
+            header,
+            [undefined, "Übertrag von Seite 1", "3291,63"],
+            ["03.02.2025", "Kartenzahlung", "−37,61"],
+            ["05.02.2025", "Gutschrift", "87,37"],
+            ["06.02.2025", "Dauerauftrag", "−68,47"],
+            [undefined, "Anfangssaldo", "−844,54 €"],
+            [undefined, "Summe Gutschriften", "5349,24 €"],
+            [undefined, "Summe Soll", "1231,78 €"],
+            [undefined, "Neuer Kontostand", "3272,92 €"],
+          ],
+          760,
+        ),
+      ],
+      { region: "AT" },
+    );
+    const f = arithmeticFindings(doc).findings;
+    expect(only(f, "closing_balance_mismatch")).toEqual([]);
+    expect(only(f, "balance_carried_mismatch")).toEqual([]);
+  });
 });
