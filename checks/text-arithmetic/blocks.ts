@@ -259,11 +259,15 @@ export function checkBlocks(
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
+  let lastPage: Term[] = [];
   for (const r of rows) {
     // A new page starts a new block, unless the table of the rows above continues on it.
     if (r.page !== page) {
       page = r.page;
       if (!(r.table && r.table === table)) {
+        // The amounts of the page before, when plain amounts: an items table continued on this page under a
+        // header set a little differently is read as another table, and the total under it sums both.
+        lastPage = terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row)) ? terms : [];
         terms = [];
         subtotals = [];
         closed = [];
@@ -414,6 +418,9 @@ export function checkBlocks(
       // The deductions of a payslip under several headings ("Pre-tax deductions / Taxes / Post-tax
       // deductions"): the blocks closed by those headings and the rows since, together.
       ...unions(closed, terms),
+      ...(lastPage.length > 0 && terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row))
+        ? [[...lastPage, ...terms]]
+        : []),
     ];
     // A grand total under a run of totals ("Positionssumme / Zuschläge / Abschläge / Rechnungssumme"):
     // the amounts above the run plus the run's totals.
