@@ -196,6 +196,37 @@ describe("scope 1 rules: proof, or two independent kinds about the same value", 
     expect(score([twice])).toBeLessThan(50);
   });
 
+  it("on a scan: an OCR-read sum confirmed as an anomaly and pixels.amounts on the amount it accuses corroborate (image pixels, origin top left)", () => {
+    const geometry = new Map([[1, { number: 1, view: [0, 0, 1654, 2339], rotate: 0 as const, units: "px" as const }]]);
+    const scored = (checks: CheckResult[]) => computeScore(checks, NO_TYPE_ISSUE, SCORING, { geometry });
+    // The arithmetic's box is the OCR word of the total; the pixel check's, the ink of its characters.
+    const sum = (severity: number) =>
+      check("text.arithmetic", [
+        {
+          code: "total_mismatch",
+          message: "The total 40.371,20 € is not the sum of the amounts above it.",
+          severity,
+          kind: "arithmetic",
+          page: 1,
+          bbox: [1401.1, 1161.3, 1535.7, 1184.3],
+          evidence: { printed: "40.371,20 €", expected: "10.371,20 €", before: "10.371,20 €", after: "40.371,20 €" },
+        },
+      ]);
+    const amount = check("pixels.amounts", [
+      at("amount_look_differs", "pixels", 3, undefined, { page: 1, bbox: [1404, 1163, 1535, 1181] }),
+    ]);
+    const elsewhere = check("pixels.amounts", [
+      at("amount_look_differs", "pixels", 3, undefined, { page: 1, bbox: [1404, 1663, 1535, 1681] }),
+    ]);
+    // An OCR-read sum kept a note (its figures doubted) corroborates nothing; confirmed (3) it does.
+    expect(scored([sum(2), amount]).score).toBeLessThan(50);
+    expect(scored([sum(3)]).score).toBeLessThan(50);
+    expect(scored([sum(3), elsewhere]).score).toBeLessThan(50);
+    const decided = scored([sum(3), amount]);
+    expect(decided.score).toBeGreaterThanOrEqual(50);
+    expect(decided.decisions[0]).toMatchObject({ why: "corroborated" });
+  });
+
   it("a document-wide rewrite by another tool corroborates a placed anomaly of another kind, not alone", () => {
     const rewrite = check("pdf.structure", [at("rewritten_by_other_tool", "structure", 6)]);
     const fonts = check("fonts.consistency", [at("value_font_differs", "appearance", 4, 100)]);

@@ -30,7 +30,13 @@ import type { LoadedSet } from "./eval-sets.js";
 
 export const CAPTURE_SOURCES_PER_PART = 24;
 
-const PIXEL_CHECK_IDS = ["pixels.noise", "pixels.glyphs", "pixels.compression", "jpeg.provenance"];
+const PIXEL_CHECK_IDS = [
+  "pixels.noise",
+  "pixels.glyphs",
+  "pixels.amounts",
+  "pixels.compression",
+  "jpeg.provenance",
+];
 
 function toItem(f: CaptureFixture, set: "captures" | "realworld-dev-scans-tampered"): EvalItem {
   return {
@@ -55,6 +61,7 @@ function toItem(f: CaptureFixture, set: "captures" | "realworld-dev-scans-tamper
 export async function capturesEvalSet(
   progress?: (line: string) => void,
   size = CAPTURE_SOURCES_PER_PART,
+  parts: "both" | "dev" | "heldout" = "both",
 ): Promise<LoadedSet> {
   if (!cjpegAvailable())
     return { items: [], skipped: "cjpeg (libjpeg-turbo-progs) is missing; run `npm run test:setup`" };
@@ -62,8 +69,12 @@ export async function capturesEvalSet(
   const dev = await capturesSet({ part: "dev", size, progress });
   const held = await capturesSet({ part: "heldout", size, progress });
   const failed = [...dev.failed, ...held.failed];
+  const kept = [
+    ...(parts === "heldout" ? [] : dev.fixtures),
+    ...(parts === "dev" ? [] : held.fixtures),
+  ];
   return {
-    items: [...dev.fixtures, ...held.fixtures].map((f) => toItem(f, "captures")),
+    items: kept.map((f) => toItem(f, "captures")),
     note: `cache ${path.dirname(dev.dir)}: ${dev.reused + held.reused} reused, ${dev.generated + held.generated} generated in ${((performance.now() - started) / 1000).toFixed(0)} s${failed.length ? `; ${failed.length} could not be made: ${failed.map((x) => `${x.id} (${x.error})`).join("; ")}` : ""}`,
   };
 }

@@ -32,6 +32,7 @@
  *                                                  over producers) and their tampered copies
  *   npm run eval -- --layouts-subset test          the small layouts subset the unit tests use
  *   npm run eval -- --set captures --captures-size 8   fewer source documents per part (default 24)
+ *   npm run eval -- --set captures --captures-part dev  only the development part (while developing)
  *   npm run eval -- --shared /path/to/shared       where realworld-dev lives (default ../shared beside the clone)
  *   npm run eval -- --seed 1001                    the synthetic calibration set
  *   npm run eval -- --genuine 1 --tampered 2       a smaller synthetic set (per cell / per kind)
@@ -107,6 +108,8 @@ interface Args {
   limit?: number;
   shared: string;
   capturesSize: number;
+  /** Which parts of the captures set to score (`--captures-part dev` while developing). */
+  capturesPart: "both" | "dev" | "heldout";
   idsPart: "dev" | "held-out";
   memory: boolean;
 }
@@ -127,6 +130,7 @@ function parseArgs(argv: string[]): Args {
     layoutsSubset: "full",
     shared: SHARED_DIR,
     capturesSize: CAPTURE_SOURCES_PER_PART,
+    capturesPart: "both",
     idsPart: "held-out",
     memory: false,
   };
@@ -216,6 +220,13 @@ function parseArgs(argv: string[]): Args {
       case "--captures-size":
         args.capturesSize = Number(value(i++, a));
         break;
+      case "--captures-part": {
+        const v = value(i++, a);
+        if (v !== "dev" && v !== "heldout" && v !== "both")
+          throw new Error(`--captures-part must be dev, heldout or both, not ${v}`);
+        args.capturesPart = v;
+        break;
+      }
       case "--ids-part": {
         const v = value(i++, a);
         if (v !== "dev" && v !== "held-out") throw new Error(`--ids-part must be dev or held-out, not ${v}`);
@@ -273,7 +284,7 @@ async function load(set: EvalSet, args: Args, progress: (l: string) => void): Pr
     case "realworld-dev-scans":
       return realworldDevScansSet(args.shared);
     case "captures":
-      return capturesEvalSet(args.verbose ? progress : undefined, args.capturesSize);
+      return capturesEvalSet(args.verbose ? progress : undefined, args.capturesSize, args.capturesPart);
     case "realworld-dev-scans-tampered":
       return realworldTamperedEvalSet(args.shared, args.verbose ? progress : undefined);
     case "ids":
@@ -356,7 +367,11 @@ async function main(): Promise<void> {
           seed: args.seed,
           engine: args.engine,
           sets,
-          docs: all.filter((d) => !d.set || !AGGREGATE_ONLY_SETS.includes(d.set)),
+          // Held-out captures are read in aggregate only: never written out.
+          docs: all.filter(
+            (d) =>
+              (!d.set || !AGGREGATE_ONLY_SETS.includes(d.set)) && !d.family?.startsWith("heldout "),
+          ),
         },
         null,
         1,

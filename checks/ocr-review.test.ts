@@ -267,6 +267,45 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     );
   });
 
+  it("an arithmetic note whose figures were all read confidently becomes an anomaly (it can corroborate), not proof", async () => {
+    const doc = await ocrModel();
+    const runs = doc.pdf!.pages[0]!.layout!.runs;
+    const amount = runs.find((r) => /^£\d[\d,]*\.\d\d$/.test(r.text.trim()) && r.text.length >= 6)!;
+    const made = (checkId: string, readingConfidence: number): CheckResult => ({
+      checkId,
+      outcome: "flag",
+      severity: 2,
+      summary: "x",
+      findings: [
+        {
+          code: "total_mismatch",
+          message: `The total ${amount.text} is not the sum of the amounts above it.`,
+          page: 1,
+          bbox: [...amount.bbox] as BoxTuple,
+          evidence: { printed: amount.text, expected: "£0.07", readingConfidence },
+          severity: 2,
+        },
+      ],
+    });
+    const raised = (await reviewOcrFindings(doc, [made("text.arithmetic", 0.6)], depsFrom(undefined)))
+      .results[0]!;
+    expect(raised.findings[0]!.severity).toBe(OCR_REVIEW.confirmedNoteSeverity);
+    expect(raised.findings[0]!.message).toMatch(/counts as an anomaly/);
+    // A reading too weak, another check, or a figure the OCR doubted: no change.
+    const weak = (await reviewOcrFindings(doc, [made("text.arithmetic", 0.3)], depsFrom(undefined)))
+      .results[0]!;
+    expect(weak.findings[0]!.severity).toBe(2);
+    const other = (await reviewOcrFindings(doc, [made("text.identifiers", 0.6)], depsFrom(undefined)))
+      .results[0]!;
+    expect(other.findings[0]!.severity).toBe(2);
+    const doubted = await ocrModel((rs) =>
+      rs.map((r) => (r.text === amount.text ? { ...r, confidence: 60 } : r)),
+    );
+    const low = (await reviewOcrFindings(doubted, [made("text.arithmetic", 0.6)], depsFrom(undefined)))
+      .results[0]!;
+    expect(low.findings[0]!.severity).toBeLessThan(OCR_REVIEW.confirmedNoteSeverity);
+  });
+
   it("leaves documents without OCR'd pages alone", async () => {
     const doc = await modelOf(pdf, { docType: "bank_statement", region: "GB" });
     const r = await arithmetic(doc);

@@ -37,6 +37,15 @@ export const OCR_REVIEW = {
   gapPitches: 1.7,
   /** Severity a finding that cannot be verified on the scan keeps (a note). */
   noteSeverity: 1,
+  /**
+   * An arithmetic mismatch its table's reading left a note (severity 2: the reading is below the check's
+   * confident line) becomes an anomaly of this severity when every figure it uses was read confidently and
+   * nothing an OCR error explains is left: it decides nothing alone, but it corroborates another kind of
+   * evidence about the same value (a pixel finding on the accused amount). docs/decisions.md.
+   */
+  confirmedNoteSeverity: 3,
+  /** …provided the table's reading confidence (evidence.readingConfidence, 0-1) is at least this. */
+  confirmedNoteMinReading: 0.5,
 } as const;
 
 /** The checks whose findings rest on the printed text the OCR read. */
@@ -310,11 +319,25 @@ const sameFinding = (a: Finding, b: Finding) =>
 
 const percent = (c: number | undefined) => (c === undefined ? "unknown" : `${Math.round(c)} %`);
 
-function stated(f: Finding, a: OcrAssessment, reread: boolean): Finding {
+/**
+ * An arithmetic note whose figures the OCR read confidently: an anomaly (OCR_REVIEW.confirmedNoteSeverity),
+ * so that a pixel finding of another check on the accused value can corroborate it.
+ */
+export function raisedSeverity(checkId: string, f: Finding, a: OcrAssessment): number | undefined {
+  if (checkId !== "text.arithmetic" || (f.severity ?? 0) !== 2) return undefined;
+  const reading = f.evidence?.readingConfidence;
+  if (typeof reading !== "number" || reading < OCR_REVIEW.confirmedNoteMinReading) return undefined;
+  if (a.confidence === undefined || a.confidence < OCR_REVIEW.confident || a.explanations.length) return undefined;
+  return OCR_REVIEW.confirmedNoteSeverity;
+}
+
+function stated(f: Finding, a: OcrAssessment, reread: boolean, checkId = ""): Finding {
   const values = a.values.map((v) => `${v.text} (${percent(v.confidence)})`).join(", ");
+  const raised = raisedSeverity(checkId, f, a);
   return {
     ...f,
-    message: `${f.message} Read by OCR from the scan${values ? `: ${values}` : ""}${reread ? ", confirmed on a sharper re-reading" : ""}.`,
+    ...(raised !== undefined ? { severity: raised } : {}),
+    message: `${f.message} Read by OCR from the scan${values ? `: ${values}` : ""}${reread ? ", confirmed on a sharper re-reading" : ""}.${raised !== undefined ? " Every figure it uses was read confidently, so it counts as an anomaly: it decides nothing alone, but corroborates another kind of evidence about the same value." : ""}`,
     evidence: {
       ...f.evidence,
       ocr: { confidence: a.confidence ?? null, values: a.values, verified: true, reread },
@@ -467,7 +490,7 @@ export async function reviewOcrFindings(
       changed = true;
       if (a.explanations.length === 0) {
         report.confirmed++;
-        return stated(f, a, wasReread);
+        return stated(f, a, wasReread, r.checkId);
       }
       notes++;
       report.unverified++;

@@ -12,6 +12,7 @@ import { metadataDatesCheck } from "./metadata-dates/metadata-dates.js";
 import { metadataProducerCheck } from "./metadata-producer/metadata-producer.js";
 import { pdfRevisionsCheck } from "./pdf-revisions.js";
 import { pdfStructureCheck } from "./pdf-structure.js";
+import { pixelsAmountsCheck } from "./pixels-amounts/pixels-amounts.js";
 import { pixelsCompressionCheck } from "./pixels-compression/pixels-compression.js";
 import { pixelsGlyphsCheck } from "./pixels-glyphs/pixels-glyphs.js";
 import { pixelsNoiseCheck } from "./pixels-noise/pixels-noise.js";
@@ -27,6 +28,7 @@ export const PIXEL_CHECKS: readonly Check[] = [
   pixelsCompressionCheck,
   pixelsNoiseCheck,
   pixelsGlyphsCheck,
+  pixelsAmountsCheck,
 ];
 
 /** Every check the check step runs, in order. Add a check here to run it. */

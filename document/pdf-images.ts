@@ -287,10 +287,12 @@ export function inflateCapped(bytes: Uint8Array, max: number): Uint8Array {
 
 /** Pages whose drawing is only images: images drawn and (almost) no extracted text. */
 export function imageOnlyPages(model: DocumentModel, scan: PdfImageScan): number[] {
-  const text = new Map((model.pdf?.pages ?? []).map((p) => [p.number, p.text]));
+  const pages = new Map((model.pdf?.pages ?? []).map((p) => [p.number, p]));
+  // A page whose text the OCR read is still a picture of a page (the pixel checks read it after the OCR).
+  const text = (n: number) => (pages.get(n)?.ocr ? "" : (pages.get(n)?.text ?? ""));
   return scan.pages
     .filter((p) => p.imageRefs.length > 0)
-    .filter((p) => (text.get(p.number) ?? "").replace(/\s+/g, "").length < 20)
+    .filter((p) => text(p.number).replace(/\s+/g, "").length < 20)
     .map((p) => p.number);
 }
 
