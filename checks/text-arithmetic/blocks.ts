@@ -259,11 +259,15 @@ export function checkBlocks(
   const seen: BlockRow[] = [];
   let page = rows[0]?.page;
   let table: Table | undefined;
+  let lastPage: Term[] = [];
   for (const r of rows) {
     // A new page starts a new block, unless the table of the rows above continues on it.
     if (r.page !== page) {
       page = r.page;
       if (!(r.table && r.table === table)) {
+        // The amounts of the page before, when plain amounts: an items table continued on this page under a
+        // header set a little differently is read as another table, and the total under it sums both.
+        lastPage = terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row)) ? terms : [];
         terms = [];
         subtotals = [];
         closed = [];
@@ -408,11 +412,15 @@ export function checkBlocks(
     // gross total sums the positive amounts, a deductions total the negative ones.
     const candidates = [
       ...sides(terms),
-      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase)] : []),
-      ...closed.flatMap((b) => [b, ...sides(b)]),
+      ...columnsApart(terms),
+      ...(runBase && runBase !== terms ? [runBase, ...sides(runBase), ...columnsApart(runBase)] : []),
+      ...closed.flatMap((b) => [b, ...sides(b), ...columnsApart(b)]),
       // The deductions of a payslip under several headings ("Pre-tax deductions / Taxes / Post-tax
       // deductions"): the blocks closed by those headings and the rows since, together.
       ...unions(closed, terms),
+      ...(lastPage.length > 0 && terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row))
+        ? [[...lastPage, ...terms]]
+        : []),
     ];
     // A grand total under a run of totals ("Positionssumme / Zuschläge / Abschläge / Rechnungssumme"):
     // the amounts above the run plus the run's totals.
@@ -768,6 +776,31 @@ function sides(block: Term[]): Term[][] {
   const pos = block.filter((t) => t.cents > 0);
   const neg = block.filter((t) => t.cents < 0);
   return pos.length && neg.length ? [pos, neg] : [];
+}
+
+/**
+ * A block's amounts as two columns set side by side, when it has them: earnings and deductions in two
+ * columns of one table under headers the vocabulary does not know ("Bezüge | Gesetzliche Abzüge"), the rows
+ * of the first column all above those of the second. Each column is a block of its own (its total sums it);
+ * a block whose amounts share one right edge, or whose columns interleave, has none.
+ */
+function columnsApart(block: Term[]): Term[][] {
+  const known = block.filter((t) => !t.unknown && t.row.figure !== undefined);
+  if (known.length < 2 || known.length !== block.length) return [];
+  const edge = (t: Term) => (t.row.figure as Figure).box[2];
+  const tol = (t: Term) => Math.max(1.5, 0.45 * t.row.line.size);
+  const groups: Term[][] = [];
+  for (const t of known) {
+    const last = groups[groups.length - 1];
+    const head = last?.[0];
+    if (last && head && Math.abs(edge(head) - edge(t)) <= tol(t)) last.push(t);
+    else groups.push([t]);
+  }
+  if (groups.length !== 2) return [];
+  const [a, b] = groups as [Term[], Term[]];
+  // Two columns, not one ragged one: the second column's edge a few characters right of the first's.
+  const gap = Math.abs(edge(b[0] as Term) - edge(a[0] as Term));
+  return gap >= 3 * (a[0] as Term).row.line.size ? [a, b] : [];
 }
 
 /**

@@ -718,7 +718,7 @@ export function labelledFigures(ctx: Ctx): Labelled[] {
     if (figs.length !== 1) continue;
     const label = foldLigatures(
       line.cells
-        .filter((c) => !c.figure?.money)
+        .filter((c) => !c.figure?.money && !c.signMark)
         .map((c) => c.rest ?? c.text)
         .join(" "),
     ).trim();

@@ -13,6 +13,7 @@ import {
 } from "./blocks.js";
 import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
+import { checkCarried } from "./carried.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
 
 export { TEXT_ARITHMETIC_CODES };
@@ -77,6 +78,9 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   checkLedgers(ctx, ledgers);
   checkStatementSummary(ctx, ledgers);
   const ledgerTables = new Set(ledgers.map((l) => l.table.id));
+  // Statements with amounts but no running balance: the balances carried between pages (carried.ts). Their
+  // tables stay open to the block rules, which read a balance carried as a running sum where it is one.
+  checkCarried(ctx, ledgerTables);
   const items = checkLineItems(ctx, ledgerTables);
   const rows = blockRows(ctx, ledgerTables);
   const held: HeldSum[] = [];

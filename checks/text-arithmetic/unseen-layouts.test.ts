@@ -313,4 +313,179 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(f).toHaveLength(1);
     expect(f[0]?.message).toMatch(/Total deductions/);
   });
+
+  // A statement printing amounts but no running balance: only the opening, the balance carried to the next
+  // page ("Balance c/f") and brought forward, in the amounts' own column (a LibreOffice Calc statement of a
+  // development draw). Nothing was read as a ledger, so an edited line went unseen.
+  // The same statement with its amounts unsigned and a "Dr/Cr" column of its own beside them ("439.86 | D"), as a
+  // later development draw printed it: the signs were not read, so nothing was checked.
+  const carriedStatement = (edit: boolean, indicator: boolean) => {
+    const fmt = (c: number) =>
+      `${c < 0 && !indicator ? "-" : ""}${Math.floor(Math.abs(c) / 100).toLocaleString("en-US")}.${String(Math.abs(c) % 100).padStart(2, "0")}${indicator ? "" : " GBP"}`;
+    const mark = (c: number) => (indicator ? (c < 0 ? "D" : "C") : undefined);
+    const cols = [{ x: 40 }, { x: 110 }, R(480), { x: 510 }];
+    const header = ["Posting date", "Details", "Value", indicator ? "Dr/Cr" : undefined];
+    const pages = [
+      [-1499, -6985, 27591, -40483],
+      [-13535, 34006, -127036, 182821],
+      [-2019, 343173, -2768],
+    ];
+    let b = 224750;
+    const out: ReturnType<typeof grid>[] = [];
+    pages.forEach((moves, p) => {
+      const rows: (string | undefined)[][] = [
+        header,
+        [
+          p === 0 ? "01/06/2025" : undefined,
+          p === 0 ? "Opening balance" : "Brought forward",
+          fmt(b),
+          mark(b),
+        ],
+      ];
+      for (const [i, m] of moves.entries()) {
+        b += m;
+        const printed = edit && p === 1 && i === 1 ? m + 6200 : m;
+        rows.push([`${10 + 5 * p + i}/06/2025`, `Transfer ${p}.${i}`, fmt(printed), mark(printed)]);
+      }
+      if (p < pages.length - 1) rows.push([undefined, "Balance c/f", fmt(b), mark(b)]);
+      out.push(grid(cols, rows, 760));
+    });
+    return layoutDocument(out);
+  };
+
+  for (const indicator of [false, true])
+    it(`a statement without running balances verifies each page by the balance it carries${indicator ? " (signs in a Dr/Cr column)" : ""}`, () => {
+      const genuine = arithmeticFindings(carriedStatement(false, indicator));
+      expect(genuine.findings).toEqual([]);
+      // Two pages whose amounts add up to the balance they carry, and two balances brought forward.
+      expect(genuine.verified).toBeGreaterThanOrEqual(4);
+      const edited = arithmeticFindings(carriedStatement(true, indicator)).findings;
+      const f = only(edited, "balance_carried_mismatch");
+      expect(f).toHaveLength(1);
+      expect(f[0]?.page).toBe(2);
+      expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+    });
+
+  // A payslip with its earnings and deductions in two columns of one table under headers the vocabulary does
+  // not know ("Bezüge | Gesetzliche Abzüge"), its totals in a box under it: the six amounts were read as one
+  // block, so the gross was "not the sum" of them all and an edited line only a note.
+  it("earnings and deductions in two columns of one table are two blocks", () => {
+    const slip = (overtime: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 40 }, R(400), R(530)],
+              [
+                ["Erläuterung", "Bezüge", "Gesetzliche Abzüge"],
+                ["Grundgehalt", "2 457,87"],
+                ["Überstunden", overtime],
+                ["Fahrtkostenzuschuss", "370,02"],
+                ["Lohnsteuer", undefined, "425,81"],
+                ["Solidaritätszuschlag", undefined, "159,44"],
+                ["Kirchensteuer", undefined, "231,91"],
+              ],
+              700,
+            ),
+            ...grid(
+              [{ x: 45 }, R(280)],
+              [
+                ["Gesamtbrutto", "2 898,93 CHF"],
+                ["Summe Abzüge", "817,16 CHF"],
+                ["Netto", "2 081,77 CHF"],
+              ],
+              590,
+            ),
+          ],
+        ],
+        { docType: "payslip", region: "CH" },
+      );
+    const genuine = arithmeticFindings(slip("71,04"));
+    expect(genuine.findings).toEqual([]);
+    expect(genuine.verified).toBeGreaterThanOrEqual(3);
+    const f = only(arithmeticFindings(slip("165,04")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.message).toMatch(/Gesamtbrutto/);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
+
+  // A summary box printed under the last page's rows, in the amounts' column, read as more rows of the table
+  // ("Anfangssaldo / Summe Gutschriften / Summe Soll / Neuer Kontostand"): its opening is no balance the rows
+  // before it carry.
+  it("a carried-balance table ends at an opening balance printed after its rows (a summary box)", () => {
+    const cols = [{ x: 40 }, { x: 200 }, R(540)];
+    const header = ["Buchung", "Text", "Summe"];
+    const doc = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            header,
+            ["01.02.2025", "Anfangssaldo", "−844,54"],
+            ["01.02.2025", "Zinsen", "461,44"],
+            ["02.02.2025", "Lastschrift", "−1125,70"],
+            ["02.02.2025", "Gehalt", "4800,43"],
+            [undefined, "Übertrag auf Seite 2", "3291,63"],
+          ],
+          760,
+        ),
+        grid(
+          cols,
+          [
+            header,
+            [undefined, "Übertrag von Seite 1", "3291,63"],
+            ["03.02.2025", "Kartenzahlung", "−37,61"],
+            ["05.02.2025", "Gutschrift", "87,37"],
+            ["06.02.2025", "Dauerauftrag", "−68,47"],
+            [undefined, "Anfangssaldo", "−844,54 €"],
+            [undefined, "Summe Gutschriften", "5349,24 €"],
+            [undefined, "Summe Soll", "1231,78 €"],
+            [undefined, "Neuer Kontostand", "3272,92 €"],
+          ],
+          760,
+        ),
+      ],
+      { region: "AT" },
+    );
+    const f = arithmeticFindings(doc).findings;
+    expect(only(f, "closing_balance_mismatch")).toEqual([]);
+    expect(only(f, "balance_carried_mismatch")).toEqual([]);
+  });
+
+  // An invoice's items over two pages, the second page's columns set a little apart from the first's (read as
+  // two tables), the net total under the second: the total sums both pages, not only the rows on its own.
+  it("a total under an items table continued on a new page sums the page before too", () => {
+    const inv = (price: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 50 }, { x: 70 }, R(420), R(480), R(545)],
+            [
+              ["Qté", "Désignation", "Prix unit.", "TVA", "Total HT"],
+              ["6", "Écran 27 pouces", "542,62 €", "21 %", "3 255,72 €"],
+              ["1", "Frais de port", "230,77 €", "21 %", "230,77 €"],
+              ["20", "Écran 27 pouces", "598,28 €", "21 %", "11 965,60 €"],
+            ],
+            700,
+          ),
+          grid(
+            [{ x: 50 }, { x: 70 }, R(400), R(455), R(520)],
+            [
+              ["Qté", "Désignation", "Prix unit.", "TVA", "Total HT"],
+              ["5", "Prestation de conseil", "806,84 €", "21 %", "4 034,20 €"],
+              ["7", "Toner imprimante", "146,00 €", "21 %", price],
+              ["1", "Formation", "1 316,43 €", "21 %", "1 316,43 €"],
+              [],
+              [undefined, "Montant HT", undefined, undefined, "21 824,72 €"],
+            ],
+            760,
+          ),
+        ],
+        { docType: "invoice", region: "BE" },
+      );
+    const genuine = arithmeticFindings(inv("1 022,00 €")).findings;
+    expect(only(genuine, "total_mismatch")).toEqual([]);
+    expect(only(genuine, "subtotal_mismatch")).toEqual([]);
+    expect(maxSeverity(genuine)).toBeLessThan(8);
+  });
 });

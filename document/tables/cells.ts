@@ -45,6 +45,8 @@ export interface ReadCell extends Cell {
   rest?: string;
   /** Looks like money but reads as no amount (an OCR misreading): the row's figures are incomplete. */
   unreadable?: boolean;
+  /** The debit/credit mark ("D", "Cr") of the amount before it, read into that amount's sign: no word of a label. */
+  signMark?: boolean;
 }
 
 /** Units a quantity is counted in (energy, volume, weight, time, pieces), in six languages. */
@@ -174,6 +176,21 @@ function markOutsideParentheses(t: string, style: NumberStyle) {
   return a?.negative === "parentheses" ? a : undefined;
 }
 
+const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR" };
+
+/**
+ * An amount printed without a sign whose debit/credit indicator stands in a column of its own right after it
+ * ("439.86 | D", "4,606.52 | C" under "Sum | Dr/Cr"): read as "439.86 DR". Undefined when the next cell is no
+ * indicator or the amount already has a sign.
+ */
+function signedBy(f: Figure, next: Cell | undefined, style: NumberStyle): Figure | undefined {
+  if (!f.money || f.negative || f.credit || !next || f.percent || f.perUnit) return undefined;
+  const mark = INDICATOR[next.text.trim().toLowerCase()];
+  if (!mark) return undefined;
+  const s = figureOf(`${f.text} ${mark}`, style, { box: f.box, page: f.page, confidence: f.confidence });
+  return s && (s.negative || s.credit) ? { ...s, text: f.text } : undefined;
+}
+
 /** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */
 export function readCells(
   cells: readonly Cell[],
@@ -181,8 +198,13 @@ export function readCells(
   style: NumberStyle,
   region: string,
 ): ReadCell[] {
+  const marks = new Set<number>();
   return cells.map((c, i) => {
     const out: ReadCell = { ...c };
+    if (marks.has(i)) {
+      out.signMark = true;
+      return out;
+    }
     // A booking day without its year ("03.03.", "03/03" before the words of a row) is a date, not 3.03.
     const next = cells[i + 1];
     if (
@@ -197,7 +219,9 @@ export function readCells(
     }
     const f = figureOf(c.text, style, { box: c.box, page, confidence: c.confidence });
     if (f) {
-      out.figure = f;
+      const signed = signedBy(f, next, style);
+      out.figure = signed ?? f;
+      if (signed) marks.add(i + 1);
       return out;
     }
     if (i <= 1) {

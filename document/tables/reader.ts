@@ -430,7 +430,7 @@ function labelOf(line: ReadLine, used: ReadonlySet<ReadCell>): { label: string; 
   const words: string[] = [];
   let date: string | undefined;
   for (const c of line.cells) {
-    if (used.has(c)) continue;
+    if (used.has(c) || c.signMark) continue;
     if (c.date && date === undefined && words.length === 0) {
       date = c.date;
       if (c.rest) words.push(c.rest);
