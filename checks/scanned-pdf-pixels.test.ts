@@ -5,9 +5,9 @@
  */
 import { PDFDocument } from "pdf-lib";
 import { describe, expect, it } from "vitest";
-import { jpegOf, kitPage } from "../../checks/testdata/capture-kit.js";
-import { modelOf } from "../testdata/model-kit.js";
-import { pagePixels } from "./page-pixels.js";
+import { jpegOf, kitPage } from "./testdata/capture-kit.js";
+import { modelOf } from "../document/testdata/model-kit.js";
+import { pagePixels } from "../document/pixels/page-pixels.js";
 
 async function scannedPdf(): Promise<Uint8Array> {
   const k = kitPage({ seed: 5, width: 600, height: 400 });
