@@ -14,11 +14,7 @@ import {
   amountsOnPage,
   amountTwins,
 } from "../checks/pixels-amounts/amounts.js";
-import {
-  type GlyphFeatures,
-  glyphFeatures,
-  patchDifference,
-} from "../checks/pixels-glyphs/glyph-features.js";
+import { type GlyphFeatures, glyphFeatures } from "../checks/pixels-glyphs/glyph-features.js";
 import { ocrRunsOf } from "../checks/pixels-amounts/pixels-amounts.js";
 import { modelOf } from "../document/testdata/model-kit.js";
 import { createOcrEngine } from "../document/ocr.js";
@@ -62,7 +58,12 @@ async function main() {
           const x = glyphFeatures(page, layout, g.id);
           if (x) feats.set(g.id, x);
         }
-        const amounts = amountsOnPage(page, layout, ocrRunsOf(doc, page.page), glyphs.map((g) => g.id));
+        const amounts = amountsOnPage(
+          page,
+          layout,
+          ocrRunsOf(doc, page.page),
+          glyphs.map((g) => g.id),
+        );
         const out = amountOutliers(page, layout, amounts, feats, loose);
         for (const o of out.slice(0, 4)) {
           const b = o.amount.box;
@@ -72,7 +73,7 @@ async function main() {
             `   ${on} ${o.logNfa.toFixed(1).padStart(6)} ${o.glyph !== undefined ? "glyph" : "whole"} ${o.amount.text} ${JSON.stringify(o.z)}`,
           );
         }
-        const twins = amountTwins(page, layout, amounts, (a, b) => patchDifference(page, a, b), {
+        const twins = amountTwins(page, layout, amounts, {
           ratio: 0.9,
           next: 0.9,
           minGlyphs: 20,
@@ -89,7 +90,9 @@ async function main() {
         }
         lines.unshift(`  page ${page.page}: ${amounts.length} amounts`);
       }
-      console.log(`${f.label === "genuine" ? "G" : "T"} ${f.id}${f.how ? ` (${f.how})` : ""}\n${lines.join("\n")}`);
+      console.log(
+        `${f.label === "genuine" ? "G" : "T"} ${f.id}${f.how ? ` (${f.how})` : ""}\n${lines.join("\n")}`,
+      );
     }
   } finally {
     await engine.terminate();

@@ -1,7 +1,9 @@
 import type { Finding } from "../core/check-result.js";
 import type { BoxTuple } from "../core/page-geometry.js";
-import type { PageCapture } from "../document/pixels/capture.js";
-import type { PagePixels } from "../document/pixels/page-pixels.js";
+import type { DocumentModel } from "../document/model.js";
+import { captureOf, type PageCapture } from "../document/pixels/capture.js";
+import { type PagePixels, pagePixels } from "../document/pixels/page-pixels.js";
+import { type Inspection, type Skipped, skip } from "./check.js";
 
 /**
  * What every pixel check's finding carries (docs/api.md, "Pixel findings"): the page, the box on the page
@@ -43,4 +45,40 @@ export function pixelFinding(
 /** "on page 2" for a PDF, "" for an image document. */
 export function onPage(page: PagePixels): string {
   return page.source === "image-file" ? "" : ` on page ${page.page}`;
+}
+
+/**
+ * The page loop every pixel check shares: each page image (those `pages` keeps) with its capture class, in
+ * order, until the step's signal aborts. `inspect` gives the page's findings, or `undefined` when the page is
+ * not judged (its capture class has no thresholds, or it has nothing to compare). A skip, with the check's own
+ * reason, when there is no page image or none was judged.
+ */
+export async function inspectCapturedPages(
+  doc: DocumentModel,
+  signal: AbortSignal | undefined,
+  options: {
+    pages?: (page: PagePixels) => boolean;
+    /** Why the check skips a document without (such) page images. */
+    noPages: string;
+    /** Why it skips a document none of whose page images it judged. */
+    noneJudged: string;
+    inspect: (page: PagePixels, capture: PageCapture) => Finding[] | undefined;
+  },
+): Promise<(Inspection & { judged: number }) | Skipped> {
+  const pages = (await pagePixels(doc)).pages.filter((p) => options.pages?.(p) ?? true);
+  if (pages.length === 0) return skip(options.noPages);
+  const captures = await captureOf(doc);
+  const findings: Finding[] = [];
+  let judged = 0;
+  for (const page of pages) {
+    if (signal?.aborted) break;
+    const capture = captures.find((c) => c.page === page.page);
+    if (!capture) continue;
+    const found = options.inspect(page, capture);
+    if (found === undefined) continue;
+    judged++;
+    findings.push(...found);
+  }
+  if (judged === 0) return skip(options.noneJudged);
+  return { findings, judged };
 }

@@ -3,7 +3,7 @@ import type { TextRun } from "../../document/page-layout.js";
 import type { InkLayout } from "../../document/pixels/ink-layout.js";
 import { logGaussTail } from "../../document/pixels/nfa.js";
 import type { PagePixels } from "../../document/pixels/page-pixels.js";
-import type { GlyphFeatures } from "../pixels-glyphs/glyph-features.js";
+import { type GlyphFeatures, nearestTwins } from "../pixels-glyphs/glyph-features.js";
 
 /**
  * The amounts of a page, looked at one by one (issue 21, "targeted pixel evidence"): amounts are what a
@@ -332,39 +332,13 @@ export function amountTwins(
   page: PagePixels,
   layout: InkLayout,
   amounts: readonly AmountOnPage[],
-  /** The pair's difference; may give Infinity for one above `limit` (patchDifference's bound). */
-  diff: (a: BoxTuple, b: BoxTuple, limit: number) => number,
   t: TwinThresholds = TWIN_THRESHOLDS,
 ): AmountTwin[] {
   const owner = new Map<number, AmountOnPage>();
   for (const a of amounts) for (const id of a.glyphs) owner.set(id, a);
   const ids = [...owner.keys()].filter((id) => layout.glyphs[id]!.area >= 30);
   if (ids.length < t.minGlyphs) return [];
-  const nearest: { id: number; other: number; d1: number; d2: number }[] = [];
-  for (const a of ids) {
-    const ga = layout.glyphs[a]!;
-    const wa = ga.box[2] - ga.box[0];
-    const ha = ga.box[3] - ga.box[1];
-    const ds: { other: number; d: number }[] = [];
-    let d1 = Number.POSITIVE_INFINITY;
-    let d2 = Number.POSITIVE_INFINITY;
-    for (const b of ids) {
-      if (b === a) continue;
-      const gb = layout.glyphs[b]!;
-      if (Math.abs(gb.box[2] - gb.box[0] - wa) > 1 || Math.abs(gb.box[3] - gb.box[1] - ha) > 1) continue;
-      if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * 0.08)) continue;
-      // Only the two nearest are used: a pair beyond the second nearest so far need not be measured exactly.
-      const d = diff(ga.box, gb.box, d2);
-      if (d < d1) {
-        d2 = d1;
-        d1 = d;
-      } else if (d < d2) d2 = d;
-      ds.push({ other: b, d });
-    }
-    if (ds.length < 2) continue;
-    ds.sort((x, y) => x.d - y.d);
-    nearest.push({ id: a, other: ds[0]!.other, d1: ds[0]!.d, d2: ds[1]!.d });
-  }
+  const nearest = nearestTwins(page, layout, ids);
   if (nearest.length < t.minGlyphs) return [];
   const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);
   const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;

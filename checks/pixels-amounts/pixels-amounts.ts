@@ -7,7 +7,7 @@ import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { pagePixels } from "../../document/pixels/page-pixels.js";
 import { defineCheck, flaggedCodes, skip } from "../check.js";
 import { onPage, pixelFinding } from "../pixel-evidence.js";
-import { type GlyphFeatures, glyphFeatures, patchDifference } from "../pixels-glyphs/glyph-features.js";
+import { type GlyphFeatures, glyphFeatures } from "../pixels-glyphs/glyph-features.js";
 import { AMOUNT_THRESHOLDS, amountOutliers, amountsOnPage, amountTwins } from "./amounts.js";
 
 /**
@@ -78,9 +78,7 @@ export const pixelsAmountsCheck = defineCheck({
           const f = glyphFeatures(page, layout, id);
           if (f) feats.set(id, f);
         }
-      const twins = amountTwins(page, layout, amounts, (a, b, limit) =>
-        patchDifference(page, a, b, limit),
-      ).slice(0, 4);
+      const twins = amountTwins(page, layout, amounts).slice(0, 4);
       for (const w of twins) {
         const g = layout.glyphs[w.glyph]!;
         findings.push(

@@ -1,13 +1,13 @@
 import type { Finding } from "../../core/check-result.js";
 import type { BoxTuple } from "../../core/page-geometry.js";
-import { captureOf, type ImageClass, type PageCapture } from "../../document/pixels/capture.js";
+import type { ImageClass, PageCapture } from "../../document/pixels/capture.js";
 import { grow, layoutOf } from "../../document/pixels/ink-layout.js";
 import { readJpeg } from "../../document/pixels/jpeg-markers.js";
 import { logNfa } from "../../document/pixels/nfa.js";
-import { type PagePixels, pagePixels } from "../../document/pixels/page-pixels.js";
+import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import type { CodeTable } from "../../core/finding-levels.js";
-import { defineCheck, flaggedCodes, skip } from "../check.js";
-import { onPage, pixelFinding } from "../pixel-evidence.js";
+import { defineCheck, flaggedCodes } from "../check.js";
+import { inspectCapturedPages, onPage, pixelFinding } from "../pixel-evidence.js";
 import { countIn, dqAnalyse } from "./double-quantisation.js";
 import { gridVotes } from "./grid-votes.js";
 
@@ -174,25 +174,14 @@ export const pixelsCompressionCheck = defineCheck({
   id: PIXELS_COMPRESSION_CHECK_ID,
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType === "image/jpeg",
-  async inspect(doc, ctx) {
-    const { pages } = await pagePixels(doc);
-    const jpegs = pages.filter((p) => p.jpeg);
-    if (jpegs.length === 0)
-      return skip("No page image is a JPEG's own pixels, so there is no compression history to read.");
-    const captures = await captureOf(doc);
-    const findings: Finding[] = [];
-    let judged = 0;
-    for (const page of jpegs) {
-      if (ctx.signal?.aborted) break;
-      const capture = captures.find((c) => c.page === page.page);
-      if (!capture || !COMPRESSION_THRESHOLDS[capture.underlying]) continue;
-      judged++;
-      findings.push(...inspectPage(page, capture, ctx.signal));
-    }
-    if (judged === 0)
-      return skip("The JPEG pages are screenshots: no capture's compression history to compare.");
-    return { findings, judged };
-  },
+  inspect: (doc, ctx) =>
+    inspectCapturedPages(doc, ctx.signal, {
+      pages: (page) => page.jpeg !== undefined,
+      noPages: "No page image is a JPEG's own pixels, so there is no compression history to read.",
+      noneJudged: "The JPEG pages are screenshots: no capture's compression history to compare.",
+      inspect: (page, capture) =>
+        COMPRESSION_THRESHOLDS[capture.underlying] ? inspectPage(page, capture, ctx.signal) : undefined,
+    }),
   summary: ({ outcome, findings }) =>
     outcome === "pass"
       ? "The compression history of the text is the same across the page image."

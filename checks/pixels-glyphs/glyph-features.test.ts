@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import { Rng } from "../../fixtures/random.js";
-import { nearestTwo, patchDifference } from "./glyph-features.js";
+import type { InkLayout } from "../../document/pixels/ink-layout.js";
+import { nearestTwins, patchDifference } from "./glyph-features.js";
 
 /**
  * patchDifference with a limit (the bound that makes the nearest-twin searches of pixels.glyphs and
@@ -73,10 +74,48 @@ describe("patchDifference", () => {
     );
   });
 
-  it("nearestTwo keeps the second smallest as the limit", () => {
-    const two = nearestTwo();
-    expect(two.limit()).toBe(Number.POSITIVE_INFINITY);
-    for (const d of [9, 4, 7, 2, 8]) two.add(d);
-    expect(two.limit()).toBe(4);
+  it("nearestTwins finds exactly what comparing every same-sized pair finds", () => {
+    const rng = new Rng(11);
+    const width = 400;
+    const height = 60;
+    const grey = new Uint8Array(width * height);
+    for (let i = 0; i < grey.length; i++) grey[i] = rng.int(0, 255);
+    // Glyphs of two sizes and areas, one pasted copy among them (glyph 3 repeats glyph 0's pixels).
+    const boxes: Box[] = [];
+    for (let i = 0; i < 12; i++) boxes.push([5 + i * 30, 10 + (i % 3), 15 + i * 30 + (i % 2), 24 + (i % 3)]);
+    for (let y = -1; y < 16; y++)
+      for (let x = -1; x < 12; x++)
+        grey[(boxes[3]![1] + y) * width + boxes[3]![0] + x] =
+          grey[(boxes[0]![1] + y) * width + boxes[0]![0] + x]!;
+    const glyphs = boxes.map((box, id) => ({ id, box, area: 40 + (id % 2) * 2 }));
+    const layout = { glyphs } as unknown as InkLayout;
+    const page = { page: 1, width, height, grey } as unknown as PagePixels;
+    const ids = glyphs.map((g) => g.id);
+
+    const brute = ids.flatMap((a) => {
+      const ga = glyphs[a]!;
+      const ds = ids
+        .filter((b) => {
+          const gb = glyphs[b]!;
+          return (
+            b !== a &&
+            Math.abs(gb.box[2] - gb.box[0] - (ga.box[2] - ga.box[0])) <= 1 &&
+            Math.abs(gb.box[3] - gb.box[1] - (ga.box[3] - ga.box[1])) <= 1 &&
+            Math.abs(ga.area - gb.area) <= Math.max(3, ga.area * 0.08)
+          );
+        })
+        .map((b) => ({ other: b, d: reference(page, ga.box, glyphs[b]!.box) }))
+        .sort((x, y) => x.d - y.d);
+      return ds.length < 2 ? [] : [{ id: a, other: ds[0]!.other, d1: ds[0]!.d, d2: ds[1]!.d }];
+    });
+    const found = nearestTwins(page, layout, ids);
+    expect(brute.length).toBeGreaterThan(4);
+    expect(found).toEqual(brute);
+    // The pasted copy is its original's nearest twin, at no difference.
+    expect(found.find((n) => n.id === 3)).toMatchObject({ other: 0, d1: 0 });
+    // With a cap, each character is compared with at most that many others.
+    expect(nearestTwins(page, layout, ids, { maxCompared: 2 }).every((n) => Number.isFinite(n.d2))).toBe(
+      true,
+    );
   });
 });

@@ -96,19 +96,53 @@ export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): 
   };
 }
 
-/** The two smallest values seen so far; `limit()` is the second (Infinity until there are two). */
-export function nearestTwo(): { add(d: number): void; limit(): number } {
-  let d1 = Number.POSITIVE_INFINITY;
-  let d2 = Number.POSITIVE_INFINITY;
-  return {
-    add(d) {
+/** A character's nearest same-sized twin on the page and how far the next nearest is (mean grey levels). */
+export interface NearestTwin {
+  id: number;
+  other: number;
+  d1: number;
+  d2: number;
+}
+
+/**
+ * For each of `ids`, its nearest and next nearest twin among `ids`: characters of the same size (±1 px) and
+ * ink area (±8 %), compared by `patchDifference`. Only the two nearest matter, so a pair is measured exactly
+ * only while it may still be one of them. Characters with fewer than two twins are left out. The one search
+ * of pixels.glyphs (every character of the page) and pixels.amounts (the amounts' characters).
+ */
+export function nearestTwins(
+  page: PagePixels,
+  layout: InkLayout,
+  ids: readonly number[],
+  options: { maxCompared?: number; signal?: AbortSignal } = {},
+): NearestTwin[] {
+  const maxCompared = options.maxCompared ?? Number.POSITIVE_INFINITY;
+  const out: NearestTwin[] = [];
+  for (const a of ids) {
+    if (options.signal?.aborted) break;
+    const ga = layout.glyphs[a]!;
+    const wa = ga.box[2] - ga.box[0];
+    const ha = ga.box[3] - ga.box[1];
+    let d1 = Number.POSITIVE_INFINITY;
+    let d2 = Number.POSITIVE_INFINITY;
+    let other = -1;
+    let compared = 0;
+    for (const b of ids) {
+      if (b === a) continue;
+      const gb = layout.glyphs[b]!;
+      if (Math.abs(gb.box[2] - gb.box[0] - wa) > 1 || Math.abs(gb.box[3] - gb.box[1] - ha) > 1) continue;
+      if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * 0.08)) continue;
+      const d = patchDifference(page, ga.box, gb.box, d2);
       if (d < d1) {
         d2 = d1;
         d1 = d;
+        other = b;
       } else if (d < d2) d2 = d;
-    },
-    limit: () => d2,
-  };
+      if (++compared >= maxCompared) break;
+    }
+    if (compared >= 2) out.push({ id: a, other, d1, d2 });
+  }
+  return out;
 }
 
 /**

@@ -1,13 +1,13 @@
 import type { Finding } from "../../core/check-result.js";
 import type { BoxTuple } from "../../core/page-geometry.js";
-import { captureOf, type ImageClass, type PageCapture } from "../../document/pixels/capture.js";
+import type { ImageClass, PageCapture } from "../../document/pixels/capture.js";
 import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { logGaussTail } from "../../document/pixels/nfa.js";
-import { type PagePixels, pagePixels } from "../../document/pixels/page-pixels.js";
+import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import type { CodeTable } from "../../core/finding-levels.js";
-import { defineCheck, flaggedCodes, skip } from "../check.js";
-import { onPage, pixelFinding } from "../pixel-evidence.js";
-import { type GlyphFeatures, glyphFeatures, nearestTwo, patchDifference } from "./glyph-features.js";
+import { defineCheck, flaggedCodes } from "../check.js";
+import { inspectCapturedPages, onPage, pixelFinding } from "../pixel-evidence.js";
+import { type GlyphFeatures, glyphFeatures, nearestTwins } from "./glyph-features.js";
 
 /**
  * pixels.glyphs: the characters themselves, found as ink components on the page image
@@ -119,27 +119,12 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   // 1. Identical characters: a glyph whose nearest same-sized glyph is far nearer than any glyph's
   // nearest usually is (the page's own median) and than its next nearest.
   const candidates = glyphs.filter((g) => g.area >= t.identicalMinArea && feats.has(g.id));
-  const nearest: { id: number; other: number; d1: number; d2: number }[] = [];
-  for (const a of candidates) {
-    if (signal?.aborted) break;
-    const wa = a.box[2] - a.box[0];
-    const ha = a.box[3] - a.box[1];
-    const ds: { other: number; d: number }[] = [];
-    // Only the two nearest matter: a pair is measured exactly only while it may still be one of them.
-    const two = nearestTwo();
-    for (const b of candidates) {
-      if (b.id === a.id) continue;
-      if (Math.abs(b.box[2] - b.box[0] - wa) > 1 || Math.abs(b.box[3] - b.box[1] - ha) > 1) continue;
-      if (Math.abs(a.area - b.area) > Math.max(3, a.area * 0.08)) continue;
-      const d = patchDifference(page, a.box, b.box, two.limit());
-      two.add(d);
-      ds.push({ other: b.id, d });
-      if (ds.length >= 80) break;
-    }
-    if (ds.length < 2) continue;
-    ds.sort((x, y) => x.d - y.d);
-    nearest.push({ id: a.id, other: ds[0]!.other, d1: ds[0]!.d, d2: ds[1]!.d });
-  }
+  const nearest = nearestTwins(
+    page,
+    layout,
+    candidates.map((g) => g.id),
+    { maxCompared: 80, signal },
+  );
   // The page's own spread of nearest-twin differences: a copy is far below its 5th percentile.
   const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);
   const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;
@@ -258,24 +243,13 @@ export const pixelsGlyphsCheck = defineCheck({
   id: PIXELS_GLYPHS_CHECK_ID,
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
-  async inspect(doc, ctx) {
-    const { pages } = await pagePixels(doc);
-    if (pages.length === 0)
-      return skip("The document has no image pages, so there are no printed characters to compare.");
-    const captures = await captureOf(doc);
-    const findings: Finding[] = [];
-    let judged = 0;
-    for (const page of pages) {
-      if (ctx.signal?.aborted) break;
-      const capture = captures.find((c) => c.page === page.page);
-      if (!capture || !GLYPH_THRESHOLDS[capture.underlying]) continue;
-      judged++;
-      findings.push(...inspectPage(page, capture, ctx.signal));
-    }
-    if (judged === 0)
-      return skip("The page images are screenshots: their characters are rendered, not captured.");
-    return { findings, judged };
-  },
+  inspect: (doc, ctx) =>
+    inspectCapturedPages(doc, ctx.signal, {
+      noPages: "The document has no image pages, so there are no printed characters to compare.",
+      noneJudged: "The page images are screenshots: their characters are rendered, not captured.",
+      inspect: (page, capture) =>
+        GLYPH_THRESHOLDS[capture.underlying] ? inspectPage(page, capture, ctx.signal) : undefined,
+    }),
   summary: ({ outcome, findings }) =>
     outcome === "pass"
       ? "The characters look printed and captured alike."

@@ -1,11 +1,11 @@
 import type { Finding } from "../../core/check-result.js";
-import { captureOf, type ImageClass, type PageCapture } from "../../document/pixels/capture.js";
+import type { ImageClass, PageCapture } from "../../document/pixels/capture.js";
 import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { CELL, type cellMap, cellMapOf } from "../../document/pixels/noise.js";
-import { pagePixels } from "../../document/pixels/page-pixels.js";
+import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import type { CodeTable } from "../../core/finding-levels.js";
-import { defineCheck, flaggedCodes, skip } from "../check.js";
-import { onPage, pixelFinding } from "../pixel-evidence.js";
+import { defineCheck, flaggedCodes } from "../check.js";
+import { inspectCapturedPages, onPage, pixelFinding } from "../pixel-evidence.js";
 import { clusters } from "./clusters.js";
 
 /**
@@ -80,10 +80,7 @@ export const NOISE_THRESHOLDS: Record<ImageClass, NoiseThresholds | null> = {
   screenshot: null,
 };
 
-function inspectPage(
-  page: Awaited<ReturnType<typeof pagePixels>>["pages"][number],
-  capture: PageCapture,
-): Finding[] {
+function inspectPage(page: PagePixels, capture: PageCapture): Finding[] {
   const t = NOISE_THRESHOLDS[capture.underlying];
   if (!t || page.source === "pdf-render") return [];
   const layout = layoutOf(page);
@@ -238,24 +235,15 @@ export const pixelsNoiseCheck = defineCheck({
   id: PIXELS_NOISE_CHECK_ID,
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
-  async inspect(doc, ctx) {
-    const { pages } = await pagePixels(doc);
-    if (pages.length === 0)
-      return skip("The document has no image pages, so there is no paper noise to compare.");
-    const captures = await captureOf(doc);
-    const findings: Finding[] = [];
-    let judged = 0;
-    for (const page of pages) {
-      if (ctx.signal?.aborted) break;
-      const capture = captures.find((c) => c.page === page.page);
-      if (!capture || !NOISE_THRESHOLDS[capture.underlying] || page.source === "pdf-render") continue;
-      judged++;
-      findings.push(...inspectPage(page, capture));
-    }
-    if (judged === 0)
-      return skip("No page image carries paper noise to compare (screenshots and rendered pages have none).");
-    return { findings, judged };
-  },
+  inspect: (doc, ctx) =>
+    inspectCapturedPages(doc, ctx.signal, {
+      noPages: "The document has no image pages, so there is no paper noise to compare.",
+      noneJudged: "No page image carries paper noise to compare (screenshots and rendered pages have none).",
+      inspect: (page, capture) =>
+        NOISE_THRESHOLDS[capture.underlying] && page.source !== "pdf-render"
+          ? inspectPage(page, capture)
+          : undefined,
+    }),
   summary: ({ outcome, findings, judged }) =>
     outcome === "pass"
       ? `The paper's noise is consistent across ${judged > 1 ? `the ${judged} page images` : "the page image"}.`
