@@ -96,10 +96,25 @@ function distance(a: string, b: string): number {
   return dp[b.length]!;
 }
 
+/**
+ * A name with the vowel pairs of ICAO transliteration (Ä/Æ → AE, Ö/Ø → OE, Ü → UE, Å → AA) taken back to
+ * their first letter: what a printed ÅSTRÖM read without its diacritics (ASTROM) and its MRZ spelling
+ * (AASTROEM) have in common.
+ */
+export const withoutTranslitPairs = (s: string) => s.replace(/AE|OE|UE|AA/g, (p) => p[0]!);
+
 /** Does a printed name agree with the encoded one (letters only, transliterated, maybe truncated)? */
 export function sameName(encoded: string, printed: string): boolean {
   const enc = encoded.toUpperCase().replace(/[^A-Z]/g, "");
   if (enc === "") return true;
+  // The OCR often drops a diacritic (Å read as A, Ö as O), which the MRZ spells as two letters.
+  const plain = lettersOf(printed);
+  if (
+    plain.length >= 3 &&
+    /AE|OE|UE|AA/.test(enc) &&
+    withoutTranslitPairs(enc) === withoutTranslitPairs(plain)
+  )
+    return true;
   for (const form of mrzSpellings(printed)) {
     if (form === enc) return true;
     // The MRZ truncates long names to its width.
