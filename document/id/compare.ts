@@ -246,7 +246,12 @@ export function fieldsByValue(
             x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5,
         )
         .sort((a, b) => b.box[3] - a.box[3])[0];
-      if (above && /^[A-ZÀ-Ý' -]{2,}$/.test(above.text.trim())) out.surname = asField("surname", above);
+      // A licence's field number before the name ("1 NOVAK") may be read as punctuation ("+ NOVAK").
+      const first = above?.words.findIndex((w) => /[A-Za-zÀ-ÿ]/.test(w.text)) ?? -1;
+      const words = above && first >= 0 ? above.words.slice(first) : [];
+      const text = words.map((w) => w.text).join(" ");
+      if (above && words.length > 0 && /^[A-ZÀ-Ý' -]{2,}$/.test(text.trim()))
+        out.surname = asField("surname", above, words);
     }
   }
   if (!out.documentNumber && encoded.documentNumber) {

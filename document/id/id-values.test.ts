@@ -24,6 +24,15 @@ describe("dates as documents print them", () => {
     expect(parsePrintedDate("30 DÉC 23")).toEqual({ y: 23, m: 12, d: 30, twoDigitYear: true });
     expect(parsePrintedDate("ZENITH")).toBeUndefined();
   });
+
+  it("reads the separators an OCR loses, doubles or reads as a digit", () => {
+    // A space read beside a slash, a lost dash, both slashes of a US date read as 1.
+    expect(parsePrintedDate("10/23/ 1966", "mdy")).toEqual({ y: 1966, m: 10, d: 23, twoDigitYear: false });
+    expect(parsePrintedDate("2027-0523")).toEqual({ y: 2027, m: 5, d: 23, twoDigitYear: false });
+    expect(parsePrintedDate("0312612000", "mdy")).toEqual({ y: 2000, m: 3, d: 26, twoDigitYear: false });
+    // Ten digits with no 1 where the slashes would be are not a date.
+    expect(parsePrintedDate("0352652000", "mdy")).toBeUndefined();
+  });
 });
 
 describe("names and numbers across zones", () => {
@@ -133,6 +142,22 @@ describe("captions", () => {
     expect(fields.surname?.text).toBe("ERIKSSON");
     expect(fields.birth?.text).toBe("12 AUG/AOUT 74");
     expect(fields.documentNumber?.text).toBe("Z94266160");
+  });
+
+  it("does not take a caption's other language, an address or a date for a name, nor words for a date", () => {
+    const fields = findFields([
+      // The French half of the caption read as the surname's value (a genuine dev passport).
+      line(w("Surname", 100, 100, 12), w("/", 300, 100, 12), w("Nom", 320, 100, 12)),
+      line(w("ERIKSSON", 100, 118)),
+      // A licence's given-names number beside the address line.
+      line(w("2", 600, 100, 12), w("8088", 640, 100, 12), w("LAKE", 700, 100, 12), w("RD", 760, 100, 12)),
+      line(w("LUCAS", 610, 118)),
+      // The date-of-birth number beside noise.
+      line(w("3", 600, 200, 12), w("mM", 640, 200, 12)),
+    ]);
+    expect(fields.surname?.text).toBe("ERIKSSON");
+    expect(fields.givenNames?.text).toBe("LUCAS");
+    expect(fields.birth).toBeUndefined();
   });
 });
 

@@ -243,7 +243,7 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       const gapOk =
         after.length > 0 &&
         (after[0]!.box[0] - line.words[k - 1]!.box[2] > h * 0.6 || /:$/.test(line.words[k - 1]!.text));
-      if (gapOk && !captionAt(texts, k)) {
+      if (gapOk && !captionAt(texts, k) && plausibleValue(cap.name, after)) {
         out[cap.name] = field(cap.name, after, texts.slice(first, last + 1).join(" "));
         continue;
       }
@@ -260,10 +260,37 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       if (captionAt(belowTexts, 0)) continue;
       const startAt = below.words.findIndex((w) => w.box[2] > labelBox[0] - h * 2);
       const words = valueWords(below.words.slice(Math.max(0, startAt)), Math.max(6, height(below.box)));
-      if (words.length) out[cap.name] = field(cap.name, words, texts.slice(first, last + 1).join(" "));
+      if (words.length && plausibleValue(cap.name, words))
+        out[cap.name] = field(cap.name, words, texts.slice(first, last + 1).join(" "));
     }
   }
   return out;
+}
+
+/**
+ * Whether words read after or under a caption can be the value of its field at all: a name holds no run of
+ * digits (an address line, a date or a licence's next field read beside a misplaced caption) and is not
+ * itself caption text (the caption's other language, "/ Nom", read as its value); a date reads as a date; a
+ * document number holds a digit. A caption whose value is implausible is paired with the wrong words: the
+ * field is looked for under it, or by its value, instead.
+ */
+export function plausibleValue(name: VizFieldName, words: readonly VizWord[]): boolean {
+  const text = words.map((w) => w.text).join(" ");
+  if (name === "surname" || name === "givenNames") {
+    if (/\d{2}/.test(text) || (text.match(/\d/g) ?? []).length > 1) return false;
+    const texts = words.map((w) => w.text).filter((t) => /[A-Za-zÀ-ÿ]/.test(t));
+    if (texts.length === 0) return false;
+    // Caption words only ("/ Nom", "Prénoms", "Given names"), in the small mixed-case print of captions: the
+    // caption's other half. Names print in capitals (a surname NOME is a name).
+    const captionOnly = texts.every(
+      (t, i) => captionAt(texts, i) !== undefined || CAPTION_WORD.test(t.replace(/[:.,]$/, "")),
+    );
+    return !captionOnly || texts.every((t) => t === t.toUpperCase() && t.length > 3);
+  }
+  if (name === "birth" || name === "expiry" || name === "issue")
+    return parsePrintedDate(text) !== undefined || parsePrintedDate(text, "mdy") !== undefined;
+  if (name === "documentNumber") return /\d/.test(text);
+  return true;
 }
 
 /** The first run of words with gaps no wider than a couple of character heights. */
@@ -335,16 +362,31 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
     const month = monthOf(m[2]!);
     if (month) return make(Number(m[3]), month, Number(m[1]), m[3]!.length === 2);
   }
-  // 1974-08-12
-  m = /\b(\d{4})[-./ ](\d{1,2})[-./ ](\d{1,2})\b/.exec(t);
+  // 1974-08-12 (a separator may be read with a space beside it, or lost: 1974-0812)
+  const sep = String.raw`(?:\s*[-./]\s*|\s+)`;
+  m = new RegExp(String.raw`\b(\d{4})${sep}(\d{1,2})${sep}(\d{1,2})\b`).exec(t);
   if (m) return make(Number(m[1]), Number(m[2]), Number(m[3]), false);
-  // 12.08.1974, 08/12/1974, 12 08 74
-  m = /\b(\d{1,2})[-./ ](\d{1,2})[-./ ](\d{4}|\d{2})\b/.exec(t);
+  m = /\b((?:19|20)\d{2})(?:[-./](\d{2})(\d{2})|(\d{2})[-./](\d{2}))\b/.exec(t);
+  if (m) {
+    const p = make(Number(m[1]), Number(m[2] ?? m[4]), Number(m[3] ?? m[5]), false);
+    if (p) return p;
+  }
+  // 12.08.1974, 08/12/1974, 12 08 74, 08/12/ 1974
+  m = new RegExp(String.raw`\b(\d{1,2})${sep}(\d{1,2})${sep}(\d{4}|\d{2})\b`).exec(t);
   if (m) {
     const a = Number(m[1]);
     const b = Number(m[2]);
     const [d, mo] = order === "mdy" ? [b, a] : [a, b];
     return make(Number(m[3]), mo, d, m[3]!.length === 2);
+  }
+  // 08/12/1974 with both slashes read as 1 (0811211974): ten digits, a four-digit year of this or the last century
+  m = /\b(\d{2})1(\d{2})1((?:19|20)\d{2})\b/.exec(t);
+  if (m) {
+    const a = Number(m[1]);
+    const b = Number(m[2]);
+    const [d, mo] = order === "mdy" ? [b, a] : [a, b];
+    const p = make(Number(m[3]), mo, d, false);
+    if (p) return p;
   }
   // 12081974 (some licences print digits only)
   m = /\b(\d{2})(\d{2})(\d{4})\b/.exec(t);
