@@ -298,14 +298,17 @@ export function fieldsByValue(
  * - `ocr_confusion`: the difference is what OCR look-alikes (O/0, I/1/L, S/5, B/8, Z/2, G/6), diacritics,
  *   a dropped or added character, truncation, spacing or the day/month order explain;
  * - `printed_elsewhere`: the encoded value is printed elsewhere in the visual zone, so the caption was paired
- *   with another value.
+ *   with another value;
+ * - `reading_matches`: a third reading of the field (another resolution, the field's characters only) gives
+ *   the encoded value: the other two readings are not the only way to read the print.
  */
 export type ReadingDoubt =
   | "readings_differ"
   | "low_confidence"
   | "found_by_value"
   | "ocr_confusion"
-  | "printed_elsewhere";
+  | "printed_elsewhere"
+  | "reading_matches";
 
 /**
  * Tesseract's word confidence (0-100) below which a printed value is not read with confidence. Calibrated on
@@ -438,6 +441,34 @@ export function explainedByOcr(
   return false;
 }
 
+/**
+ * Whether a reading of a printed field is a value of its kind that agrees with the encoded one (an empty or
+ * unreadable reading agrees with nothing).
+ */
+export function readsAsEncoded(
+  field: VizFieldName,
+  encoded: EncodedValues,
+  text: string,
+  order: "dmy" | "mdy" = "dmy",
+): boolean {
+  if (field === "surname" || field === "givenNames") {
+    const e = encoded[field];
+    return !!e && lettersOf(text).length >= 2 && sameName(e, text);
+  }
+  if (field === "documentNumber") {
+    const e = encoded.documentNumber;
+    return !!e && /\d/.test(text) && foldLookalikes(text) === foldLookalikes(e);
+  }
+  if (field === "birth" || field === "expiry") {
+    const e = encoded[field];
+    const p = parsePrintedDate(text, order);
+    return !!e && !!p && sameDay(p, e);
+  }
+  if (field === "nationality")
+    return !!encoded.nationality && foldLookalikes(text) === foldLookalikes(encoded.nationality);
+  return false;
+}
+
 const overlaps = (a: readonly number[], b: readonly number[]) =>
   a[0]! < b[2]! && b[0]! < a[2]! && a[1]! < b[3]! && b[1]! < a[3]!;
 
@@ -507,6 +538,8 @@ export function readingDoubts(
     order?: "dmy" | "mdy";
     /** Where the MRZ band starts in the lines' coordinates (it is not the visual zone). */
     mrzTop?: number;
+    /** A third reading of the printed field, when one was made. */
+    third?: string;
   },
 ): ReadingDoubt[] {
   const order = ctx.order ?? "dmy";
@@ -521,5 +554,7 @@ export function readingDoubts(
     out.push("ocr_confusion");
   if (printedElsewhere(d.field, ctx.encoded, ctx.lines, d.viz.box, order, ctx.mrzTop))
     out.push("printed_elsewhere");
+  if (ctx.third !== undefined && readsAsEncoded(d.field, ctx.encoded, ctx.third, order))
+    out.push("reading_matches");
   return out;
 }

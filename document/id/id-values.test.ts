@@ -261,6 +261,23 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
     expect(readingDoubts(d, "KINGSWAY", { encoded: licence, lines: [lines[1]!], order: "mdy" })).toEqual([]);
   });
 
+  it("holds a third reading that gives the encoded value as a doubt, and no other third reading", () => {
+    const lines: ReturnType<typeof line>[] = [];
+    const birth = w("12.08.1976", 300, 300);
+    const d = one(passport, "birth", birth);
+    const ctx = { encoded: passport, lines };
+    expect(readingDoubts(d, "12.08.1976", { ...ctx, third: "12.08.1974" })).toEqual(["reading_matches"]);
+    // The changed value again, an unreadable third reading, or none: proof stands.
+    expect(readingDoubts(d, "12.08.1976", { ...ctx, third: "12.08.1976" })).toEqual([]);
+    expect(readingDoubts(d, "12.08.1976", { ...ctx, third: "" })).toEqual([]);
+    expect(readingDoubts(d, "12.08.1976", { ...ctx, third: "1Z.O" })).toEqual([]);
+    expect(readingDoubts(d, "12.08.1976", ctx)).toEqual([]);
+    const surname = w("MARTINEZ", 300, 100);
+    const s = one(passport, "surname", surname);
+    expect(readingDoubts(s, "MARTINEZ", { ...ctx, third: "HÄKKINEN" })).toEqual(["reading_matches"]);
+    expect(readingDoubts(s, "MARTINEZ", { ...ctx, third: "MARTINEZ" })).toEqual([]);
+  });
+
   it("holds a second reading that gives another value, and a low-confidence value found by resemblance, as doubts", () => {
     const lines: ReturnType<typeof line>[] = [];
     const birth = w("12.08.1976", 300, 300);

@@ -238,10 +238,17 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
   );
 }
 
-/** A second reading of a field (its box alone, twice the resolution, one line). */
-async function reread(ocr: IdOcr, upright: GreyImage, box: Box): Promise<string> {
+/**
+ * Another reading of a field: its box alone, one line, at `scale` times the resolution of the page's reading
+ * (the second reading: twice), restricted to `whitelist` when given (the third).
+ */
+async function reread(ocr: IdOcr, upright: GreyImage, box: Box, scale = 2, whitelist = ""): Promise<string> {
   const h = box[3] - box[1];
-  const lines: OcrLine[] = await ocr.readText(crop(upright, box, Math.max(4, h * 0.4), 2), "line");
+  const lines: OcrLine[] = await ocr.readText(
+    crop(upright, box, Math.max(4, h * 0.4), scale),
+    "line",
+    whitelist,
+  );
   return lines
     .map((l) => l.text)
     .join(" ")
@@ -265,15 +272,33 @@ async function confirm(
   for (const d of disagreements(encoded, fields, order)) {
     const again = await reread(ocr, upright.image, d.viz.box);
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
-    if (second.length > 0)
-      out.push({
-        ...d,
-        reread: again,
-        doubts: readingDoubts(d, again, { encoded, lines, order, mrzTop: upright.mrzTop }),
-      });
-    else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
+    if (second.length > 0) {
+      const ctx = { encoded, lines, order, mrzTop: upright.mrzTop };
+      let doubts = readingDoubts(d, again, ctx);
+      // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
+      // that gives the encoded value leaves the printed one in doubt.
+      if (doubts.length === 0) {
+        const third = await reread(ocr, upright.image, d.viz.box, THIRD_READING_SCALE, fieldAlphabet(d));
+        doubts = readingDoubts(d, again, { ...ctx, third });
+      }
+      out.push({ ...d, reread: again, doubts });
+    } else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
   }
   return out;
+}
+
+/** The third reading's scale (the page's reading is 1, the second 2): another sampling of the same print. */
+const THIRD_READING_SCALE = 1.4;
+
+const LATIN_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŠŽĆČĐŁŃŚŹŻ";
+
+/** The characters a printed field of this kind can hold (a date by the form its first reading has). */
+function fieldAlphabet(d: Disagreement): string {
+  if (d.field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  if (d.field === "birth" || d.field === "expiry" || d.field === "issue")
+    return /[A-Za-z]{3}/.test(d.viz.text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
+  if (d.field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  return `${LATIN_CAPITALS}${LATIN_CAPITALS.toLowerCase()} '-`;
 }
 
 function fieldsToSource(
