@@ -11,7 +11,7 @@ import {
   sameName,
   sameNumber,
 } from "./compare.js";
-import { findFields, parsePrintedDate, type VizLine } from "./viz.js";
+import { findFields, loneCaptions, parsePrintedDate, type VizLine } from "./viz.js";
 
 describe("dates as documents print them", () => {
   it("reads the ICAO bilingual form, dotted, ISO and US forms", () => {
@@ -158,6 +158,29 @@ describe("captions", () => {
     expect(fields.surname?.text).toBe("ERIKSSON");
     expect(fields.givenNames?.text).toBe("LUCAS");
     expect(fields.birth).toBeUndefined();
+  });
+
+  it("lists the captions left without a value, with the strip their value can be in", () => {
+    // A dev ID card photo: the page's OCR read the captions and none of the bold values under them.
+    const lines = [
+      line(w("Sormame", 384, 1113, 11), w("|", 470, 1113, 11), w("tom", 480, 1113, 11)),
+      line(w("Gover", 383, 1174, 11), w("names", 440, 1174, 11)),
+      line(w("Document", 382, 1359, 11), w("No.", 470, 1359, 11)),
+      line(w("Date", 720, 1359, 11), w("of", 765, 1359, 11), w("expiry", 790, 1359, 11)),
+      line(w("Place", 100, 1756, 11), w("of", 150, 1756, 11), w("birth", 175, 1756, 11)),
+    ];
+    const fields = findFields(lines);
+    expect(fields.surname).toBeUndefined(); // "| tom" is the caption's French half, not a name
+    const lone = loneCaptions(lines, fields);
+    expect(lone.map((c) => c.name)).toEqual(["surname", "documentNumber", "expiry"]);
+    const surname = lone[0]!;
+    expect(surname.box).toEqual([384, 1113, 510, 1124]);
+    // The strip under it ends at the next caption below, the number's at the next column's caption.
+    expect(surname.bottomLimit).toBe(1174);
+    expect(lone[1]!.rightLimit).toBe(720);
+    // A caption with its value beside it is not lone.
+    const paired = [...lines, line(w("ERIKSSON", 384, 1130, 20))];
+    expect(loneCaptions(paired, findFields(paired)).map((c) => c.name)).not.toContain("surname");
   });
 });
 

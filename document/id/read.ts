@@ -24,7 +24,15 @@ import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
 import { analyseText } from "./mrz-locate.js";
 import { type MrzReading, readMrz } from "./mrz-read.js";
 import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
-import { findFields, type VizField, type VizFieldName, type VizLine } from "./viz.js";
+import {
+  findFields,
+  loneCaptions,
+  plausibleValue,
+  valueWords,
+  type VizField,
+  type VizFieldName,
+  type VizLine,
+} from "./viz.js";
 
 /**
  * Reads an identity document once per check step, for both identity checks (id.mrz and id.barcode run in
@@ -287,6 +295,64 @@ async function confirm(
   return out;
 }
 
+/**
+ * Reads the strip under each caption the page's reading left without a value (one line, at the page's
+ * resolution, then at twice it when that finds nothing) and takes a plausible value found there as the
+ * field's, under its caption. Adds to `fields`.
+ */
+async function readUnderLoneCaptions(
+  ocr: IdOcr,
+  upright: GreyImage,
+  lines: readonly VizLine[],
+  fields: Partial<Record<VizFieldName, VizField>>,
+): Promise<void> {
+  for (const c of loneCaptions(lines, fields)
+    .filter((x) => x.name !== "issue")
+    .slice(0, LONE_CAPTIONS_READ)) {
+    const h = c.glyph;
+    const x0 = Math.max(0, c.box[0] - h);
+    const x1 = Math.min(upright.width, c.rightLimit - h, c.box[0] + 40 * h);
+    const y0 = c.box[3] + 0.1 * h;
+    const y1 = Math.min(upright.height, c.bottomLimit - 0.2 * h, c.box[3] + 3.4 * h);
+    if (x1 - x0 < 4 * h || y1 - y0 < h) continue;
+    for (const scale of [1, 2]) {
+      const read = await ocr.readText(crop(upright, [x0, y0, x1, y1], 0, scale), "line");
+      const all = read
+        .flatMap((l) => l.words)
+        .filter((w) => w.text.trim() !== "")
+        .map((w) => ({
+          text: w.text,
+          confidence: w.confidence,
+          box: [
+            x0 + w.box[0] / scale,
+            y0 + w.box[1] / scale,
+            x0 + w.box[2] / scale,
+            y0 + w.box[3] / scale,
+          ] as Box,
+        }));
+      // The value: the first run of words (what follows a wide gap belongs to another column).
+      const words = valueWords(all, Math.max(6, ...all.map((w) => w.box[3] - w.box[1])));
+      if (words.length === 0 || !plausibleValue(c.name, words)) continue;
+      fields[c.name] = {
+        name: c.name,
+        text: words.map((w) => w.text).join(" "),
+        box: [
+          Math.min(...words.map((w) => w.box[0])),
+          Math.min(...words.map((w) => w.box[1])),
+          Math.max(...words.map((w) => w.box[2])),
+          Math.max(...words.map((w) => w.box[3])),
+        ],
+        confidence: Math.min(...words.map((w) => w.confidence)),
+        label: c.text,
+      };
+      break;
+    }
+  }
+}
+
+/** At most this many lone captions are read again (each costs one line of OCR). */
+const LONE_CAPTIONS_READ = 6;
+
 /** The third reading's scale (the page's reading is 1, the second 2): another sampling of the same print. */
 const THIRD_READING_SCALE = 1.4;
 
@@ -522,6 +588,8 @@ async function readPage(
     words: l.words.map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
   }));
   const byCaption = findFields(vlines);
+  await readUnderLoneCaptions(engine, upright.image, vlines, byCaption);
+  lap("lone captions");
   const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
   const fields = fieldsByValue(
     vlines,

@@ -267,6 +267,77 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
   return out;
 }
 
+/** A caption of a compared field whose value was not read (findFields found none for its field). */
+export interface LoneCaption {
+  name: VizFieldName;
+  /** The caption's words, as read. */
+  text: string;
+  box: [number, number, number, number];
+  /** The height of the caption's letters. */
+  glyph: number;
+  /** Where the next caption on its line starts (the value below ends before it), or the line's end. */
+  rightLimit: number;
+  /** Where the next line read below it starts (at least two caption heights down), or infinity. */
+  bottomLimit: number;
+}
+
+/**
+ * Captions of compared fields that findFields paired with no value: the OCR of a whole page sometimes reads a
+ * caption and skips the bold value under it, which a reading of the strip under the caption alone finds.
+ */
+export function loneCaptions(
+  lines: readonly VizLine[],
+  fields: Partial<Record<VizFieldName, VizField>>,
+): LoneCaption[] {
+  const out: LoneCaption[] = [];
+  for (const line of lines) {
+    const h = Math.max(6, height(line.box));
+    // Runs of words no further apart than a couple of heights: a caption, with its other language, is one.
+    const runs: VizWord[][] = [];
+    for (const w of line.words) {
+      const run = runs[runs.length - 1];
+      if (run && w.box[0] - run[run.length - 1]!.box[2] <= h * 1.6) run.push(w);
+      else runs.push([w]);
+    }
+    for (const run of runs) {
+      const texts = run.map((w) => w.text);
+      let name: VizFieldName | undefined;
+      for (let i = 0; i < texts.length && !name; i++) {
+        const c = captionAt(texts, i);
+        // AAMVA numbers ("1", "4d") are too short to stand for a caption without their value beside them.
+        if (!c || (c.length === 1 && fold(texts[i]!).length <= 3)) continue;
+        if (!(c.name in COMPARED)) break;
+        name = c.name as VizFieldName;
+      }
+      if (!name || fields[name] || out.some((o) => o.name === name)) continue;
+      const box: [number, number, number, number] = [
+        run[0]!.box[0],
+        Math.min(...run.map((w) => w.box[1])),
+        run[run.length - 1]!.box[2],
+        Math.max(...run.map((w) => w.box[3])),
+      ];
+      // Word boxes of small print may be inflated (a "|" read with its rule); the line's height is the caption's.
+      const heights = run.map((w) => height(w.box)).sort((a, b) => a - b);
+      const glyph = Math.max(6, Math.min(h, heights[Math.floor(heights.length / 2)]!));
+      box[1] = Math.max(box[1], line.box[1]);
+      box[3] = Math.min(box[3], box[1] + glyph);
+      // The value under it ends before what is printed to its right at its height (the next column's caption)
+      // and before the next line read under it (the next caption).
+      let rightLimit = Number.POSITIVE_INFINITY;
+      let bottomLimit = Number.POSITIVE_INFINITY;
+      for (const other of lines)
+        for (const w of other.words) {
+          if (w.box[0] > box[2] + glyph && w.box[1] < box[3] && w.box[3] > box[1])
+            rightLimit = Math.min(rightLimit, w.box[0]);
+          if (w.box[1] > box[3] + 2 * glyph && w.box[0] < box[2] && w.box[2] > box[0])
+            bottomLimit = Math.min(bottomLimit, w.box[1]);
+        }
+      out.push({ name, text: texts.join(" "), box, glyph, rightLimit, bottomLimit });
+    }
+  }
+  return out;
+}
+
 /**
  * Whether words read after or under a caption can be the value of its field at all: a name holds no run of
  * digits (an address line, a date or a licence's next field read beside a misplaced caption) and is not
@@ -276,6 +347,8 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
  */
 export function plausibleValue(name: VizFieldName, words: readonly VizWord[]): boolean {
   const text = words.map((w) => w.text).join(" ");
+  // A bilingual caption's separator: what follows is the caption's other language ("| Nom"), not a value.
+  if (/^[/|]/.test(words[0]?.text ?? "")) return false;
   if (name === "surname" || name === "givenNames") {
     if (/\d{2}/.test(text) || (text.match(/\d/g) ?? []).length > 1) return false;
     const texts = words.map((w) => w.text).filter((t) => /[A-Za-zÀ-ÿ]/.test(t));
@@ -294,7 +367,7 @@ export function plausibleValue(name: VizFieldName, words: readonly VizWord[]): b
 }
 
 /** The first run of words with gaps no wider than a couple of character heights. */
-function valueWords(words: VizWord[], h: number): VizWord[] {
+export function valueWords(words: VizWord[], h: number): VizWord[] {
   const out: VizWord[] = [];
   for (const w of words) {
     if (out.length && w.box[0] - out[out.length - 1]!.box[2] > h * 1.6) break;
