@@ -407,8 +407,9 @@ export function explainedByOcr(
       const p = nameFold(form);
       if (p === "") continue;
       if (p === enc || words.includes(p)) return true;
-      // Truncated (the field's width, a name wrapped to the next line) or one glyph dropped or doubled.
-      if (p.length >= 3 && (enc.startsWith(p) || p.startsWith(enc))) return true;
+      // Truncated (the field's width, a name wrapped to the next line, a reading that missed its first
+      // letters) or one glyph dropped or doubled.
+      if (p.length >= 3 && (enc.startsWith(p) || p.startsWith(enc) || enc.endsWith(p))) return true;
       if (enc.length >= 4 && indelsOnly(p, enc, 1)) return true;
     }
     return false;

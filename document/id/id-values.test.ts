@@ -175,6 +175,7 @@ describe("captions", () => {
     expect(lone.map((c) => c.name)).toEqual(["surname", "documentNumber", "expiry"]);
     const surname = lone[0]!;
     expect(surname.box).toEqual([384, 1113, 510, 1124]);
+    expect(surname.columnLeft).toBe(383); // the given-names caption starts a pixel further left
     // The strip under it ends at the next caption below, the number's at the next column's caption.
     expect(surname.bottomLimit).toBe(1174);
     expect(lone[1]!.rightLimit).toBe(720);
@@ -269,6 +270,12 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
     // Day and month in the other order than the reader assumed.
     const birth = w("08.12.1974", 300, 300);
     expect(readingDoubts(one(passport, "birth", birth), "08.12.1974", ctx)).toContain("ocr_confusion");
+    // A reading that missed the first letters of the names (its caption's first words were not read).
+    const names = { ...passport, givenNames: "ANNA MARIA" };
+    const cut = w("NA MARIA", 300, 400);
+    expect(readingDoubts(one(names, "givenNames", cut), "NA MARIA", { encoded: names, lines })).toContain(
+      "ocr_confusion",
+    );
   });
 
   it("takes a value the encoding has printed elsewhere for a caption paired with the wrong value", () => {

@@ -310,7 +310,7 @@ async function readUnderLoneCaptions(
     .filter((x) => x.name !== "issue")
     .slice(0, LONE_CAPTIONS_READ)) {
     const h = c.glyph;
-    const x0 = Math.max(0, c.box[0] - h);
+    const x0 = Math.max(0, c.columnLeft - h);
     const x1 = Math.min(upright.width, c.rightLimit - h, c.box[0] + 40 * h);
     const y0 = c.box[3] + 0.1 * h;
     const y1 = Math.min(upright.height, c.bottomLimit - 0.2 * h, c.box[3] + 3.4 * h);
@@ -523,6 +523,9 @@ async function readPage(
     unconfirmed: [],
   };
   const text = analyseText(grey);
+  // A page with an MRZ band is read by the OCR (the band when the templates doubt, the visual zone always):
+  // its engine starts now, in its worker thread, while the barcodes are searched and the band is read.
+  if (text.mrz) void ocr().catch(() => undefined);
   lap("analyse");
   const found = await pageBarcodes(grey, px.image, text.textAngleDeg, text.mrz !== undefined);
   lap("barcodes");

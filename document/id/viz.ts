@@ -275,6 +275,11 @@ export interface LoneCaption {
   box: [number, number, number, number];
   /** The height of the caption's letters. */
   glyph: number;
+  /**
+   * Where its column starts: the leftmost start of the lines near it that start left of it by a few heights
+   * (the caption's first words may not have been read: "ames / Prénoms" for "Given names / Prénoms").
+   */
+  columnLeft: number;
   /** Where the next caption on its line starts (the value below ends before it), or the line's end. */
   rightLimit: number;
   /** Where the next line read below it starts (at least two caption heights down), or infinity. */
@@ -325,14 +330,22 @@ export function loneCaptions(
       // and before the next line read under it (the next caption).
       let rightLimit = Number.POSITIVE_INFINITY;
       let bottomLimit = Number.POSITIVE_INFINITY;
-      for (const other of lines)
+      let columnLeft = box[0];
+      for (const other of lines) {
+        if (
+          Math.abs(other.box[1] - box[1]) < 8 * glyph &&
+          other.box[0] < box[0] &&
+          other.box[0] > box[0] - 12 * glyph
+        )
+          columnLeft = Math.min(columnLeft, other.box[0]);
         for (const w of other.words) {
           if (w.box[0] > box[2] + glyph && w.box[1] < box[3] && w.box[3] > box[1])
             rightLimit = Math.min(rightLimit, w.box[0]);
           if (w.box[1] > box[3] + 2 * glyph && w.box[0] < box[2] && w.box[2] > box[0])
             bottomLimit = Math.min(bottomLimit, w.box[1]);
         }
-      out.push({ name, text: texts.join(" "), box, glyph, rightLimit, bottomLimit });
+      }
+      out.push({ name, text: texts.join(" "), box, glyph, columnLeft, rightLimit, bottomLimit });
     }
   }
   return out;
