@@ -442,9 +442,13 @@ async function harderPdf417(
       corners: b.corners.map(([x, y]) => [x * scale, y * scale]) as FoundBarcode["corners"],
     }));
   const base = textAngleDeg ?? dominantEdgeAngle(grey) ?? 0;
-  const angles = [...Array(13).keys()]
-    .map((i) => 2 * i - 12)
-    .sort((a, b) => Math.abs(a - base) - Math.abs(b - base));
+  // Every even angle within ±12°, nearest the estimate first, then the odd ones: a PDF417 photographed with
+  // perspective may decode only within a degree of level (dev draw 1: 3 of 4 undecoded licence photos).
+  const byDistance = (xs: number[]) => xs.sort((a, b) => Math.abs(a - base) - Math.abs(b - base));
+  const angles = [
+    ...byDistance([...Array(13).keys()].map((i) => 2 * i - 12)),
+    ...byDistance([...Array(12).keys()].map((i) => 2 * i - 11)),
+  ];
   for (const [i, angle] of angles.entries()) {
     const upright = uprightByAngle(grey, angle, HARDER_SIDE);
     const rgba = greyToRgba(upright.image);
