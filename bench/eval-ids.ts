@@ -10,6 +10,8 @@
  *   npm run eval:ids -- --small           2 genuine per kind, 2 tampered per tamper kind
  *   npm run eval:ids -- --verbose         every document
  *   npm run eval:ids -- --part dev --kind mrz_composite_stale   one tamper kind only (`genuine`: genuine ones)
+ *   npm run eval:ids -- --part dev --draw 1 --genuine 12   other development documents (draw 1: other seeds,
+ *                                         12 genuine per kind); --tampered N sets the tampered copies per kind
  */
 import { idBarcodeCheck } from "../checks/id-barcode/id-barcode.js";
 import { idMrzCheck } from "../checks/id-mrz/id-mrz.js";
@@ -44,8 +46,14 @@ async function modelOf(bytes: Uint8Array, contentType: string): Promise<Document
   });
 }
 
-async function run(part: IdPart, small: boolean, verbose: boolean, kind?: string): Promise<Row[]> {
-  const plan = idPlan(part, small ? { genuinePerKind: 2, tamperedPerKind: 2 } : {}).filter(
+interface PlanOptions {
+  genuinePerKind?: number;
+  tamperedPerKind?: number;
+  draw?: number;
+}
+
+async function run(part: IdPart, opts: PlanOptions, verbose: boolean, kind?: string): Promise<Row[]> {
+  const plan = idPlan(part, opts).filter(
     (f) => kind === undefined || (kind === "genuine" ? f.label === "genuine" : f.tamper === kind),
   );
   if (plan.length === 0) throw new Error(`no ${part} fixture of kind ${kind}`);
@@ -88,6 +96,14 @@ async function run(part: IdPart, small: boolean, verbose: boolean, kind?: string
               : ""
           }\n`,
         );
+      if (verbose)
+        for (const p of reading.pages) {
+          for (const d of [...p.mrzVsViz, ...p.barcodeVsViz])
+            process.stderr.write(
+              `   vs ${d.field}: encoded “${d.encoded}” printed “${d.printed}” again “${d.reread}” conf ${Math.round(d.viz.confidence)} ${d.viz.label} [${d.doubts.join(",")}]\n`,
+            );
+          for (const u of p.unconfirmed) process.stderr.write(`   unconfirmed ${u}\n`);
+        }
     }
   } finally {
     await ocr.terminate();
@@ -140,9 +156,19 @@ async function main(): Promise<void> {
     ? [argv[argv.indexOf("--part") + 1] as IdPart]
     : ["dev", "held-out"];
   const kind = argv.includes("--kind") ? argv[argv.indexOf("--kind") + 1] : undefined;
+  const num = (flag: string) => (argv.includes(flag) ? Number(argv[argv.indexOf(flag) + 1]) : undefined);
+  const opts: PlanOptions = argv.includes("--small") ? { genuinePerKind: 2, tamperedPerKind: 2 } : {};
+  const genuine = num("--genuine");
+  const tampered = num("--tampered");
+  const draw = num("--draw");
+  if (genuine !== undefined) opts.genuinePerKind = genuine;
+  if (tampered !== undefined) opts.tamperedPerKind = tampered;
+  if (draw !== undefined) {
+    if (parts.includes("held-out") && draw !== 0) throw new Error("--draw is for the dev part only");
+    opts.draw = draw;
+  }
   const out: string[] = [];
-  for (const part of parts)
-    out.push(report(part, await run(part, argv.includes("--small"), argv.includes("--verbose"), kind)));
+  for (const part of parts) out.push(report(part, await run(part, opts, argv.includes("--verbose"), kind)));
   process.stdout.write(`${out.join("\n\n")}\n`);
 }
 

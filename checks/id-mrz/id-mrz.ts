@@ -333,6 +333,7 @@ const DOUBT_WORDS: Record<ReadingDoubt, string> = {
   found_by_value: "no caption was read for it",
   ocr_confusion: "OCR look-alikes, accents, a dropped character or the date order explain the difference",
   printed_elsewhere: "the encoded value is printed elsewhere, so the caption may belong to another value",
+  reading_matches: "a third reading, at another resolution, gave the encoded value",
 };
 
 export const describeDoubts = (doubts: readonly ReadingDoubt[]) =>

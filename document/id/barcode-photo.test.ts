@@ -43,6 +43,35 @@ describe("a licence photographed at a slant", () => {
     expect(barcodes.find((b) => b.format === "PDF417")?.text).toBe(rendering.barcode);
   }, 180_000);
 
+  it("a PDF417 with perspective that decodes only within a degree of level is found by the odd angles", async () => {
+    // A development licence photo (eval:ids --draw 1, ids-dev-d1-dl-34003-photo): nothing at the even angles.
+    const seed = 34003;
+    const rendering = genuineRendering({ ...makeSpecimen(seed, "dl"), layout: 1 });
+    const rendered = await renderId(rendering, seed);
+    const params: CaptureParams = {
+      kind: "photo",
+      rotationDeg: -0.7644093730486929,
+      perspective: 0.061003353300038726,
+      blurSigma: 0.7184108870336786,
+      noise: 3.5306886741891503,
+      light: 0.10682796607725323,
+      jpegQuality: 76,
+      outputSide: 1696,
+    };
+    const shot = await capture(rendered.image, params, 976420526);
+    const doc = await buildDocumentModel({
+      bytes: new Uint8Array(shot.jpeg),
+      contentType: "image/jpeg",
+      filename: "licence.jpg",
+      declaredContentType: null,
+      declaredDocType: "id_document",
+      region: "US",
+    });
+    const reading = await readIdentity(doc, { now: NOW });
+    const pdf417 = reading.pages.flatMap((p) => p.barcodes).find((b) => b.format === "PDF417");
+    expect(pdf417?.text).toBe(rendering.barcode);
+  }, 180_000);
+
   it("the dominant edge direction of a turned pattern of bars", () => {
     // Vertical bars 6 px wide, turned by 5° about the centre (y down): the estimate is within 1.5°.
     const w = 400;

@@ -96,10 +96,25 @@ function distance(a: string, b: string): number {
   return dp[b.length]!;
 }
 
+/**
+ * A name with the vowel pairs of ICAO transliteration (Ä/Æ → AE, Ö/Ø → OE, Ü → UE, Å → AA) taken back to
+ * their first letter: what a printed ÅSTRÖM read without its diacritics (ASTROM) and its MRZ spelling
+ * (AASTROEM) have in common.
+ */
+export const withoutTranslitPairs = (s: string) => s.replace(/AE|OE|UE|AA/g, (p) => p[0]!);
+
 /** Does a printed name agree with the encoded one (letters only, transliterated, maybe truncated)? */
 export function sameName(encoded: string, printed: string): boolean {
   const enc = encoded.toUpperCase().replace(/[^A-Z]/g, "");
   if (enc === "") return true;
+  // The OCR often drops a diacritic (Å read as A, Ö as O), which the MRZ spells as two letters.
+  const plain = lettersOf(printed);
+  if (
+    plain.length >= 3 &&
+    /AE|OE|UE|AA/.test(enc) &&
+    withoutTranslitPairs(enc) === withoutTranslitPairs(plain)
+  )
+    return true;
   for (const form of mrzSpellings(printed)) {
     if (form === enc) return true;
     // The MRZ truncates long names to its width.
@@ -231,7 +246,12 @@ export function fieldsByValue(
             x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5,
         )
         .sort((a, b) => b.box[3] - a.box[3])[0];
-      if (above && /^[A-ZÀ-Ý' -]{2,}$/.test(above.text.trim())) out.surname = asField("surname", above);
+      // A licence's field number before the name ("1 NOVAK") may be read as punctuation ("+ NOVAK").
+      const first = above?.words.findIndex((w) => /[A-Za-zÀ-ÿ]/.test(w.text)) ?? -1;
+      const words = above && first >= 0 ? above.words.slice(first) : [];
+      const text = words.map((w) => w.text).join(" ");
+      if (above && words.length > 0 && /^[A-ZÀ-Ý' -]{2,}$/.test(text.trim()))
+        out.surname = asField("surname", above, words);
     }
   }
   if (!out.documentNumber && encoded.documentNumber) {
@@ -278,14 +298,17 @@ export function fieldsByValue(
  * - `ocr_confusion`: the difference is what OCR look-alikes (O/0, I/1/L, S/5, B/8, Z/2, G/6), diacritics,
  *   a dropped or added character, truncation, spacing or the day/month order explain;
  * - `printed_elsewhere`: the encoded value is printed elsewhere in the visual zone, so the caption was paired
- *   with another value.
+ *   with another value;
+ * - `reading_matches`: a third reading of the field (another resolution, the field's characters only) gives
+ *   the encoded value: the other two readings are not the only way to read the print.
  */
 export type ReadingDoubt =
   | "readings_differ"
   | "low_confidence"
   | "found_by_value"
   | "ocr_confusion"
-  | "printed_elsewhere";
+  | "printed_elsewhere"
+  | "reading_matches";
 
 /**
  * Tesseract's word confidence (0-100) below which a printed value is not read with confidence. Calibrated on
@@ -384,8 +407,9 @@ export function explainedByOcr(
       const p = nameFold(form);
       if (p === "") continue;
       if (p === enc || words.includes(p)) return true;
-      // Truncated (the field's width, a name wrapped to the next line) or one glyph dropped or doubled.
-      if (p.length >= 3 && (enc.startsWith(p) || p.startsWith(enc))) return true;
+      // Truncated (the field's width, a name wrapped to the next line, a reading that missed its first
+      // letters) or one glyph dropped or doubled.
+      if (p.length >= 3 && (enc.startsWith(p) || p.startsWith(enc) || enc.endsWith(p))) return true;
       if (enc.length >= 4 && indelsOnly(p, enc, 1)) return true;
     }
     return false;
@@ -415,6 +439,34 @@ export function explainedByOcr(
   }
   if (field === "nationality")
     return !!encoded.nationality && foldLookalikes(printed) === foldLookalikes(encoded.nationality);
+  return false;
+}
+
+/**
+ * Whether a reading of a printed field is a value of its kind that agrees with the encoded one (an empty or
+ * unreadable reading agrees with nothing).
+ */
+export function readsAsEncoded(
+  field: VizFieldName,
+  encoded: EncodedValues,
+  text: string,
+  order: "dmy" | "mdy" = "dmy",
+): boolean {
+  if (field === "surname" || field === "givenNames") {
+    const e = encoded[field];
+    return !!e && lettersOf(text).length >= 2 && sameName(e, text);
+  }
+  if (field === "documentNumber") {
+    const e = encoded.documentNumber;
+    return !!e && /\d/.test(text) && foldLookalikes(text) === foldLookalikes(e);
+  }
+  if (field === "birth" || field === "expiry") {
+    const e = encoded[field];
+    const p = parsePrintedDate(text, order);
+    return !!e && !!p && sameDay(p, e);
+  }
+  if (field === "nationality")
+    return !!encoded.nationality && foldLookalikes(text) === foldLookalikes(encoded.nationality);
   return false;
 }
 
@@ -487,6 +539,8 @@ export function readingDoubts(
     order?: "dmy" | "mdy";
     /** Where the MRZ band starts in the lines' coordinates (it is not the visual zone). */
     mrzTop?: number;
+    /** A third reading of the printed field, when one was made. */
+    third?: string;
   },
 ): ReadingDoubt[] {
   const order = ctx.order ?? "dmy";
@@ -501,5 +555,7 @@ export function readingDoubts(
     out.push("ocr_confusion");
   if (printedElsewhere(d.field, ctx.encoded, ctx.lines, d.viz.box, order, ctx.mrzTop))
     out.push("printed_elsewhere");
+  if (ctx.third !== undefined && readsAsEncoded(d.field, ctx.encoded, ctx.third, order))
+    out.push("reading_matches");
   return out;
 }

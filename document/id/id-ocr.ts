@@ -38,8 +38,11 @@ export interface IdOcr {
   readMrzLine(img: GreyImage, withoutFiller?: boolean): Promise<OcrLine | undefined>;
   /** One character (PSM 10) from `whitelist`, with its confidence. */
   readChar(img: GreyImage, whitelist: string): Promise<{ text: string; confidence: number } | undefined>;
-  /** The text lines of an image with their words, boxes and confidences. */
-  readText(img: GreyImage, mode?: "sparse" | "line"): Promise<OcrLine[]>;
+  /**
+   * The text lines of an image with their words, boxes and confidences; `whitelist`, when given, the only
+   * characters the OCR may read.
+   */
+  readText(img: GreyImage, mode?: "sparse" | "line", whitelist?: string): Promise<OcrLine[]>;
   terminate(): Promise<void>;
 }
 
@@ -83,16 +86,17 @@ export async function createIdOcr(): Promise<IdOcr> {
     errorHandler: () => undefined,
   });
   let mode: string | undefined;
-  const use = async (m: "mrz" | "mrz-chars" | "sparse" | "line") => {
-    if (mode === m) return;
+  const use = async (m: "mrz" | "mrz-chars" | "sparse" | "line", whitelist = "") => {
+    const key = `${m}:${whitelist}`;
+    if (mode === key) return;
     await worker.setParameters({
       tessedit_pageseg_mode: m === "sparse" ? PSM.SPARSE_TEXT : PSM.SINGLE_LINE,
       tessedit_char_whitelist:
-        m === "mrz" ? MRZ_ALPHABET : m === "mrz-chars" ? MRZ_ALPHABET.slice(0, -1) : "",
+        m === "mrz" ? MRZ_ALPHABET : m === "mrz-chars" ? MRZ_ALPHABET.slice(0, -1) : whitelist,
       preserve_interword_spaces: "1",
       user_defined_dpi: "300",
     });
-    mode = m;
+    mode = key;
   };
   let stopped = false;
   return {
@@ -126,9 +130,9 @@ export async function createIdOcr(): Promise<IdOcr> {
         .sort((a, b) => b.confidence - a.confidence)[0];
       return sym && whitelist.includes(sym.text) ? { text: sym.text, confidence: sym.confidence } : undefined;
     },
-    async readText(img, m = "sparse") {
+    async readText(img, m = "sparse", whitelist = "") {
       if (stopped) throw new Error("the ID OCR engine was stopped");
-      await use(m);
+      await use(m, whitelist);
       const { data } = await worker.recognize(await toPng(greyToRgba(img)), {}, { blocks: true, text: true });
       return linesOf(data.blocks);
     },

@@ -24,7 +24,15 @@ import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
 import { analyseText } from "./mrz-locate.js";
 import { type MrzReading, readMrz } from "./mrz-read.js";
 import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
-import { findFields, type VizField, type VizFieldName, type VizLine } from "./viz.js";
+import {
+  findFields,
+  loneCaptions,
+  plausibleValue,
+  valueWords,
+  type VizField,
+  type VizFieldName,
+  type VizLine,
+} from "./viz.js";
 
 /**
  * Reads an identity document once per check step, for both identity checks (id.mrz and id.barcode run in
@@ -238,10 +246,17 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
   );
 }
 
-/** A second reading of a field (its box alone, twice the resolution, one line). */
-async function reread(ocr: IdOcr, upright: GreyImage, box: Box): Promise<string> {
+/**
+ * Another reading of a field: its box alone, one line, at `scale` times the resolution of the page's reading
+ * (the second reading: twice), restricted to `whitelist` when given (the third).
+ */
+async function reread(ocr: IdOcr, upright: GreyImage, box: Box, scale = 2, whitelist = ""): Promise<string> {
   const h = box[3] - box[1];
-  const lines: OcrLine[] = await ocr.readText(crop(upright, box, Math.max(4, h * 0.4), 2), "line");
+  const lines: OcrLine[] = await ocr.readText(
+    crop(upright, box, Math.max(4, h * 0.4), scale),
+    "line",
+    whitelist,
+  );
   return lines
     .map((l) => l.text)
     .join(" ")
@@ -265,15 +280,91 @@ async function confirm(
   for (const d of disagreements(encoded, fields, order)) {
     const again = await reread(ocr, upright.image, d.viz.box);
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
-    if (second.length > 0)
-      out.push({
-        ...d,
-        reread: again,
-        doubts: readingDoubts(d, again, { encoded, lines, order, mrzTop: upright.mrzTop }),
-      });
-    else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
+    if (second.length > 0) {
+      const ctx = { encoded, lines, order, mrzTop: upright.mrzTop };
+      let doubts = readingDoubts(d, again, ctx);
+      // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
+      // that gives the encoded value leaves the printed one in doubt.
+      if (doubts.length === 0) {
+        const third = await reread(ocr, upright.image, d.viz.box, THIRD_READING_SCALE, fieldAlphabet(d));
+        doubts = readingDoubts(d, again, { ...ctx, third });
+      }
+      out.push({ ...d, reread: again, doubts });
+    } else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
   }
   return out;
+}
+
+/**
+ * Reads the strip under each caption the page's reading left without a value (one line, at the page's
+ * resolution, then at twice it when that finds nothing) and takes a plausible value found there as the
+ * field's, under its caption. Adds to `fields`.
+ */
+async function readUnderLoneCaptions(
+  ocr: IdOcr,
+  upright: GreyImage,
+  lines: readonly VizLine[],
+  fields: Partial<Record<VizFieldName, VizField>>,
+): Promise<void> {
+  for (const c of loneCaptions(lines, fields)
+    .filter((x) => x.name !== "issue")
+    .slice(0, LONE_CAPTIONS_READ)) {
+    const h = c.glyph;
+    const x0 = Math.max(0, c.columnLeft - h);
+    const x1 = Math.min(upright.width, c.rightLimit - h, c.box[0] + 40 * h);
+    const y0 = c.box[3] + 0.1 * h;
+    const y1 = Math.min(upright.height, c.bottomLimit - 0.2 * h, c.box[3] + 3.4 * h);
+    if (x1 - x0 < 4 * h || y1 - y0 < h) continue;
+    for (const scale of [1, 2]) {
+      const read = await ocr.readText(crop(upright, [x0, y0, x1, y1], 0, scale), "line");
+      const all = read
+        .flatMap((l) => l.words)
+        .filter((w) => w.text.trim() !== "")
+        .map((w) => ({
+          text: w.text,
+          confidence: w.confidence,
+          box: [
+            x0 + w.box[0] / scale,
+            y0 + w.box[1] / scale,
+            x0 + w.box[2] / scale,
+            y0 + w.box[3] / scale,
+          ] as Box,
+        }));
+      // The value: the first run of words (what follows a wide gap belongs to another column).
+      const words = valueWords(all, Math.max(6, ...all.map((w) => w.box[3] - w.box[1])));
+      if (words.length === 0 || !plausibleValue(c.name, words)) continue;
+      fields[c.name] = {
+        name: c.name,
+        text: words.map((w) => w.text).join(" "),
+        box: [
+          Math.min(...words.map((w) => w.box[0])),
+          Math.min(...words.map((w) => w.box[1])),
+          Math.max(...words.map((w) => w.box[2])),
+          Math.max(...words.map((w) => w.box[3])),
+        ],
+        confidence: Math.min(...words.map((w) => w.confidence)),
+        label: c.text,
+      };
+      break;
+    }
+  }
+}
+
+/** At most this many lone captions are read again (each costs one line of OCR). */
+const LONE_CAPTIONS_READ = 6;
+
+/** The third reading's scale (the page's reading is 1, the second 2): another sampling of the same print. */
+const THIRD_READING_SCALE = 1.4;
+
+const LATIN_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŠŽĆČĐŁŃŚŹŻ";
+
+/** The characters a printed field of this kind can hold (a date by the form its first reading has). */
+function fieldAlphabet(d: Disagreement): string {
+  if (d.field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  if (d.field === "birth" || d.field === "expiry" || d.field === "issue")
+    return /[A-Za-z]{3}/.test(d.viz.text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
+  if (d.field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  return `${LATIN_CAPITALS}${LATIN_CAPITALS.toLowerCase()} '-`;
 }
 
 function fieldsToSource(
@@ -351,9 +442,13 @@ async function harderPdf417(
       corners: b.corners.map(([x, y]) => [x * scale, y * scale]) as FoundBarcode["corners"],
     }));
   const base = textAngleDeg ?? dominantEdgeAngle(grey) ?? 0;
-  const angles = [...Array(13).keys()]
-    .map((i) => 2 * i - 12)
-    .sort((a, b) => Math.abs(a - base) - Math.abs(b - base));
+  // Every even angle within ±12°, nearest the estimate first, then the odd ones: a PDF417 photographed with
+  // perspective may decode only within a degree of level (dev draw 1: 3 of 4 undecoded licence photos).
+  const byDistance = (xs: number[]) => xs.sort((a, b) => Math.abs(a - base) - Math.abs(b - base));
+  const angles = [
+    ...byDistance([...Array(13).keys()].map((i) => 2 * i - 12)),
+    ...byDistance([...Array(12).keys()].map((i) => 2 * i - 11)),
+  ];
   for (const [i, angle] of angles.entries()) {
     const upright = uprightByAngle(grey, angle, HARDER_SIDE);
     const rgba = greyToRgba(upright.image);
@@ -432,6 +527,9 @@ async function readPage(
     unconfirmed: [],
   };
   const text = analyseText(grey);
+  // A page with an MRZ band is read by the OCR (the band when the templates doubt, the visual zone always):
+  // its engine starts now, in its worker thread, while the barcodes are searched and the band is read.
+  if (text.mrz) void ocr().catch(() => undefined);
   lap("analyse");
   const found = await pageBarcodes(grey, px.image, text.textAngleDeg, text.mrz !== undefined);
   lap("barcodes");
@@ -497,6 +595,8 @@ async function readPage(
     words: l.words.map((w) => ({ text: w.text, confidence: w.confidence, box: w.box })),
   }));
   const byCaption = findFields(vlines);
+  await readUnderLoneCaptions(engine, upright.image, vlines, byCaption);
+  lap("lone captions");
   const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
   const fields = fieldsByValue(
     vlines,

@@ -243,7 +243,7 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       const gapOk =
         after.length > 0 &&
         (after[0]!.box[0] - line.words[k - 1]!.box[2] > h * 0.6 || /:$/.test(line.words[k - 1]!.text));
-      if (gapOk && !captionAt(texts, k)) {
+      if (gapOk && !captionAt(texts, k) && plausibleValue(cap.name, after)) {
         out[cap.name] = field(cap.name, after, texts.slice(first, last + 1).join(" "));
         continue;
       }
@@ -260,14 +260,127 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       if (captionAt(belowTexts, 0)) continue;
       const startAt = below.words.findIndex((w) => w.box[2] > labelBox[0] - h * 2);
       const words = valueWords(below.words.slice(Math.max(0, startAt)), Math.max(6, height(below.box)));
-      if (words.length) out[cap.name] = field(cap.name, words, texts.slice(first, last + 1).join(" "));
+      if (words.length && plausibleValue(cap.name, words))
+        out[cap.name] = field(cap.name, words, texts.slice(first, last + 1).join(" "));
     }
   }
   return out;
 }
 
+/** A caption of a compared field whose value was not read (findFields found none for its field). */
+export interface LoneCaption {
+  name: VizFieldName;
+  /** The caption's words, as read. */
+  text: string;
+  box: [number, number, number, number];
+  /** The height of the caption's letters. */
+  glyph: number;
+  /**
+   * Where its column starts: the leftmost start of the lines near it that start left of it by a few heights
+   * (the caption's first words may not have been read: "ames / Prénoms" for "Given names / Prénoms").
+   */
+  columnLeft: number;
+  /** Where the next caption on its line starts (the value below ends before it), or the line's end. */
+  rightLimit: number;
+  /** Where the next line read below it starts (at least two caption heights down), or infinity. */
+  bottomLimit: number;
+}
+
+/**
+ * Captions of compared fields that findFields paired with no value: the OCR of a whole page sometimes reads a
+ * caption and skips the bold value under it, which a reading of the strip under the caption alone finds.
+ */
+export function loneCaptions(
+  lines: readonly VizLine[],
+  fields: Partial<Record<VizFieldName, VizField>>,
+): LoneCaption[] {
+  const out: LoneCaption[] = [];
+  for (const line of lines) {
+    const h = Math.max(6, height(line.box));
+    // Runs of words no further apart than a couple of heights: a caption, with its other language, is one.
+    const runs: VizWord[][] = [];
+    for (const w of line.words) {
+      const run = runs[runs.length - 1];
+      if (run && w.box[0] - run[run.length - 1]!.box[2] <= h * 1.6) run.push(w);
+      else runs.push([w]);
+    }
+    for (const run of runs) {
+      const texts = run.map((w) => w.text);
+      let name: VizFieldName | undefined;
+      for (let i = 0; i < texts.length && !name; i++) {
+        const c = captionAt(texts, i);
+        // AAMVA numbers ("1", "4d") are too short to stand for a caption without their value beside them.
+        if (!c || (c.length === 1 && fold(texts[i]!).length <= 3)) continue;
+        if (!(c.name in COMPARED)) break;
+        name = c.name as VizFieldName;
+      }
+      if (!name || fields[name] || out.some((o) => o.name === name)) continue;
+      const box: [number, number, number, number] = [
+        run[0]!.box[0],
+        Math.min(...run.map((w) => w.box[1])),
+        run[run.length - 1]!.box[2],
+        Math.max(...run.map((w) => w.box[3])),
+      ];
+      // Word boxes of small print may be inflated (a "|" read with its rule); the line's height is the caption's.
+      const heights = run.map((w) => height(w.box)).sort((a, b) => a - b);
+      const glyph = Math.max(6, Math.min(h, heights[Math.floor(heights.length / 2)]!));
+      box[1] = Math.max(box[1], line.box[1]);
+      box[3] = Math.min(box[3], box[1] + glyph);
+      // The value under it ends before what is printed to its right at its height (the next column's caption)
+      // and before the next line read under it (the next caption).
+      let rightLimit = Number.POSITIVE_INFINITY;
+      let bottomLimit = Number.POSITIVE_INFINITY;
+      let columnLeft = box[0];
+      for (const other of lines) {
+        if (
+          Math.abs(other.box[1] - box[1]) < 8 * glyph &&
+          other.box[0] < box[0] &&
+          other.box[0] > box[0] - 12 * glyph
+        )
+          columnLeft = Math.min(columnLeft, other.box[0]);
+        for (const w of other.words) {
+          if (w.box[0] > box[2] + glyph && w.box[1] < box[3] && w.box[3] > box[1])
+            rightLimit = Math.min(rightLimit, w.box[0]);
+          if (w.box[1] > box[3] + 2 * glyph && w.box[0] < box[2] && w.box[2] > box[0])
+            bottomLimit = Math.min(bottomLimit, w.box[1]);
+        }
+      }
+      out.push({ name, text: texts.join(" "), box, glyph, columnLeft, rightLimit, bottomLimit });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether words read after or under a caption can be the value of its field at all: a name holds no run of
+ * digits (an address line, a date or a licence's next field read beside a misplaced caption) and is not
+ * itself caption text (the caption's other language, "/ Nom", read as its value); a date reads as a date; a
+ * document number holds a digit. A caption whose value is implausible is paired with the wrong words: the
+ * field is looked for under it, or by its value, instead.
+ */
+export function plausibleValue(name: VizFieldName, words: readonly VizWord[]): boolean {
+  const text = words.map((w) => w.text).join(" ");
+  // A bilingual caption's separator: what follows is the caption's other language ("| Nom"), not a value.
+  if (/^[/|]/.test(words[0]?.text ?? "")) return false;
+  if (name === "surname" || name === "givenNames") {
+    if (/\d{2}/.test(text) || (text.match(/\d/g) ?? []).length > 1) return false;
+    const texts = words.map((w) => w.text).filter((t) => /[A-Za-zÀ-ÿ]/.test(t));
+    if (texts.length === 0) return false;
+    // Caption words only ("/ Nom", "Prénoms", "Given names"), in the small mixed-case print of captions: the
+    // caption's other half. Names print in capitals (a surname NOME is a name).
+    const captionOnly = texts.every(
+      (t, i) => captionAt(texts, i) !== undefined || CAPTION_WORD.test(t.replace(/[:.,]$/, "")),
+    );
+    return !captionOnly || texts.every((t) => t === t.toUpperCase() && t.length > 3);
+  }
+  if (name === "birth" || name === "expiry" || name === "issue")
+    return parsePrintedDate(text) !== undefined || parsePrintedDate(text, "mdy") !== undefined;
+  if (name === "documentNumber") return /\d/.test(text);
+  return true;
+}
+
 /** The first run of words with gaps no wider than a couple of character heights. */
-function valueWords(words: VizWord[], h: number): VizWord[] {
+export function valueWords(words: VizWord[], h: number): VizWord[] {
   const out: VizWord[] = [];
   for (const w of words) {
     if (out.length && w.box[0] - out[out.length - 1]!.box[2] > h * 1.6) break;
@@ -335,16 +448,31 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
     const month = monthOf(m[2]!);
     if (month) return make(Number(m[3]), month, Number(m[1]), m[3]!.length === 2);
   }
-  // 1974-08-12
-  m = /\b(\d{4})[-./ ](\d{1,2})[-./ ](\d{1,2})\b/.exec(t);
+  // 1974-08-12 (a separator may be read with a space beside it, or lost: 1974-0812)
+  const sep = String.raw`(?:\s*[-./]\s*|\s+)`;
+  m = new RegExp(String.raw`\b(\d{4})${sep}(\d{1,2})${sep}(\d{1,2})\b`).exec(t);
   if (m) return make(Number(m[1]), Number(m[2]), Number(m[3]), false);
-  // 12.08.1974, 08/12/1974, 12 08 74
-  m = /\b(\d{1,2})[-./ ](\d{1,2})[-./ ](\d{4}|\d{2})\b/.exec(t);
+  m = /\b((?:19|20)\d{2})(?:[-./](\d{2})(\d{2})|(\d{2})[-./](\d{2}))\b/.exec(t);
+  if (m) {
+    const p = make(Number(m[1]), Number(m[2] ?? m[4]), Number(m[3] ?? m[5]), false);
+    if (p) return p;
+  }
+  // 12.08.1974, 08/12/1974, 12 08 74, 08/12/ 1974
+  m = new RegExp(String.raw`\b(\d{1,2})${sep}(\d{1,2})${sep}(\d{4}|\d{2})\b`).exec(t);
   if (m) {
     const a = Number(m[1]);
     const b = Number(m[2]);
     const [d, mo] = order === "mdy" ? [b, a] : [a, b];
     return make(Number(m[3]), mo, d, m[3]!.length === 2);
+  }
+  // 08/12/1974 with both slashes read as 1 (0811211974): ten digits, a four-digit year of this or the last century
+  m = /\b(\d{2})1(\d{2})1((?:19|20)\d{2})\b/.exec(t);
+  if (m) {
+    const a = Number(m[1]);
+    const b = Number(m[2]);
+    const [d, mo] = order === "mdy" ? [b, a] : [a, b];
+    const p = make(Number(m[3]), mo, d, false);
+    if (p) return p;
   }
   // 12081974 (some licences print digits only)
   m = /\b(\d{2})(\d{2})(\d{4})\b/.exec(t);
