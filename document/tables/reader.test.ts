@@ -10,6 +10,7 @@ import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
 import { headerRole } from "./vocabulary.js";
 
 const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
+const R = (x: number) => ({ x, align: "right" as const });
 const roles = (t: { columns: { role: string }[] } | undefined) => t?.columns.map((c) => c.role);
 
 describe("document/tables: reading tables from positioned text", () => {
@@ -421,5 +422,41 @@ describe("document/tables: reading tables from positioned text", () => {
     });
     expect(roles(r.tables[0])).toEqual(["quantity", "description", "amount"]);
     expect(r.tables[0]?.rows).toHaveLength(3);
+  });
+  it("a header word its narrow column wrapped ('Boekdatu' over 'm') is the header's, and the table under it is read", () => {
+    const cols = [{ x: 50 }, { x: 110 }, R(385), R(461), R(536)];
+    const rows = [
+      ["02-07-2024 Periodieke overboeking", undefined, "147,47", undefined, "3.568,16"],
+      ["03-07-2024 Overboeking van F. de Boer", undefined, undefined, "25,64", "3.593,80"],
+      ["04-07-2024 Overboeking van R. Visser Kenmerk", undefined, undefined, "817,14", "4.410,94"],
+      [undefined, "724522361"],
+      ["07-07-2024 Online aankoop", undefined, "152,76", undefined, "4.258,18"],
+    ];
+    const runs = [
+      ...grid(cols, [["Boekdatu", "Naam / Omschrijving", "Afschrijving", "Credit", "Saldo (EUR)"]], 700),
+      run("m", 50, 688),
+      ...grid(cols, rows, 672),
+    ];
+    const r = readTables([pdf(1, runs)], { region: "NL" });
+    expect(r.tables).toHaveLength(1);
+    expect(roles(r.tables[0])).toEqual(["date", "debit", "credit", "balance"]);
+    expect(r.tables[0]?.headers).toHaveLength(1);
+    expect(r.tables[0]?.rows.map((row) => row.date)).toEqual([
+      "02-07-2024",
+      "03-07-2024",
+      "04-07-2024",
+      "07-07-2024",
+    ]);
+    // The rest of a header word under a column no word names ("Volg" over "nr."): the header's too, no line
+    // of words left of the figures that ends the table before its first row.
+    const tail = [
+      ...grid(cols, [["Volg", "Naam / Omschrijving", "Afschrijving", "Credit", "Saldo (EUR)"]], 700),
+      run("nr.", 50, 688),
+      ...grid(cols, rows, 672),
+    ];
+    const t = readTables([pdf(1, tail)], { region: "NL" }).tables;
+    expect(t).toHaveLength(1);
+    expect(roles(t[0])).toEqual(["debit", "credit", "balance"]);
+    expect(t[0]?.rows).toHaveLength(4);
   });
 });

@@ -309,29 +309,51 @@ function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | 
   return undefined;
 }
 
-/** A header set on two lines ("Unit" over "price", "Paid" over "out"): the cells joined by column. */
+/**
+ * A header set on two lines ("Unit" over "price", "Paid" over "out"): the cells joined by column. A word
+ * broken where its narrow column ends ("Boekdatu" over "m") is joined without a space when only so it names
+ * the column.
+ */
 function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefined {
   if (upper.baseline - lower.baseline > 1.8 * Math.max(upper.size, lower.size)) return undefined;
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
-  const cols = lower.cells.map((c) => ({ text: c.text, left: c.box[0], right: c.box[2] }));
+  const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
     if (under) {
+      const broken = /\p{L}$/u.test(u.text.trim()) && /^\p{Ll}/u.test(under.text.trim());
+      under.joined = broken ? `${u.text.trim()}${under.text.trim()}` : `${u.text} ${under.text}`;
       under.text = `${u.text} ${under.text}`;
       under.left = Math.min(under.left, u.box[0]);
       under.right = Math.max(under.right, u.box[2]);
-    } else cols.push({ text: u.text, left: u.box[0], right: u.box[2] });
+    } else cols.push({ text: u.text, joined: u.text, left: u.box[0], right: u.box[2] });
   }
   const cells: HeaderCell[] = [];
   let unnamed = 0;
-  for (const c of cols) {
-    const role = headerRole(c.text);
-    if (role) cells.push({ role, ...c });
+  for (const { joined, ...c } of cols) {
+    const spaced = headerRole(c.text);
+    const role = spaced ?? headerRole(joined);
+    if (role) cells.push({ role, ...c, ...(spaced ? {} : { text: joined }) });
     else unnamed++;
   }
   if (cells.length < 2 || unnamed > cells.length || !cells.some((c) => NUMERIC_ROLES.has(c.role)))
     return undefined;
   return cells.sort((a, b) => a.left - b.left);
+}
+
+/**
+ * A line of words only set right under a header's last line (within 1.8 of its size), each of its cells under
+ * a cell of the header's lines: the header's own words wrapped onto a line of their own.
+ */
+function headerTail(header: readonly ReadLine[], line: ReadLine): boolean {
+  const last = header[header.length - 1] as ReadLine;
+  if (header.length >= 3 || line.cells.length === 0) return false;
+  if (last.baseline - line.baseline > 1.8 * Math.max(last.size, line.size)) return false;
+  if (line.cells.some((c) => c.figure || c.date || !/\p{L}/u.test(c.text))) return false;
+  const above = header.flatMap((h) => h.cells);
+  return line.cells.every((c) =>
+    above.some((a) => Math.min(a.box[2], c.box[2]) - Math.max(a.box[0], c.box[0]) > 0),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,6 +389,13 @@ function tablesOfPage(
       }
     }
     if (!header) continue;
+    // Words right under the header, each under one of its cells (the rest of a header word its narrow
+    // column wrapped, "(EUR)" under "Saldo"), are the header's too: no row, and no line that ends the table.
+    for (let k = i + headerLines.length; k < lines.length && !claimed.has(k); k++) {
+      const tail = lines[k] as ReadLine;
+      if (!headerTail(headerLines, tail)) break;
+      headerLines = [...headerLines, tail];
+    }
     const start = i + headerLines.length;
     const table = bodyUnderHeader(lines, start, header, headerLines, source, claimed, id);
     if (!table) continue;
@@ -481,8 +510,14 @@ function readBody(
     const figs = figuresOf(line).filter((c) => c.box[2] > left - em && c.box[0] < rightEdge + 4 * em);
     const placed = figs.map((c) => ({ c, col: columnFor(columns, c.figure as Figure, em) }));
     const inNumeric = placed.filter((p) => p.col && isNumericColumn(p.col));
-    // A number that is not money under a column of words ("Ref 123456") is a word of the row.
-    const outside = placed.filter((p) => !inNumeric.includes(p) && (!p.col || (p.c.figure as Figure).money));
+    // A number that is not money under a column of words ("Ref 123456"), or left of every column of figures
+    // (a reference wrapped under a description column the header did not name), is a word of the row.
+    const wordsEnd = Math.min(...columns.filter(isNumericColumn).map((c) => c.left)) - em;
+    const outside = placed.filter(
+      (p) =>
+        !inNumeric.includes(p) &&
+        ((p.c.figure as Figure).money || (!p.col && p.c.box[2] >= wordsEnd)),
+    );
     if (inNumeric.length > 0) {
       const kind = rowKindOf(line.text);
       const allowed = kind === "entry" ? 3.2 * pitch : 5 * pitch;
