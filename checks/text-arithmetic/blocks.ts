@@ -1108,7 +1108,7 @@ function checkTaxRate(
  */
 function baseInLabel(ctx: Ctx, r: BlockRow): Figure | undefined {
   const m =
-    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
+    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u2019\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
       r.label,
     );
   if (!m?.[1] || !r.figure) return undefined;

@@ -60,7 +60,7 @@ const RATE_CELL = new RegExp(
 const PERCENT_CELL = /^([-−]?\d{1,3}(?:[.,]\d{1,4})?)\s?%$/;
 /** A cell that is nothing but a money figure (digits, separators, a currency mark). */
 const MONEY_LIKE =
-  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
+  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u2019\u00a0\u202f ]*\d[\d.,'\u2019\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u2019\u00a0\u202f ]*\d[\d.,'\u2019\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
 
 const centsOf = (v: number) => {
   const c = Math.round(Math.abs(v) * 100 + 1e-9);
