@@ -293,7 +293,9 @@ export function readLedgers(ctx: Ctx): Ledger[] {
     const seeds = summary.filter(
       (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
     );
-    const seed = seeds[0]?.figure;
+    // The statement's opening balance is the first ledger's: a later table (the rest of the transactions read
+    // apart, another account) starts from a balance of its own.
+    const seed = out.length === 0 ? seeds[0]?.figure : undefined;
     let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
     for (const table of inEitherOrder(read)) {
       const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
@@ -383,7 +385,7 @@ export function readLedgers(ctx: Ctx): Ledger[] {
 export function like(f: Figure | undefined, cents: number, style: NumberStyle): string {
   if (!f) return formatCents(cents, style);
   const decimal = style === "comma_decimal" ? "," : ".";
-  const group = /\d([.,'\u00a0\u202f ])\d{3}(?!\d)/.exec(
+  const group = /\d([.,'\u2019\u00a0\u202f ])\d{3}(?!\d)/.exec(
     f.text.replace(new RegExp(`\\${decimal}\\d+\\D*$`), ""),
   )?.[1];
   const abs = Math.abs(Math.round(cents));
@@ -392,7 +394,7 @@ export function like(f: Figure | undefined, cents: number, style: NumberStyle): 
     group ?? (style === "comma_decimal" ? "." : ","),
   );
   const body = `${whole}${decimal}${String(abs % 100).padStart(2, "0")}`;
-  const replaced = f.text.replace(/\d[\d.,'\u00a0\u202f ]*\d|\d/, body);
+  const replaced = f.text.replace(/\d[\d.,'\u2019\u00a0\u202f ]*\d|\d/, body);
   const negative = cents < 0;
   const printedNegative = f.cents < 0;
   if (negative === printedNegative) return replaced;
@@ -860,9 +862,21 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const boxOthers = (except: Labelled) =>
     [opening, closing, totalIn, totalOut].filter((r) => r !== undefined && r !== except).length;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
+  // Transactions read as several ledger tables (one statement's rows split where the reader lost the table,
+  // or several accounts): the box's closing is the last table's, its totals those of all of them, or of the
+  // first alone; which rows it counts is not known, and a mismatch is a note.
+  const split =
+    ledgers.length > 1
+      ? `The transactions were read as ${ledgers.length} tables, and which of their rows the summary counts is not known`
+      : undefined;
+  const lastOfAll = ledgers[ledgers.length - 1]?.lastBalance;
   if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
     ctx.checked++;
-    if (Math.abs(closing.figure.cents - lastBalance.cents) <= SLACK) ctx.verified++;
+    if (
+      Math.abs(closing.figure.cents - lastBalance.cents) <= SLACK ||
+      (lastOfAll !== undefined && Math.abs(closing.figure.cents - lastOfAll.cents) <= SLACK)
+    )
+      ctx.verified++;
     else
       report(ctx, {
         code: "closing_balance_mismatch",
@@ -880,6 +894,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         support: lastChains && (boxOthers(closing) === 0 || ties(closing) > 0) ? ledger.held : 0,
         unsupported:
           "ledger and summary (the last balance does not chain, or the box is not tied to the ledger)",
+        ...(split ? { uncertain: split } : {}),
       });
   }
   if (ledgerBroken) return;
@@ -891,14 +906,18 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     near(totalIn, ledger.debits) &&
     near(totalOut, ledger.credits) &&
     !(near(totalIn, ledger.credits) && near(totalOut, ledger.debits));
-  for (const [row, total, what] of [
-    [totalIn, swapped ? ledger.debits : ledger.credits, "money in"],
-    [totalOut, swapped ? ledger.credits : ledger.debits, "money out"],
+  const allOf = (k: "credits" | "debits") =>
+    ledgers.every((l) => l[k] !== undefined) ? sum(ledgers.map((l) => l[k] ?? 0)) : undefined;
+  const all = { credits: allOf("credits"), debits: allOf("debits") };
+  for (const [row, total, whole, what] of [
+    [totalIn, swapped ? ledger.debits : ledger.credits, swapped ? all.debits : all.credits, "money in"],
+    [totalOut, swapped ? ledger.credits : ledger.debits, swapped ? all.credits : all.debits, "money out"],
   ] as const) {
     if (!row || inTable(row) || total === undefined) continue;
     ctx.checked++;
     if (
       Math.abs(Math.abs(row.figure.cents) - total) <= SLACK ||
+      (whole !== undefined && Math.abs(Math.abs(row.figure.cents) - whole) <= SLACK) ||
       explainedBy(Math.abs(row.figure.cents) - total, extras)
     ) {
       ctx.verified++;
@@ -918,6 +937,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       // The ledger chains (checked only then); the box is its own when another of its figures ties to it.
       support: ties(row),
       unsupported: "summary (none of its other figures ties to the ledger)",
+      ...(split ? { uncertain: split } : {}),
     });
   }
 }

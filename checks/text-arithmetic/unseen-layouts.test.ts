@@ -488,4 +488,58 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(only(genuine, "subtotal_mismatch")).toEqual([]);
     expect(maxSeverity(genuine)).toBeLessThan(8);
   });
+  // One statement's transactions read as two tables (the reader lost the table at a wrapped reference and
+  // found it again under a header of its own), a summary box over both. The box's opening seeded the second
+  // table too (its first row "broke": proof), and its totals and closing were compared with the first table
+  // alone (proof on a genuine statement).
+  const split = (amount: string, paidIn = "£2,800.00") =>
+    layoutDocument([
+      [
+        ...grid(
+          [{ x: 50 }, R(300)],
+          [
+            ["Opening balance", "£1,000.00"],
+            ["Total paid in", paidIn],
+            ["Total paid out", "£1,800.00"],
+            ["Closing balance", "£2,000.00"],
+          ],
+          780,
+        ),
+        ...grid(
+          [{ x: 50 }, { x: 110 }, R(420), R(480), R(545)],
+          [
+            ["Date", "Details", "Paid out", "Paid in", "Balance"],
+            ["01/08", "Salary", undefined, "2,000.00", "3,000.00"],
+            ["02/08", "Grocer", "45.20", undefined, "2,954.80"],
+            ["03/08", "Rent", "300.00", undefined, "2,654.80"],
+          ],
+          700,
+        ),
+        ...grid(
+          [{ x: 50 }, { x: 110 }, R(400), R(460), R(530)],
+          [
+            ["Date", "Details", "Paid out", "Paid in", "Balance"],
+            ["05/08", "Card payment", "154.80", undefined, "2,500.00"],
+            ["06/08", "Refund", undefined, amount, "3,000.00"],
+            ["07/08", "Transfer", "1,000.00", undefined, "2,000.00"],
+            ["08/08", "Interest", undefined, "300.00", "2,300.00"],
+            ["09/08", "Card payment", "300.00", undefined, "2,000.00"],
+          ],
+          600,
+        ),
+      ],
+    ]);
+
+  it("a statement read as two tables: the box's opening seeds the first only, its totals sum both", () => {
+    const reading = documentTables(split("500.00"));
+    expect(reading.tables.filter((t) => t.columns.some((c) => c.role === "balance"))).toHaveLength(2);
+    const genuine = arithmeticFindings(split("500.00")).findings;
+    expect(genuine).toEqual([]);
+    // An amount edited in the second table still breaks its own chain: proof.
+    const edited = arithmeticFindings(split("800.00")).findings;
+    expect(only(edited, "running_balance_mismatch").map((x) => x.severity)).toEqual([9]);
+    // A total matching neither the first table nor both: which rows the box counts is not known, a note.
+    const total = arithmeticFindings(split("500.00", "£2,900.00")).findings;
+    expect(only(total, "statement_totals_mismatch").map((x) => x.severity)).toEqual([2]);
+  });
 });
