@@ -86,8 +86,13 @@ export function figureOf(
   at: { box: Box; page: number; confidence: number },
 ): Figure | undefined {
   // A separator glyph the font maps to no character ("5\u0000224,60": a narrow no-break space without a
-  // ToUnicode entry) is still a separator.
-  const t = text.trim().replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f");
+  // ToUnicode entry) is still a separator. A gap drawn before a group separator ("13 .465,07", "−1 .028,00":
+  // a re-distilled page spacing its glyphs) is no space of the number: a group of three digits follows it, then
+  // the decimals or the end.
+  const t = text
+    .trim()
+    .replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f")
+    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {

@@ -459,4 +459,14 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(roles(t[0])).toEqual(["debit", "credit", "balance"]);
     expect(t[0]?.rows).toHaveLength(4);
   });
+  it("a gap drawn before a group separator ('13 .465,07', a re-distilled page) is no space of the number", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("13 .465,07", "comma_decimal", at)?.cents).toBe(1346507);
+    expect(figureOf("\u22121 .028,00", "comma_decimal", at)?.cents).toBe(-102800);
+    expect(figureOf("EUR 14 .493,07", "comma_decimal", at)?.cents).toBe(1449307);
+    expect(figureOf("1 ,234.50", "dot_decimal", at)?.cents).toBe(123450);
+    // Not a group of three digits after it: two figures, or none, never one made up.
+    expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
+    expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
+  });
 });
