@@ -865,10 +865,22 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   // Transactions read as several ledger tables (one statement's rows split where the reader lost the table,
   // or several accounts): the box's closing is the last table's, its totals those of all of them, or of the
   // first alone; which rows it counts is not known, and a mismatch is a note.
+  // Dated rows with money outside every ledger (a part of the statement whose balances were not read) do the
+  // same: the ledger may be a part of the statement only.
+  const ledgerIds = new Set(ledgers.map((l) => l.table.id));
+  const outside = ctx.reading.tables
+    .filter((t) => !ledgerIds.has(t.id))
+    .some((t) => t.rows.some((r) => r.kind === "entry" && r.date && r.figures.some((f) => f?.money)));
   const split =
     ledgers.length > 1
       ? `The transactions were read as ${ledgers.length} tables, and which of their rows the summary counts is not known`
-      : undefined;
+      : outside
+        ? "Dated transactions were read outside the ledger whose balances chain, and which rows the summary counts is not known"
+        : undefined;
+  // The box's totals are the ledger's sums only when the ledger runs from the box's opening balance to its
+  // closing one: a ledger that starts or ends elsewhere (a part of the statement, another account) sums other
+  // rows than the box does.
+  const spans = tied(opening, "opening") && tied(closing, "closing");
   const lastOfAll = ledgers[ledgers.length - 1]?.lastBalance;
   if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
     ctx.checked++;
@@ -937,7 +949,14 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       // The ledger chains (checked only then); the box is its own when another of its figures ties to it.
       support: ties(row),
       unsupported: "summary (none of its other figures ties to the ledger)",
-      ...(split ? { uncertain: split } : {}),
+      ...(split
+        ? { uncertain: split }
+        : spans
+          ? {}
+          : {
+              uncertain:
+                "The ledger read does not run from the summary's opening balance to its closing balance, and which rows the summary counts is not known",
+            }),
     });
   }
 }

@@ -542,4 +542,39 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     const total = arithmeticFindings(split("500.00", "£2,900.00")).findings;
     expect(only(total, "statement_totals_mismatch").map((x) => x.severity)).toEqual([2]);
   });
+  // A box with no opening balance beside it: whether the ledger starts where the box's period does is not
+  // known (the table may list rows of the period before), so its totals against the rows are a note.
+  it("a summary's totals against a ledger not known to run from the box's opening to its closing: a note", () => {
+    const doc = (paidIn: string, withOpening: boolean) =>
+      layoutDocument([
+        [
+          ...grid(
+            [{ x: 50 }, R(300)],
+            [
+              ...(withOpening ? [["Opening balance", "£1,000.00"]] : []),
+              ["Total paid in", paidIn],
+              ["Total paid out", "£345.20"],
+              ["Closing balance", "£2,654.80"],
+            ],
+            780,
+          ),
+          ...grid(
+            [{ x: 50 }, { x: 110 }, R(420), R(480), R(545)],
+            [
+              ["Date", "Details", "Paid out", "Paid in", "Balance"],
+              ["01/08", "Salary", undefined, "2,000.00", "3,000.00"],
+              ["02/08", "Grocer", "45.20", undefined, "2,954.80"],
+              ["03/08", "Rent", "300.00", undefined, "2,654.80"],
+            ],
+            700,
+          ),
+        ],
+      ]);
+    expect(arithmeticFindings(doc("£2,000.00", false)).findings).toEqual([]);
+    const noOpening = arithmeticFindings(doc("£2,100.00", false)).findings;
+    expect(only(noOpening, "statement_totals_mismatch").map((x) => x.severity)).toEqual([2]);
+    // With the box's opening tied to the ledger's, the same total is proof.
+    const spanned = arithmeticFindings(doc("£2,100.00", true)).findings;
+    expect(only(spanned, "statement_totals_mismatch").map((x) => x.severity)).toEqual([8]);
+  });
 });
