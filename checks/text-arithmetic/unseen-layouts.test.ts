@@ -121,8 +121,9 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
       const heading = reading.lines.find((l) => l.text.includes("Account summary"));
       return { heading, table: reading.tables[0] };
     };
-    // Under the descriptions, the words continue the row above; beside the figures, they end the table.
-    expect(lines(130).heading?.table).toBe(lines(130).table?.id);
+    // Under the descriptions, the words would continue the row above, but the opening balance under the
+    // rows ends the table (a summary box); beside the figures, the words end it themselves.
+    expect(lines(130).table?.rows.some((r) => r.label.includes("Balance at start"))).toBe(false);
     const apart = lines(330);
     expect(apart.heading?.table).toBeUndefined();
     expect(apart.table?.rows.some((r) => r.label.includes("Balance at start"))).toBe(false);
@@ -576,5 +577,49 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     // With the box's opening tied to the ledger's, the same total is proof.
     const spanned = arithmeticFindings(doc("£2,100.00", true)).findings;
     expect(only(spanned, "statement_totals_mismatch").map((x) => x.severity)).toEqual([8]);
+  });
+  // A statement without running balances (signed amounts, an opening row, balances carried between pages)
+  // whose summary box is set under the last rows with its labels where the rows' labels start: the box was
+  // read as rows of the table, and "Total des crédits" as the sum of every amount above it (proof 9).
+  it("an opening balance under a page's transactions ends the table: the summary box under it is none of its rows", () => {
+    const cols = [{ x: 50 }, { x: 120 }, R(540)];
+    const doc = layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Date", "Opération", "Montant"],
+            ["01/10/2024", "Ancien solde", "-660,81 €"],
+            ["01/10/2024", "Retrait DAB", "-855,36 €"],
+            ["02/10/2024", "Paiement CB", "-49,04 €"],
+            [undefined, "À reporter", "-1 565,21 €"],
+          ],
+          700,
+        ),
+        grid(
+          cols,
+          [
+            ["Date", "Opération", "Montant"],
+            [undefined, "Report", "-1 565,21 €"],
+            ["04/10/2024", "Virement reçu", "405,41 €"],
+            ["06/10/2024", "Salaire", "2 700,40 €"],
+            ["07/10/2024", "Prélèvement", "-12,05 €"],
+            [],
+            ["Synthèse du compte"],
+            ["Ancien solde", undefined, "€ -660,81"],
+            ["Total des crédits", undefined, "€ 3 105,81"],
+            ["Total débit", undefined, "€ 916,45"],
+            ["Solde final", undefined, "€ 1 528,55"],
+          ],
+          700,
+        ),
+      ],
+      { region: "FR" },
+    );
+    const f = arithmeticFindings(doc).findings;
+    expect(only(f, "total_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(8);
+    const table = documentTables(doc).tables[0];
+    expect(table?.rows.some((r) => r.label.includes("Total des crédits"))).toBe(false);
   });
 });

@@ -514,14 +514,21 @@ function readBody(
     // (a reference wrapped under a description column the header did not name), is a word of the row.
     const wordsEnd = Math.min(...columns.filter(isNumericColumn).map((c) => c.left)) - em;
     const outside = placed.filter(
-      (p) =>
-        !inNumeric.includes(p) &&
-        ((p.c.figure as Figure).money || (!p.col && p.c.box[2] >= wordsEnd)),
+      (p) => !inNumeric.includes(p) && ((p.c.figure as Figure).money || (!p.col && p.c.box[2] >= wordsEnd)),
     );
     if (inNumeric.length > 0) {
       const kind = rowKindOf(line.text);
       const allowed = kind === "entry" ? 3.2 * pitch : 5 * pitch;
       if (gap > allowed + em) break;
+      // An opening balance under transactions of the same page is no row of theirs: a summary box under the
+      // table ("Ancien solde / Total des crédits / Total débit / Solde final") whose labels start where the
+      // rows' do. A balance brought forward ("Report", "Übertrag") is one of the table's.
+      if (
+        kind === "opening" &&
+        !LABELS.carry.test(foldLigatures(line.text)) &&
+        rows.some((r) => r.kind === "entry" && r.page === line.page)
+      )
+        break;
       // Figures under a column of words (a number inside a description) are words of the row.
       const used = new Set(inNumeric.map((p) => p.c));
       const figures: (Figure | undefined)[] = columns.map(() => undefined);

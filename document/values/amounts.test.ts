@@ -195,7 +195,9 @@ describe("the tolerant reading", () => {
     expect(parseNumber("19\u2019141.36")?.value).toBe(19141.36);
     expect(parseAmount("1\u2019133.42-", { loose: true })?.cents).toBe(-113342);
     expect(parseAmount("13\u2019819.93 CHF")?.cents).toBe(1381993);
-    expect(findAmounts("Saldo: 21\u2019704.56; Betrag: 5\u2019321.43").map((a) => a.cents)).toEqual([2170456, 532143]);
+    expect(findAmounts("Saldo: 21\u2019704.56; Betrag: 5\u2019321.43").map((a) => a.cents)).toEqual([
+      2170456, 532143,
+    ]);
     expect(inferNumberStyle(["1\u2019234.56", "2\u2019345.67", "3\u2019456.78"], "comma_decimal")).toBe(
       "dot_decimal",
     );
