@@ -137,6 +137,15 @@ describe("document/tables: reading tables from positioned text", () => {
       "debit",
       "credit",
     ]);
+    // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
+    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+    ]);
     expect(["Amount (€)", "Betrag in EUR", "Total HT", "Year to date", "Base TVA"].map(headerRole)).toEqual([
       "amount",
       "amount",
