@@ -697,16 +697,21 @@ function summaryFigure(
   );
   const pool = own.length > 0 ? own : carryAtEnd;
   if (anchor) {
+    // A box is a few lines: a balance of the page set further from its totals (a balance carried at the page's
+    // foot under a label the vocabulary does not know) is none of its figures.
+    const reach = 8 * Math.max(anchor.line.size, 1);
     const near = pool
-      .filter((r) => r.line.page === anchor.line.page)
+      .filter(
+        (r) => r.line.page === anchor.line.page && Math.abs(r.line.baseline - anchor.line.baseline) <= reach,
+      )
       .sort(
         (a, b) =>
           Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline),
       );
     if (near[0]) return near[0];
     // A summary box reads its own figures: a carried balance printed on another page than the box is no
-    // figure of it.
-    if (own.length === 0) return undefined;
+    // figure of it, nor is a balance of the box's page set far from it.
+    if (own.length === 0 || pool.some((r) => r.line.page === anchor.line.page)) return undefined;
   }
   return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
 }

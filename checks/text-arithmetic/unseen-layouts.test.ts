@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Finding } from "../../core/check-result.js";
-import { grid, layoutDocument, run } from "../../document/testdata/layout-kit.js";
+import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
 import { documentTables } from "../../document/tables/document-tables.js";
 import { arithmeticFindings } from "./text-arithmetic.js";
 
@@ -621,5 +621,44 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(maxSeverity(f)).toBeLessThan(8);
     const table = documentTables(doc).tables[0];
     expect(table?.rows.some((r) => r.label.includes("Total des crédits"))).toBe(false);
+  });
+  // A summary box whose closing label is not known ("Solde au" with its date elsewhere), and a balance labelled
+  // as a closing one at the foot of the same page, far from the box: it was taken for the box's closing
+  // (opening + in − out ≠ it: proof 9 on a genuine statement).
+  it("a summary box's closing is one of its lines: a balance far below it on its page is none", () => {
+    const doc = layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 330 }, R(545)],
+            [
+              ["Synthèse du compte"],
+              ["Ancien solde", "303.23 C CHF"],
+              ["Total des crédits", "1'338.57 CHF"],
+              ["Total des débits", "164.72 CHF"],
+              ["Solde au", "1'477.08 C CHF"],
+            ],
+            760,
+          ),
+          ...grid(
+            [{ x: 40 }, { x: 110 }, R(460), R(545)],
+            [
+              ["Date", "Opération", "Somme", "Solde"],
+              ["01.06.2024", "Ancien solde", undefined, "303.23 C"],
+              ["01.06.2024", "Remboursement", "806.15 C", "1'109.38 C"],
+              ["04.06.2024", "Frais de tenue de compte", "164.72 D", "944.66 C"],
+              ["05.06.2024", "Virement reçu", "532.42 C", "1'477.08 C"],
+            ],
+            640,
+          ),
+          run("Nouveau solde de la page", 40, 300),
+          rightRun("944.66 C", 545, 300),
+        ],
+      ],
+      { region: "CH" },
+    );
+    const f = arithmeticFindings(doc).findings;
+    expect(only(f, "statement_summary_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(8);
   });
 });

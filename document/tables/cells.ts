@@ -127,7 +127,10 @@ export function figureOf(
     }
   }
   const a =
-    parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
+    parseAmount(t, { style, loose: true }) ??
+    signThenCurrency(t, style) ??
+    markOutsideParentheses(t, style) ??
+    letterMarked(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -166,8 +169,19 @@ export function figureOf(
 function signThenCurrency(t: string, style: NumberStyle) {
   const m = /^(.*\d)\s*(\p{L}{1,3}|[-−])\s*(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
   if (!m) return undefined;
-  const sign = m[2] === "−" ? "-" : m[2];
+  const sign = m[2] === "−" ? "-" : (LETTER_MARK[m[2] as string] ?? m[2]);
   const a = parseAmount(`${m[1]} ${m[3]}${sign === "-" ? "" : " "}${sign}`, { style, loose: true });
+  return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/** A debit/credit mark of one letter after the amount ("164.72 D", "1'109.38 C"): DR and CR. */
+const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR" };
+
+/** "806.15 C", "164.72 D": an amount whose debit/credit mark is its initial, printed after it in the same cell. */
+function letterMarked(t: string, style: NumberStyle) {
+  const m = /^(.*\d)\s([CD])$/.exec(t);
+  if (!m?.[1] || !m[2]) return undefined;
+  const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
 }
 

@@ -7,7 +7,7 @@ import { figureOf } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
-import { headerRole } from "./vocabulary.js";
+import { headerRole, LABELS } from "./vocabulary.js";
 
 const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
 const R = (x: number) => ({ x, align: "right" as const });
@@ -477,5 +477,16 @@ describe("document/tables: reading tables from positioned text", () => {
     // Not a group of three digits after it: two figures, or none, never one made up.
     expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
     expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
+  });
+  it("a one-letter debit/credit mark after the amount in its cell ('164.72 D', '806.15 C') signs it", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("164.72 D", "dot_decimal", at)?.cents).toBe(-16472);
+    expect(figureOf("1'109.38 C", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("303.23 C CHF", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("303.23 D CHF", "dot_decimal", at)?.cents).toBe(-30323);
+    // A letter that is no mark is no figure of it.
+    expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
+    // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
+    expect(LABELS.carry.test("Solde à reporter")).toBe(true);
   });
 });

@@ -522,7 +522,7 @@ export const LABELS = {
     /\b(closing balance|ending balance|new balance|final balance|balance at (?:the )?end\b|end balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
   /** A balance handed from one page to the next (either end): compared, never summed. */
   carry:
-    /^(?:(?:(?:saldo|balance|bal\.?)\s+)?(?:übertrag|vortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
+    /^(?:(?:(?:saldo|solde|balance|bal\.?)\s+)?(?:übertrag|vortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
   totalIn:
     /\b(total (money in|deposits|credits|paid in|receipts|incoming)|deposits and (other )?(additions|credits)|summe haben|summe gutschriften|summe eingänge|total des cr[ée]dits|total cr[ée]dits|total des versements|totaal bij|total abonos|total haber|totale avere|totale accrediti|totale entrate)\b/i,
   totalOut:

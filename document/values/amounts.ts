@@ -107,7 +107,10 @@ export function parseNumber(text: string, style: NumberStyle = "dot_decimal"): P
   }
   if (!/^\d/.test(s) || !/\d$/.test(s)) return null;
   if (!/^[\d.,'\u2019\u00a0\u202f\u2009 ]+$/.test(s)) return null;
-  const seps = [...s.matchAll(/[.,'\u2019\u00a0\u202f\u2009 ]/g)].map((m) => ({ ch: m[0], at: m.index ?? 0 }));
+  const seps = [...s.matchAll(/[.,'\u2019\u00a0\u202f\u2009 ]/g)].map((m) => ({
+    ch: m[0],
+    at: m.index ?? 0,
+  }));
   if (seps.length === 0) return { value: sign * Number(s), decimals: 0 };
   // Two separators in a row ("1,,234" or "1. 234") are no number.
   for (let i = 1; i < seps.length; i++) if ((seps[i]?.at ?? 0) - (seps[i - 1]?.at ?? 0) < 2) return null;
@@ -251,7 +254,8 @@ export function parseAmount(text: string, opts: AmountOptions = {}): ParsedAmoun
 }
 
 /** A number with a two-digit decimal part after "." or ",", optional thousands groups of "," "." space or '. */
-const TOLERANT_RE = /(?<![\d.,])(\d{1,3}(?:([.,\u00a0 '\u2019])\d{3})*(?:\2\d{3})*|\d+)([.,])(\d{2})(?!\d|[.,]\d)/g;
+const TOLERANT_RE =
+  /(?<![\d.,])(\d{1,3}(?:([.,\u00a0 '\u2019])\d{3})*(?:\2\d{3})*|\d+)([.,])(\d{2})(?!\d|[.,]\d)/g;
 
 function findAmountsTolerant(text: string): ParsedAmount[] {
   const out: ParsedAmount[] = [];
