@@ -489,4 +489,12 @@ describe("document/tables: reading tables from positioned text", () => {
     // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
     expect(LABELS.carry.test("Solde à reporter")).toBe(true);
   });
+  it("opening and closing labels that start or end with an accented letter ('Solde reporté', 'Übertrag vom')", () => {
+    expect(LABELS.opening.test("Solde reporté")).toBe(true);
+    expect(LABELS.opening.test("Übertrag vom 31.03.")).toBe(true);
+    expect(LABELS.closing.test("Übertrag auf Seite 2")).toBe(true);
+    // Still whole words only.
+    expect(LABELS.opening.test("Reopening balance")).toBe(false);
+    expect(LABELS.closing.test("Soldes reportés")).toBe(false);
+  });
 });
