@@ -193,7 +193,7 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
     const bal = row.figures[h.balance.index];
     const moves = movesOf(row, h);
     if (ended || row.kind === "total") return;
-    if (row.kind === "opening" && moved && !LABELS.carry.test(row.label)) {
+    if (row.kind === "opening" && moved && !LABELS.carry.test(row.label) && !broughtForward(table, i)) {
       ended = true;
       return;
     }
@@ -271,6 +271,16 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
     since++;
   });
   return relations;
+}
+
+/**
+ * An opening balance at the top of a page with transactions under it is a balance brought forward, whatever
+ * its words ("Saldovortrag", "Solde reporté"), not the start of a summary box.
+ */
+export function broughtForward(table: Table, i: number): boolean {
+  const row = table.rows[i];
+  const before = table.rows[i - 1];
+  return row !== undefined && before?.page !== row.page && table.rows[i + 1]?.kind === "entry";
 }
 
 const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.holds);

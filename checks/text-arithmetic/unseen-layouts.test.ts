@@ -661,4 +661,40 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(only(f, "statement_summary_mismatch")).toEqual([]);
     expect(maxSeverity(f)).toBeLessThan(8);
   });
+  // A balance brought forward at the top of page 2 under an opening balance's words ("Saldo anterior", not a
+  // carry's): it was read as a summary box after the transactions, and the ledger ended with page 1.
+  it("an opening balance at the top of a page with transactions under it is brought forward, not a box", () => {
+    const cols = [{ x: 50 }, { x: 120 }, R(450), R(545)];
+    const doc = (amount: string) =>
+      layoutDocument(
+        [
+          grid(
+            cols,
+            [
+              ["Fecha", "Concepto", "Importe", "Saldo"],
+              ["01/03/2025", "Saldo inicial", undefined, "1.000,00"],
+              ["02/03/2025", "Nómina", "2.000,00", "3.000,00"],
+              ["03/03/2025", "Recibo luz", "-45,20", "2.954,80"],
+              ["04/03/2025", "Alquiler", "-300,00", "2.654,80"],
+            ],
+            700,
+          ),
+          grid(
+            cols,
+            [
+              ["Fecha", "Concepto", "Importe", "Saldo"],
+              [undefined, "Saldo anterior", undefined, "2.654,80"],
+              ["05/03/2025", "Transferencia", amount, "2.500,00"],
+              ["06/03/2025", "Devolución", "500,00", "3.000,00"],
+              ["07/03/2025", "Tarjeta", "-1.000,00", "2.000,00"],
+            ],
+            700,
+          ),
+        ],
+        { region: "ES" },
+      );
+    expect(arithmeticFindings(doc("-154,80")).findings).toEqual([]);
+    const f = arithmeticFindings(doc("-184,80")).findings;
+    expect(only(f, "running_balance_mismatch").map((x) => [x.page, x.severity])).toEqual([[2, 9]]);
+  });
 });

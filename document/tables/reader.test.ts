@@ -493,6 +493,10 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(LABELS.opening.test("Solde reporté")).toBe(true);
     expect(LABELS.opening.test("Übertrag vom 31.03.")).toBe(true);
     expect(LABELS.closing.test("Übertrag auf Seite 2")).toBe(true);
+    // "Saldo neu" / "Saldo alt" like "Kontostand neu" / "alt"; "Saldovortrag" in one word hands a balance on.
+    expect(LABELS.closing.test("Saldo neu")).toBe(true);
+    expect(LABELS.opening.test("Saldo alt")).toBe(true);
+    expect(LABELS.carry.test("Saldovortrag")).toBe(true);
     // Still whole words only.
     expect(LABELS.opening.test("Reopening balance")).toBe(false);
     expect(LABELS.closing.test("Soldes reportés")).toBe(false);

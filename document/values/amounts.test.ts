@@ -204,4 +204,9 @@ describe("the tolerant reading", () => {
     // An apostrophe ends a word elsewhere: no group of a number ("l’1.234" is no 11234).
     expect(parseNumber("12\u201934.5")).toBeNull();
   });
+  it("a minus after the amount printed as U+2212 ('90,59−') is a trailing minus like '-'", () => {
+    expect(parseAmount("90,59\u2212", { style: "comma_decimal" })?.cents).toBe(-9059);
+    expect(parseAmount("1.234,56\u2212", { style: "comma_decimal" })?.negative).toBe("trailing_minus");
+    expect(parseAmount("90,59-", { style: "comma_decimal" })?.cents).toBe(-9059);
+  });
 });

@@ -160,7 +160,7 @@ const CURRENCY_PREFIX = String.raw`(?:US\$|[€£$¥₹]|(?:EUR|GBP|USD|CHF|JPY|
 const CURRENCY_SUFFIX = String.raw`(?:\s?(?:[€£$¥₹]|EUR|GBP|USD|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|INR|zł|kr)(?![A-Za-z]))`;
 const BODY = String.raw`\d{1,3}(?:[.,'\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{1,4})?|\d+(?:[.,]\d{1,4})?`;
 const AMOUNT_RE = new RegExp(
-  String.raw`(?<![\w.,])(\()?\s?([-\u2212\u2013+])?\s?(${CURRENCY_PREFIX})?\s?([-\u2212\u2013])?(${BODY})(${CURRENCY_SUFFIX})?(\))?(-(?![\d]))?(\s?(?:CR|DR|Cr|Dr)\b)?`,
+  String.raw`(?<![\w.,])(\()?\s?([-\u2212\u2013+])?\s?(${CURRENCY_PREFIX})?\s?([-\u2212\u2013])?(${BODY})(${CURRENCY_SUFFIX})?(\))?([-\u2212](?![\d]))?(\s?(?:CR|DR|Cr|Dr)\b)?`,
   "g",
 );
 
