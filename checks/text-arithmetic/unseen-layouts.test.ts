@@ -697,4 +697,39 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     const f = arithmeticFindings(doc("-184,80")).findings;
     expect(only(f, "running_balance_mismatch").map((x) => [x.page, x.severity])).toEqual([[2, 9]]);
   });
+  // An invoice whose totals box stands above its items, the amount due first: "Gesamt netto" is the net total
+  // (a subtotal), not a total of the amount due above it, and "Gesamtbetrag" is net + tax.
+  it("'Gesamt netto' is a net subtotal: the total under it is net plus tax", () => {
+    const doc = layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 300 }, R(550)],
+            [
+              ["Zu zahlender Betrag", "27’966.30 CHF"],
+              [],
+              ["Gesamt netto", "25’870.77 CHF"],
+              ["USt. 8.1 %", "2’095.53 CHF"],
+              ["Gesamtbetrag", "27’966.30 CHF"],
+            ],
+            640,
+          ),
+          ...grid(
+            [{ x: 45 }, { x: 70 }, R(368), R(440), R(550)],
+            [
+              ["Nr.", "Erläuterung", "Anzahl", "Einzelpr.", "Gesamtpreis"],
+              ["1", "Wartung Website", "1", "626.88", "626.88"],
+              ["2", "Laptopständer", "14", "831.21", "11’636.94"],
+              ["3", "Schulung", "15", "907.13", "13’606.95"],
+            ],
+            540,
+          ),
+        ],
+      ],
+      { region: "CH", docType: "invoice" },
+    );
+    const f = arithmeticFindings(doc).findings;
+    expect(only(f, "total_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(8);
+  });
 });

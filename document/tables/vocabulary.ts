@@ -528,7 +528,7 @@ export const LABELS = {
   totalOut:
     /\b(total (money out|withdrawals|debits|paid out|payments|outgoing)|withdrawals and (other )?(subtractions|debits)|summe soll|summe lastschriften|summe belastungen|summe ausgänge|total des d[ée]bits|total d[ée]bits|totaal af|total cargos|total debe|totale dare|totale addebiti|totale uscite)\b/i,
   subtotal:
-    /\b(sub-?total|zwischensumme|nettobetrag|summe netto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
+    /\b(sub-?total|zwischensumme|nettobetrag|summe netto|gesamt netto|netto gesamt|gesamtnetto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
   totalish:
     /\b(sub-?total|total|totals|summe|gesamt\w*|zwischensumme|nettobetrag|rechnungssumme\w*|amount due|balance due|zu zahlen\w*|rechnungsbetrag|endbetrag|gross pay|gross earnings|gesamtbrutto|salaire brut|sous-total|montant (ttc|ht|total)|net [àa] payer|[àa] payer|totaal|importe total|totale)\b/i,
   tax: /\b(vat|tax|ust\.?|mwst\.?|umsatzsteuer|mehrwertsteuer|gst|hst|tva|btw|iva)\b/i,
