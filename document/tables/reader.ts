@@ -488,6 +488,8 @@ function readBody(
   top: number | undefined,
   em: number,
   claimed: Set<number>,
+  /** The boxes of the header's words, named or not (a column of words the vocabulary does not know). */
+  headerWords: readonly Box[] = [],
 ): Body {
   const left = Math.min(...columns.map((c) => c.left));
   const rightEdge = Math.max(...columns.map((c) => c.right));
@@ -584,7 +586,7 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
-    if (rows.length > 0 && setApart(line, columns, em, labelLefts)) break;
+    if (rows.length > 0 && setApart(line, columns, em, labelLefts, headerWords)) break;
     if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
@@ -606,6 +608,7 @@ export function setApart(
   columns: readonly TableColumn[],
   em: number,
   labelLefts: readonly number[] = [],
+  headerWords: readonly Box[] = [],
 ): boolean {
   if (line.cells.some((c) => c.figure?.money)) return false;
   const desc = columns.find((c) => c.role === "description");
@@ -614,8 +617,14 @@ export function setApart(
   const start = line.cells[0]?.box[0] ?? 0;
   // Aligned with the label of a row read (a note among totals whose labels sit under the figures): a row's.
   const aligned = labelLefts.some((x) => Math.abs(x - start) <= em);
-  if (desc && !aligned) {
-    const figuresFrom = Math.min(...numeric.map((c) => c.left));
+  const figuresFrom = Math.min(...numeric.map((c) => c.left));
+  // Under a header word left of the figures (a column of words the vocabulary does not name, "Billing period"):
+  // the rest of a row's cell wrapped onto a line of its own.
+  const first = line.cells[0]?.box;
+  const underWords =
+    first !== undefined &&
+    headerWords.some((b) => b[2] <= figuresFrom && Math.min(b[2], first[2]) - Math.max(b[0], first[0]) > 0);
+  if (desc && !aligned && !underWords) {
     if (start > Math.max((desc.left + figuresFrom) / 2, desc.left + 6 * em)) return true;
   }
   if (line.cells.length < 3) return false;
@@ -648,7 +657,8 @@ function bodyUnderHeader(
   const em = Math.max(4, hl.size);
   const columns = header.map(columnFromHeader);
   const numeric = columns.filter((c) => NUMERIC_ROLES.has(c.role as ColumnRole));
-  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed);
+  const words = headerLines.flatMap((h) => h.cells.map((c) => c.box));
+  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed, words);
   const entries = rows.filter((r) => r.kind === "entry");
   if (entries.length === 0 || rows.length < 2) {
     if (!(rows.length === 1 && entries.length === 1 && numeric.length >= 2)) return undefined;
@@ -700,7 +710,8 @@ function continueTable(lines: ReadLine[], open: Table, source: PieceSource, clai
     if (figuresOf(line).some((c) => c.figure?.money)) return false;
   }
   if (start < 0) return false;
-  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed);
+  const words = open.headers.flatMap((h) => h.cells.map((c) => c.box));
+  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed, words);
   if (rows.length === 0) return false;
   const page = rows[0]?.page as number;
   open.rows.push(...rows);
