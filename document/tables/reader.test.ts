@@ -137,6 +137,8 @@ describe("document/tables: reading tables from positioned text", () => {
       "debit",
       "credit",
     ]);
+    // "Som" (Dutch) names the amounts like "Somme" and "Sum": a payslip's deductions table under its own header.
+    expect(headerRole("Som")).toBe("amount");
     // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
     expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
       "debit",

@@ -250,6 +250,7 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "montant",
     "somme",
     "bedrag",
+    "som",
     "importe",
     "importo",
     "ammontare",
