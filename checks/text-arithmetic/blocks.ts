@@ -261,6 +261,8 @@ export function checkBlocks(
   let table: Table | undefined;
   let lastPage: Term[] = [];
   for (const r of rows) {
+    // The header a table repeats at the top of each page is no heading: its rows go on under it.
+    if (r.line.header && table !== undefined && r.line.table === table.id) continue;
     // A new page starts a new block, unless the table of the rows above continues on it.
     if (r.page !== page) {
       page = r.page;
@@ -274,7 +276,8 @@ export function checkBlocks(
         runBase = undefined;
       }
     }
-    table = r.table;
+    // Lines of no table between a table's pages (a page's footer, its header) do not end it: its rows go on.
+    if (r.table || r.figures.length > 0) table = r.table;
     // A sum carried from one page of an items table to the next ("Übertrag", "carried forward"): a total
     // of the rows above it, and the first term of the rows below.
     const carried = r.row !== undefined && r.row.kind !== "entry" && LABELS.carry.test(r.label);

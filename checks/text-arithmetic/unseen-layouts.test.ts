@@ -764,4 +764,50 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(only(f, "tax_amount_mismatch")).toEqual([]);
     expect(maxSeverity(f)).toBeLessThan(8);
   });
+  // An items table over three pages, its header repeated on each, a page footer with digits and a description
+  // line under each page's last item: the subtotal on page 3 sums all three pages.
+  it("a table's rows go on past its repeated header, a page footer and a last description line", () => {
+    const cols = [{ x: 45 }, { x: 70 }, R(368), R(440), R(550)];
+    const header = ["N.", "Operazione", "Quantità", "Prezzo", "Imponibile"];
+    const page = (items: [string, string, string, string][], extra: (string | undefined)[][] = []) => [
+      ...grid(
+        cols,
+        [
+          header,
+          ...items.flatMap(([n, q, p, t]) => [
+            [n, "Sedie da ufficio", q, p, t],
+            [undefined, "Periodo giugno 2024"],
+          ]),
+          ...extra,
+        ],
+        780,
+        { pitch: 12 },
+      ),
+      run("Pixelhaus Informatica AG · Reg. 8041810 · Pagina", 45, 40),
+    ];
+    const doc = (last: string) =>
+      layoutDocument(
+        [
+          page([
+            ["1", "3", "528,70", "1 586,10"],
+            ["2", "7", "110,00", "770,00"],
+          ]),
+          page([
+            ["3", "1", "133,00", "133,00"],
+            ["4", "2", "68,00", "136,00"],
+          ]),
+          page(
+            [
+              ["5", "1", "846,84", last],
+              ["6", "5", "80,00", "400,00"],
+            ],
+            [[undefined, "Subtotale", undefined, undefined, "3 871,94"]],
+          ),
+        ],
+        { region: "IT", docType: "invoice" },
+      );
+    const genuine = arithmeticFindings(doc("846,84")).findings;
+    expect(only(genuine, "subtotal_mismatch")).toEqual([]);
+    expect(maxSeverity(genuine)).toBeLessThan(8);
+  });
 });
