@@ -175,11 +175,12 @@ function signThenCurrency(t: string, style: NumberStyle) {
 }
 
 /** A debit/credit mark of one letter after the amount ("164.72 D", "1'109.38 C"): DR and CR. */
-const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR" };
+// "A" is the Italian avere (credit) beside "D" for dare (debit).
+const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR" };
 
 /** "806.15 C", "164.72 D": an amount whose debit/credit mark is its initial, printed after it in the same cell. */
 function letterMarked(t: string, style: NumberStyle) {
-  const m = /^(.*\d)\s([CD])$/.exec(t);
+  const m = /^(.*\d)\s([CDA])$/.exec(t);
   if (!m?.[1] || !m[2]) return undefined;
   const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
@@ -195,7 +196,7 @@ function markOutsideParentheses(t: string, style: NumberStyle) {
   return a?.negative === "parentheses" ? a : undefined;
 }
 
-const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR" };
+const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR", a: "CR" };
 
 /**
  * An amount printed without a sign whose debit/credit indicator stands in a column of its own right after it

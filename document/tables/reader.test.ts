@@ -486,6 +486,9 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("1'109.38 C", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("303.23 C CHF", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("303.23 D CHF", "dot_decimal", at)?.cents).toBe(-30323);
+    // Italian statements: "A" (avere) is a credit, "D" (dare) a debit.
+    expect(figureOf("4093.31 A", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
     // A letter that is no mark is no figure of it.
     expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
     // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
