@@ -139,6 +139,12 @@ describe("document/tables: reading tables from positioned text", () => {
     ]);
     // "Som" (Dutch) names the amounts like "Somme" and "Sum": a payslip's deductions table under its own header.
     expect(headerRole("Som")).toBe("amount");
+    // "Aant. Eenheid" (quantity and unit in one Dutch header cell), its cells "8 st.", "7,75 stuk", "1,25 mnd".
+    expect(headerRole("Aant. Eenheid")).toBe("quantity");
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(["8 st.", "7,75 stuk", "1,25 mnd"].map((t) => figureOf(t, "comma_decimal", at)?.value)).toEqual([
+      8, 7.75, 1.25,
+    ]);
     // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
     expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
       "debit",

@@ -294,6 +294,8 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "heures",
     "jours",
     "aantal",
+    "aant",
+    "aant.",
     "hoeveelheid",
     "uren",
     "cantidad",
