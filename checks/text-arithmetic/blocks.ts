@@ -260,13 +260,21 @@ export function checkBlocks(
   let page = rows[0]?.page;
   let table: Table | undefined;
   let lastPage: Term[] = [];
+  let lastRow: { table: Table; row: BlockRow } | undefined;
   for (const r of rows) {
-    // The header a table repeats at the top of each page is no heading: its rows go on under it.
-    if (r.line.header && table !== undefined && r.line.table === table.id) continue;
-    // A new page starts a new block, unless the table of the rows above continues on it.
+    // The block of a table's rows is open while no total or carried sum ended it: the header the table repeats
+    // at the top of a page is then no heading, and lines of no table between its pages (a page's footer) do not
+    // end it.
+    const open =
+      lastRow !== undefined && lastRow.row.row?.kind === "entry" && !isTotalRow(lastRow.row)
+        ? lastRow.table
+        : undefined;
+    if (r.line.header && open !== undefined && r.line.table === open.id) continue;
+    // A new page starts a new block, unless the table of the rows above continues on it (past lines of no table
+    // too, while its block is open).
     if (r.page !== page) {
       page = r.page;
-      if (!(r.table && r.table === table)) {
+      if (!(r.table && r.table === table) && !(r.table !== undefined && r.table === open)) {
         // The amounts of the page before, when plain amounts: an items table continued on this page under a
         // header set a little differently is read as another table, and the total under it sums both.
         lastPage = terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row)) ? terms : [];
@@ -276,8 +284,8 @@ export function checkBlocks(
         runBase = undefined;
       }
     }
-    // Lines of no table between a table's pages (a page's footer, its header) do not end it: its rows go on.
-    if (r.table || r.figures.length > 0) table = r.table;
+    table = r.table;
+    if (r.table && r.row) lastRow = { table: r.table, row: r };
     // A sum carried from one page of an items table to the next ("Übertrag", "carried forward"): a total
     // of the rows above it, and the first term of the rows below.
     const carried = r.row !== undefined && r.row.kind !== "entry" && LABELS.carry.test(r.label);
