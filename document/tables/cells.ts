@@ -130,7 +130,8 @@ export function figureOf(
     parseAmount(t, { style, loose: true }) ??
     signThenCurrency(t, style) ??
     markOutsideParentheses(t, style) ??
-    letterMarked(t, style);
+    letterMarked(t, style) ??
+    categoryFirst(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -184,6 +185,15 @@ function letterMarked(t: string, style: NumberStyle) {
   if (!m?.[1] || !m[2]) return undefined;
   const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/**
+ * "A EUR 15,36": a tax category letter drawn into the amount's cell (a receipt's "BTW" column set against its
+ * amounts): the amount, when it carries its currency mark.
+ */
+function categoryFirst(t: string, style: NumberStyle) {
+  const m = /^[A-Z]\s+((?:[£$€]|EUR|GBP|USD|CHF)\s?[-−(]?\d[\d.,'\u2019\u00a0\u202f ]*\)?)$/.exec(t);
+  return m?.[1] ? parseAmount(m[1], { style, loose: true }) : undefined;
 }
 
 /** "€(827,47)", "$ (1,234.50)", "(827,47) €": a negative in parentheses with its currency mark outside them. */

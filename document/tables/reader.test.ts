@@ -492,6 +492,9 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("1'109.38 C", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("303.23 C CHF", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("303.23 D CHF", "dot_decimal", at)?.cents).toBe(-30323);
+    // A tax category letter drawn into the amount's cell: the amount, when it carries its currency mark.
+    expect(figureOf("A EUR 15,36", "comma_decimal", at)?.cents).toBe(1536);
+    expect(figureOf("B 12,00", "comma_decimal", at)).toBeUndefined();
     // Italian statements: "A" (avere) is a credit, "D" (dare) a debit.
     expect(figureOf("4093.31 A", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
