@@ -766,7 +766,7 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
   });
   // An items table over three pages, its header repeated on each, a page footer with digits and a description
   // line under each page's last item: the subtotal on page 3 sums all three pages.
-  it("a table's rows go on past its repeated header, a page footer and a last description line", () => {
+  it("a table's rows go on past its repeated header and a page footer", () => {
     const cols = [{ x: 45 }, { x: 70 }, R(368), R(440), R(550)];
     const header = ["N.", "Operazione", "Quantità", "Prezzo", "Imponibile"];
     const page = (items: [string, string, string, string][], extra: (string | undefined)[][] = []) => [
