@@ -260,11 +260,21 @@ export function checkBlocks(
   let page = rows[0]?.page;
   let table: Table | undefined;
   let lastPage: Term[] = [];
+  let lastRow: { table: Table; row: BlockRow } | undefined;
   for (const r of rows) {
-    // A new page starts a new block, unless the table of the rows above continues on it.
+    // The block of a table's rows is open while no total or carried sum ended it: the header the table repeats
+    // at the top of a page is then no heading, and lines of no table between its pages (a page's footer) do not
+    // end it.
+    const open =
+      lastRow !== undefined && lastRow.row.row?.kind === "entry" && !isTotalRow(lastRow.row)
+        ? lastRow.table
+        : undefined;
+    if (r.line.header && open !== undefined && r.line.table === open.id) continue;
+    // A new page starts a new block, unless the table of the rows above continues on it (past lines of no table
+    // too, while its block is open).
     if (r.page !== page) {
       page = r.page;
-      if (!(r.table && r.table === table)) {
+      if (!(r.table && r.table === table) && !(r.table !== undefined && r.table === open)) {
         // The amounts of the page before, when plain amounts: an items table continued on this page under a
         // header set a little differently is read as another table, and the total under it sums both.
         lastPage = terms.length > 0 && !terms.some((t) => t.unknown || isTotalRow(t.row)) ? terms : [];
@@ -275,6 +285,7 @@ export function checkBlocks(
       }
     }
     table = r.table;
+    if (r.table && r.row) lastRow = { table: r.table, row: r };
     // A sum carried from one page of an items table to the next ("Übertrag", "carried forward"): a total
     // of the rows above it, and the first term of the rows below.
     const carried = r.row !== undefined && r.row.kind !== "entry" && LABELS.carry.test(r.label);
@@ -1108,7 +1119,7 @@ function checkTaxRate(
  */
 function baseInLabel(ctx: Ctx, r: BlockRow): Figure | undefined {
   const m =
-    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
+    /%\s*(?:\(\s*|(?:on|of|auf|von|sur|de|su|sobre|op|over)\s+)((?:[£$€]|EUR|GBP|USD|CHF)?\s?\d[\d.,'\u2019\u00a0\u202f ]*\d\s?(?:[£$€]|EUR|GBP|USD|CHF)?)\s*\)?\s*$/i.exec(
       r.label,
     );
   if (!m?.[1] || !r.figure) return undefined;

@@ -2,7 +2,7 @@ import type { Figure } from "../../document/tables/cells.js";
 import type { Table, TableColumn, TableRow } from "../../document/tables/reader.js";
 import { LABELS } from "../../document/tables/vocabulary.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
-import { labelledFigures, like } from "./ledger.js";
+import { broughtForward, labelledFigures, like } from "./ledger.js";
 
 /**
  * Statements that print amounts but no running balance: only the balance opened, carried to the next page and
@@ -107,7 +107,13 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
       }
       // An opening balance after the rows is no balance brought forward: a summary box under the table (opening,
       // totals in and out, closing) that the reader took for more rows ends it.
-      if (open && open.rows > 0 && row.kind === "opening" && !LABELS.carry.test(row.label)) {
+      if (
+        open &&
+        open.rows > 0 &&
+        row.kind === "opening" &&
+        !LABELS.carry.test(row.label) &&
+        !broughtForward(table, table.rows.indexOf(row))
+      ) {
         open = undefined;
         break;
       }

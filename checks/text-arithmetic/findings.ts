@@ -142,6 +142,11 @@ export interface Mismatch {
   unsupported?: string;
   /** Why the reading is in doubt though its block chains (replaces the anomaly's sentence). */
   doubt?: string;
+  /**
+   * Why the figures compared may not be the ones the relation is about, whatever the table's confidence
+   * (which rows a summary box counts, which of several tables is its ledger): the mismatch is a note.
+   */
+  uncertain?: string;
 }
 
 /**
@@ -152,16 +157,18 @@ export interface Mismatch {
  * `after` (what is printed now), `readingConfidence` and `blockSupport`.
  */
 export function report(ctx: Ctx, m: Mismatch): void {
-  const confident = m.confidence >= CONFIDENT;
+  const confident = m.confidence >= CONFIDENT && m.uncertain === undefined;
   const verified = m.support >= SUPPORT_NEEDED;
   const why = m.notes?.length ? `: ${m.notes.join("; ")}` : "";
-  const message = !confident
-    ? `${m.message} The table was read with low confidence (${m.confidence.toFixed(2)}${why}), so this is a note, not proof.`
-    : !verified
-      ? m.doubt
-        ? `${m.message} ${m.doubt}`
-        : `${m.message} Nothing else in its ${m.unsupported ?? "table or block"} was seen to add up under the same reading, so this is an anomaly, not proof.`
-      : m.message;
+  const message = m.uncertain
+    ? `${m.message} ${m.uncertain}, so this is a note, not proof.`
+    : !confident
+      ? `${m.message} The table was read with low confidence (${m.confidence.toFixed(2)}${why}), so this is a note, not proof.`
+      : !verified
+        ? m.doubt
+          ? `${m.message} ${m.doubt}`
+          : `${m.message} Nothing else in its ${m.unsupported ?? "table or block"} was seen to add up under the same reading, so this is an anomaly, not proof.`
+        : m.message;
   const bbox = pageBox(ctx.reading, m.page, m.at?.box ?? m.box);
   ctx.findings.push({
     code: m.code,

@@ -193,7 +193,7 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
     const bal = row.figures[h.balance.index];
     const moves = movesOf(row, h);
     if (ended || row.kind === "total") return;
-    if (row.kind === "opening" && moved && !LABELS.carry.test(row.label)) {
+    if (row.kind === "opening" && moved && !LABELS.carry.test(row.label) && !broughtForward(table, i)) {
       ended = true;
       return;
     }
@@ -273,6 +273,16 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
   return relations;
 }
 
+/**
+ * An opening balance at the top of a page with transactions under it is a balance brought forward, whatever
+ * its words ("Saldovortrag", "Solde reporté"), not the start of a summary box.
+ */
+export function broughtForward(table: Table, i: number): boolean {
+  const row = table.rows[i];
+  const before = table.rows[i - 1];
+  return row !== undefined && before?.page !== row.page && table.rows[i + 1]?.kind === "entry";
+}
+
 const holds = (r: Relation) => (r.kind === "move" ? r.hit !== undefined : r.holds);
 
 /**
@@ -293,7 +303,9 @@ export function readLedgers(ctx: Ctx): Ledger[] {
     const seeds = summary.filter(
       (l) => LABELS.opening.test(l.label) && l.line.table !== read.id && !l.line.cells[0]?.date,
     );
-    const seed = seeds[0]?.figure;
+    // The statement's opening balance is the first ledger's: a later table (the rest of the transactions read
+    // apart, another account) starts from a balance of its own.
+    const seed = out.length === 0 ? seeds[0]?.figure : undefined;
     let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
     for (const table of inEitherOrder(read)) {
       const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
@@ -383,7 +395,7 @@ export function readLedgers(ctx: Ctx): Ledger[] {
 export function like(f: Figure | undefined, cents: number, style: NumberStyle): string {
   if (!f) return formatCents(cents, style);
   const decimal = style === "comma_decimal" ? "," : ".";
-  const group = /\d([.,'\u00a0\u202f ])\d{3}(?!\d)/.exec(
+  const group = /\d([.,'\u2019\u00a0\u202f ])\d{3}(?!\d)/.exec(
     f.text.replace(new RegExp(`\\${decimal}\\d+\\D*$`), ""),
   )?.[1];
   const abs = Math.abs(Math.round(cents));
@@ -392,7 +404,7 @@ export function like(f: Figure | undefined, cents: number, style: NumberStyle): 
     group ?? (style === "comma_decimal" ? "." : ","),
   );
   const body = `${whole}${decimal}${String(abs % 100).padStart(2, "0")}`;
-  const replaced = f.text.replace(/\d[\d.,'\u00a0\u202f ]*\d|\d/, body);
+  const replaced = f.text.replace(/\d[\d.,'\u2019\u00a0\u202f ]*\d|\d/, body);
   const negative = cents < 0;
   const printedNegative = f.cents < 0;
   if (negative === printedNegative) return replaced;
@@ -695,16 +707,21 @@ function summaryFigure(
   );
   const pool = own.length > 0 ? own : carryAtEnd;
   if (anchor) {
+    // A box is a few lines: a balance of the page set further from its totals (a balance carried at the page's
+    // foot under a label the vocabulary does not know) is none of its figures.
+    const reach = 8 * Math.max(anchor.line.size, 1);
     const near = pool
-      .filter((r) => r.line.page === anchor.line.page)
+      .filter(
+        (r) => r.line.page === anchor.line.page && Math.abs(r.line.baseline - anchor.line.baseline) <= reach,
+      )
       .sort(
         (a, b) =>
           Math.abs(a.line.baseline - anchor.line.baseline) - Math.abs(b.line.baseline - anchor.line.baseline),
       );
     if (near[0]) return near[0];
     // A summary box reads its own figures: a carried balance printed on another page than the box is no
-    // figure of it.
-    if (own.length === 0) return undefined;
+    // figure of it, nor is a balance of the box's page set far from it.
+    if (own.length === 0 || pool.some((r) => r.line.page === anchor.line.page)) return undefined;
   }
   return end === "first" || own.length > 0 ? pool[0] : pool[pool.length - 1];
 }
@@ -860,9 +877,33 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const boxOthers = (except: Labelled) =>
     [opening, closing, totalIn, totalOut].filter((r) => r !== undefined && r !== except).length;
   const inTable = (l: Labelled) => l.line.table === ledger.table.id;
+  // Transactions read as several ledger tables (one statement's rows split where the reader lost the table,
+  // or several accounts): the box's closing is the last table's, its totals those of all of them, or of the
+  // first alone; which rows it counts is not known, and a mismatch is a note.
+  // Dated rows with money outside every ledger (a part of the statement whose balances were not read) do the
+  // same: the ledger may be a part of the statement only.
+  const ledgerIds = new Set(ledgers.map((l) => l.table.id));
+  const outside = ctx.reading.tables
+    .filter((t) => !ledgerIds.has(t.id))
+    .some((t) => t.rows.some((r) => r.kind === "entry" && r.date && r.figures.some((f) => f?.money)));
+  const split =
+    ledgers.length > 1
+      ? `The transactions were read as ${ledgers.length} tables, and which of their rows the summary counts is not known`
+      : outside
+        ? "Dated transactions were read outside the ledger whose balances chain, and which rows the summary counts is not known"
+        : undefined;
+  // The box's totals are the ledger's sums only when the ledger runs from the box's opening balance to its
+  // closing one: a ledger that starts or ends elsewhere (a part of the statement, another account) sums other
+  // rows than the box does.
+  const spans = tied(opening, "opening") && tied(closing, "closing");
+  const lastOfAll = ledgers[ledgers.length - 1]?.lastBalance;
   if (closing && lastBalance && !inTable(closing) && !ledger.relations.some((r) => r.kind === "closing")) {
     ctx.checked++;
-    if (Math.abs(closing.figure.cents - lastBalance.cents) <= SLACK) ctx.verified++;
+    if (
+      Math.abs(closing.figure.cents - lastBalance.cents) <= SLACK ||
+      (lastOfAll !== undefined && Math.abs(closing.figure.cents - lastOfAll.cents) <= SLACK)
+    )
+      ctx.verified++;
     else
       report(ctx, {
         code: "closing_balance_mismatch",
@@ -880,6 +921,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
         support: lastChains && (boxOthers(closing) === 0 || ties(closing) > 0) ? ledger.held : 0,
         unsupported:
           "ledger and summary (the last balance does not chain, or the box is not tied to the ledger)",
+        ...(split ? { uncertain: split } : {}),
       });
   }
   if (ledgerBroken) return;
@@ -891,14 +933,18 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
     near(totalIn, ledger.debits) &&
     near(totalOut, ledger.credits) &&
     !(near(totalIn, ledger.credits) && near(totalOut, ledger.debits));
-  for (const [row, total, what] of [
-    [totalIn, swapped ? ledger.debits : ledger.credits, "money in"],
-    [totalOut, swapped ? ledger.credits : ledger.debits, "money out"],
+  const allOf = (k: "credits" | "debits") =>
+    ledgers.every((l) => l[k] !== undefined) ? sum(ledgers.map((l) => l[k] ?? 0)) : undefined;
+  const all = { credits: allOf("credits"), debits: allOf("debits") };
+  for (const [row, total, whole, what] of [
+    [totalIn, swapped ? ledger.debits : ledger.credits, swapped ? all.debits : all.credits, "money in"],
+    [totalOut, swapped ? ledger.credits : ledger.debits, swapped ? all.credits : all.debits, "money out"],
   ] as const) {
     if (!row || inTable(row) || total === undefined) continue;
     ctx.checked++;
     if (
       Math.abs(Math.abs(row.figure.cents) - total) <= SLACK ||
+      (whole !== undefined && Math.abs(Math.abs(row.figure.cents) - whole) <= SLACK) ||
       explainedBy(Math.abs(row.figure.cents) - total, extras)
     ) {
       ctx.verified++;
@@ -918,6 +964,14 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
       // The ledger chains (checked only then); the box is its own when another of its figures ties to it.
       support: ties(row),
       unsupported: "summary (none of its other figures ties to the ledger)",
+      ...(split
+        ? { uncertain: split }
+        : spans
+          ? {}
+          : {
+              uncertain:
+                "The ledger read does not run from the summary's opening balance to its closing balance, and which rows the summary counts is not known",
+            }),
     });
   }
 }

@@ -51,7 +51,7 @@ export interface ReadCell extends Cell {
 
 /** Units a quantity is counted in (energy, volume, weight, time, pieces), in six languages. */
 const UNIT =
-  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|pezzi|x";
+  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st\\.|stuks?|mnd\\.?|maand(?:en)?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|pezzi|x";
 const QUANTITY_CELL = new RegExp(`^(\\d[\\d.,\u00a0\u202f ]*)\\s*(${UNIT})$`, "i");
 const RATE_CELL = new RegExp(
   `^([£$€]?\\s?\\d[\\d.,]*)\\s*(ct|cents?|c|¢|p|pence|€|eur|£|gbp|\\$|usd)?\\s*(?:/|per|pro|par)\\s*(?:${UNIT})$`,
@@ -60,7 +60,7 @@ const RATE_CELL = new RegExp(
 const PERCENT_CELL = /^([-−]?\d{1,3}(?:[.,]\d{1,4})?)\s?%$/;
 /** A cell that is nothing but a money figure (digits, separators, a currency mark). */
 const MONEY_LIKE =
-  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u00a0\u202f ]*\d[\d.,'\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
+  /^[-−(]?\s*(?:[£$€]|EUR|GBP|USD)\s*[\d.,'\u2019\u00a0\u202f ]*\d[\d.,'\u2019\u00a0\u202f ]*\)?$|^[-−(]?\s*[\d.,'\u2019\u00a0\u202f ]*\d[\d.,'\u2019\u00a0\u202f ]*\s*(?:[£$€]|EUR|GBP|USD)\)?$/;
 
 const centsOf = (v: number) => {
   const c = Math.round(Math.abs(v) * 100 + 1e-9);
@@ -86,8 +86,13 @@ export function figureOf(
   at: { box: Box; page: number; confidence: number },
 ): Figure | undefined {
   // A separator glyph the font maps to no character ("5\u0000224,60": a narrow no-break space without a
-  // ToUnicode entry) is still a separator.
-  const t = text.trim().replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f");
+  // ToUnicode entry) is still a separator. A gap drawn before a group separator ("13 .465,07", "−1 .028,00":
+  // a re-distilled page spacing its glyphs) is no space of the number: a group of three digits follows it, then
+  // the decimals or the end.
+  const t = text
+    .trim()
+    .replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f")
+    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {
@@ -122,7 +127,11 @@ export function figureOf(
     }
   }
   const a =
-    parseAmount(t, { style, loose: true }) ?? signThenCurrency(t, style) ?? markOutsideParentheses(t, style);
+    parseAmount(t, { style, loose: true }) ??
+    signThenCurrency(t, style) ??
+    markOutsideParentheses(t, style) ??
+    letterMarked(t, style) ??
+    categoryFirst(t, style);
   if (a) {
     const out: Figure = {
       cents: a.cents,
@@ -161,9 +170,30 @@ export function figureOf(
 function signThenCurrency(t: string, style: NumberStyle) {
   const m = /^(.*\d)\s*(\p{L}{1,3}|[-−])\s*(EUR|GBP|USD|CHF|[£$€])$/u.exec(t);
   if (!m) return undefined;
-  const sign = m[2] === "−" ? "-" : m[2];
+  const sign = m[2] === "−" ? "-" : (LETTER_MARK[m[2] as string] ?? m[2]);
   const a = parseAmount(`${m[1]} ${m[3]}${sign === "-" ? "" : " "}${sign}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/** A debit/credit mark of one letter after the amount ("164.72 D", "1'109.38 C"): DR and CR. */
+// "A" is the Italian avere (credit) beside "D" for dare (debit).
+const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR" };
+
+/** "806.15 C", "164.72 D": an amount whose debit/credit mark is its initial, printed after it in the same cell. */
+function letterMarked(t: string, style: NumberStyle) {
+  const m = /^(.*\d)\s([CDA])$/.exec(t);
+  if (!m?.[1] || !m[2]) return undefined;
+  const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
+  return a && (a.credit || a.negative) ? a : undefined;
+}
+
+/**
+ * "A EUR 15,36": a tax category letter drawn into the amount's cell (a receipt's "BTW" column set against its
+ * amounts): the amount, when it carries its currency mark.
+ */
+function categoryFirst(t: string, style: NumberStyle) {
+  const m = /^[A-Z]\s+((?:[£$€]|EUR|GBP|USD|CHF)\s?[-−(]?\d[\d.,'\u2019\u00a0\u202f ]*\)?)$/.exec(t);
+  return m?.[1] ? parseAmount(m[1], { style, loose: true }) : undefined;
 }
 
 /** "€(827,47)", "$ (1,234.50)", "(827,47) €": a negative in parentheses with its currency mark outside them. */
@@ -176,7 +206,7 @@ function markOutsideParentheses(t: string, style: NumberStyle) {
   return a?.negative === "parentheses" ? a : undefined;
 }
 
-const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR" };
+const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR", a: "CR" };
 
 /**
  * An amount printed without a sign whose debit/credit indicator stands in a column of its own right after it

@@ -155,7 +155,7 @@ export function linesOf(page: TablePage): Line[] {
 }
 
 const CURRENCY_ONLY = /^(?:[€£$¥₹]|US\$|EUR|GBP|USD|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|INR)$/;
-const NUMBER_ONLY = /^[-−–(]?\s?\d[\d.,'\u00a0\u202f ]*\)?-?$/;
+const NUMBER_ONLY = /^[-−–(]?\s?\d[\d.,'\u2019\u00a0\u202f ]*\)?-?$/;
 const SIGN_MARK = /^(?:CR|DR|Cr|Dr|-|−|–|\+)$/;
 
 function merge(a: Cell, b: Cell, sep: string): Cell {

@@ -7,9 +7,10 @@ import { figureOf } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
-import { headerRole } from "./vocabulary.js";
+import { headerRole, LABELS } from "./vocabulary.js";
 
 const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
+const R = (x: number) => ({ x, align: "right" as const });
 const roles = (t: { columns: { role: string }[] } | undefined) => t?.columns.map((c) => c.role);
 
 describe("document/tables: reading tables from positioned text", () => {
@@ -129,6 +130,23 @@ describe("document/tables: reading tables from positioned text", () => {
       "credit",
       "debit",
       "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+      "debit",
+      "credit",
+    ]);
+    // "Som" (Dutch) names the amounts like "Somme" and "Sum": a payslip's deductions table under its own header.
+    expect(headerRole("Som")).toBe("amount");
+    // "Aant. Eenheid" (quantity and unit in one Dutch header cell), its cells "8 st.", "7,75 stuk", "1,25 mnd".
+    expect(headerRole("Aant. Eenheid")).toBe("quantity");
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(["8 st.", "7,75 stuk", "1,25 mnd"].map((t) => figureOf(t, "comma_decimal", at)?.value)).toEqual([
+      8, 7.75, 1.25,
+    ]);
+    // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
+    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
       "debit",
       "credit",
       "debit",
@@ -421,5 +439,80 @@ describe("document/tables: reading tables from positioned text", () => {
     });
     expect(roles(r.tables[0])).toEqual(["quantity", "description", "amount"]);
     expect(r.tables[0]?.rows).toHaveLength(3);
+  });
+  it("a header word its narrow column wrapped ('Boekdatu' over 'm') is the header's, and the table under it is read", () => {
+    const cols = [{ x: 50 }, { x: 110 }, R(385), R(461), R(536)];
+    const rows = [
+      ["02-07-2024 Periodieke overboeking", undefined, "147,47", undefined, "3.568,16"],
+      ["03-07-2024 Overboeking van F. de Boer", undefined, undefined, "25,64", "3.593,80"],
+      ["04-07-2024 Overboeking van R. Visser Kenmerk", undefined, undefined, "817,14", "4.410,94"],
+      [undefined, "724522361"],
+      ["07-07-2024 Online aankoop", undefined, "152,76", undefined, "4.258,18"],
+    ];
+    const runs = [
+      ...grid(cols, [["Boekdatu", "Naam / Omschrijving", "Afschrijving", "Credit", "Saldo (EUR)"]], 700),
+      run("m", 50, 688),
+      ...grid(cols, rows, 672),
+    ];
+    const r = readTables([pdf(1, runs)], { region: "NL" });
+    expect(r.tables).toHaveLength(1);
+    expect(roles(r.tables[0])).toEqual(["date", "debit", "credit", "balance"]);
+    expect(r.tables[0]?.headers).toHaveLength(1);
+    expect(r.tables[0]?.rows.map((row) => row.date)).toEqual([
+      "02-07-2024",
+      "03-07-2024",
+      "04-07-2024",
+      "07-07-2024",
+    ]);
+    // The rest of a header word under a column no word names ("Volg" over "nr."): the header's too, no line
+    // of words left of the figures that ends the table before its first row.
+    const tail = [
+      ...grid(cols, [["Volg", "Naam / Omschrijving", "Afschrijving", "Credit", "Saldo (EUR)"]], 700),
+      run("nr.", 50, 688),
+      ...grid(cols, rows, 672),
+    ];
+    const t = readTables([pdf(1, tail)], { region: "NL" }).tables;
+    expect(t).toHaveLength(1);
+    expect(roles(t[0])).toEqual(["debit", "credit", "balance"]);
+    expect(t[0]?.rows).toHaveLength(4);
+  });
+  it("a gap drawn before a group separator ('13 .465,07', a re-distilled page) is no space of the number", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("13 .465,07", "comma_decimal", at)?.cents).toBe(1346507);
+    expect(figureOf("\u22121 .028,00", "comma_decimal", at)?.cents).toBe(-102800);
+    expect(figureOf("EUR 14 .493,07", "comma_decimal", at)?.cents).toBe(1449307);
+    expect(figureOf("1 ,234.50", "dot_decimal", at)?.cents).toBe(123450);
+    // Not a group of three digits after it: two figures, or none, never one made up.
+    expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
+    expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
+  });
+  it("a one-letter debit/credit mark after the amount in its cell ('164.72 D', '806.15 C') signs it", () => {
+    const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
+    expect(figureOf("164.72 D", "dot_decimal", at)?.cents).toBe(-16472);
+    expect(figureOf("1'109.38 C", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("303.23 C CHF", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("303.23 D CHF", "dot_decimal", at)?.cents).toBe(-30323);
+    // A tax category letter drawn into the amount's cell: the amount, when it carries its currency mark.
+    expect(figureOf("A EUR 15,36", "comma_decimal", at)?.cents).toBe(1536);
+    expect(figureOf("B 12,00", "comma_decimal", at)).toBeUndefined();
+    // Italian statements: "A" (avere) is a credit, "D" (dare) a debit.
+    expect(figureOf("4093.31 A", "dot_decimal", at)?.credit).toBe(true);
+    expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
+    // A letter that is no mark is no figure of it.
+    expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
+    // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
+    expect(LABELS.carry.test("Solde à reporter")).toBe(true);
+  });
+  it("opening and closing labels that start or end with an accented letter ('Solde reporté', 'Übertrag vom')", () => {
+    expect(LABELS.opening.test("Solde reporté")).toBe(true);
+    expect(LABELS.opening.test("Übertrag vom 31.03.")).toBe(true);
+    expect(LABELS.closing.test("Übertrag auf Seite 2")).toBe(true);
+    // "Saldo neu" / "Saldo alt" like "Kontostand neu" / "alt"; "Saldovortrag" in one word hands a balance on.
+    expect(LABELS.closing.test("Saldo neu")).toBe(true);
+    expect(LABELS.opening.test("Saldo alt")).toBe(true);
+    expect(LABELS.carry.test("Saldovortrag")).toBe(true);
+    // Still whole words only.
+    expect(LABELS.opening.test("Reopening balance")).toBe(false);
+    expect(LABELS.closing.test("Soldes reportés")).toBe(false);
   });
 });

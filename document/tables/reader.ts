@@ -309,29 +309,51 @@ function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | 
   return undefined;
 }
 
-/** A header set on two lines ("Unit" over "price", "Paid" over "out"): the cells joined by column. */
+/**
+ * A header set on two lines ("Unit" over "price", "Paid" over "out"): the cells joined by column. A word
+ * broken where its narrow column ends ("Boekdatu" over "m") is joined without a space when only so it names
+ * the column.
+ */
 function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefined {
   if (upper.baseline - lower.baseline > 1.8 * Math.max(upper.size, lower.size)) return undefined;
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
-  const cols = lower.cells.map((c) => ({ text: c.text, left: c.box[0], right: c.box[2] }));
+  const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
     if (under) {
+      const broken = /\p{L}$/u.test(u.text.trim()) && /^\p{Ll}/u.test(under.text.trim());
+      under.joined = broken ? `${u.text.trim()}${under.text.trim()}` : `${u.text} ${under.text}`;
       under.text = `${u.text} ${under.text}`;
       under.left = Math.min(under.left, u.box[0]);
       under.right = Math.max(under.right, u.box[2]);
-    } else cols.push({ text: u.text, left: u.box[0], right: u.box[2] });
+    } else cols.push({ text: u.text, joined: u.text, left: u.box[0], right: u.box[2] });
   }
   const cells: HeaderCell[] = [];
   let unnamed = 0;
-  for (const c of cols) {
-    const role = headerRole(c.text);
-    if (role) cells.push({ role, ...c });
+  for (const { joined, ...c } of cols) {
+    const spaced = headerRole(c.text);
+    const role = spaced ?? headerRole(joined);
+    if (role) cells.push({ role, ...c, ...(spaced ? {} : { text: joined }) });
     else unnamed++;
   }
   if (cells.length < 2 || unnamed > cells.length || !cells.some((c) => NUMERIC_ROLES.has(c.role)))
     return undefined;
   return cells.sort((a, b) => a.left - b.left);
+}
+
+/**
+ * A line of words only set right under a header's last line (within 1.8 of its size), each of its cells under
+ * a cell of the header's lines: the header's own words wrapped onto a line of their own.
+ */
+function headerTail(header: readonly ReadLine[], line: ReadLine): boolean {
+  const last = header[header.length - 1] as ReadLine;
+  if (header.length >= 3 || line.cells.length === 0) return false;
+  if (last.baseline - line.baseline > 1.8 * Math.max(last.size, line.size)) return false;
+  if (line.cells.some((c) => c.figure || c.date || !/\p{L}/u.test(c.text))) return false;
+  const above = header.flatMap((h) => h.cells);
+  return line.cells.every((c) =>
+    above.some((a) => Math.min(a.box[2], c.box[2]) - Math.max(a.box[0], c.box[0]) > 0),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,6 +389,13 @@ function tablesOfPage(
       }
     }
     if (!header) continue;
+    // Words right under the header, each under one of its cells (the rest of a header word its narrow
+    // column wrapped, "(EUR)" under "Saldo"), are the header's too: no row, and no line that ends the table.
+    for (let k = i + headerLines.length; k < lines.length && !claimed.has(k); k++) {
+      const tail = lines[k] as ReadLine;
+      if (!headerTail(headerLines, tail)) break;
+      headerLines = [...headerLines, tail];
+    }
     const start = i + headerLines.length;
     const table = bodyUnderHeader(lines, start, header, headerLines, source, claimed, id);
     if (!table) continue;
@@ -459,6 +488,8 @@ function readBody(
   top: number | undefined,
   em: number,
   claimed: Set<number>,
+  /** The boxes of the header's words, named or not (a column of words the vocabulary does not know). */
+  headerWords: readonly Box[] = [],
 ): Body {
   const left = Math.min(...columns.map((c) => c.left));
   const rightEdge = Math.max(...columns.map((c) => c.right));
@@ -481,12 +512,25 @@ function readBody(
     const figs = figuresOf(line).filter((c) => c.box[2] > left - em && c.box[0] < rightEdge + 4 * em);
     const placed = figs.map((c) => ({ c, col: columnFor(columns, c.figure as Figure, em) }));
     const inNumeric = placed.filter((p) => p.col && isNumericColumn(p.col));
-    // A number that is not money under a column of words ("Ref 123456") is a word of the row.
-    const outside = placed.filter((p) => !inNumeric.includes(p) && (!p.col || (p.c.figure as Figure).money));
+    // A number that is not money under a column of words ("Ref 123456"), or left of every column of figures
+    // (a reference wrapped under a description column the header did not name), is a word of the row.
+    const wordsEnd = Math.min(...columns.filter(isNumericColumn).map((c) => c.left)) - em;
+    const outside = placed.filter(
+      (p) => !inNumeric.includes(p) && ((p.c.figure as Figure).money || (!p.col && p.c.box[2] >= wordsEnd)),
+    );
     if (inNumeric.length > 0) {
       const kind = rowKindOf(line.text);
       const allowed = kind === "entry" ? 3.2 * pitch : 5 * pitch;
       if (gap > allowed + em) break;
+      // An opening balance under transactions of the same page is no row of theirs: a summary box under the
+      // table ("Ancien solde / Total des crédits / Total débit / Solde final") whose labels start where the
+      // rows' do. A balance brought forward ("Report", "Übertrag") is one of the table's.
+      if (
+        kind === "opening" &&
+        !LABELS.carry.test(foldLigatures(line.text)) &&
+        rows.some((r) => r.kind === "entry" && r.page === line.page)
+      )
+        break;
       // Figures under a column of words (a number inside a description) are words of the row.
       const used = new Set(inNumeric.map((p) => p.c));
       const figures: (Figure | undefined)[] = columns.map(() => undefined);
@@ -542,7 +586,7 @@ function readBody(
     if (outside.length > 0) break;
     // Words only: a continuation of the row above when close and inside the table.
     if (gap > 2.4 * pitch + 0.5 * em || pending.length >= 4) break;
-    if (rows.length > 0 && setApart(line, columns, em, labelLefts)) break;
+    if (rows.length > 0 && setApart(line, columns, em, labelLefts, headerWords)) break;
     if ((line.cells[0]?.box[0] ?? 0) < rowsLeft - 2 * em) break;
     if ((line.cells[line.cells.length - 1]?.box[2] ?? 0) > rightEdge + 4 * em) break;
     pending.push(line);
@@ -564,6 +608,7 @@ export function setApart(
   columns: readonly TableColumn[],
   em: number,
   labelLefts: readonly number[] = [],
+  headerWords: readonly Box[] = [],
 ): boolean {
   if (line.cells.some((c) => c.figure?.money)) return false;
   const desc = columns.find((c) => c.role === "description");
@@ -572,8 +617,14 @@ export function setApart(
   const start = line.cells[0]?.box[0] ?? 0;
   // Aligned with the label of a row read (a note among totals whose labels sit under the figures): a row's.
   const aligned = labelLefts.some((x) => Math.abs(x - start) <= em);
-  if (desc && !aligned) {
-    const figuresFrom = Math.min(...numeric.map((c) => c.left));
+  const figuresFrom = Math.min(...numeric.map((c) => c.left));
+  // Under a header word left of the figures (a column of words the vocabulary does not name, "Billing period"):
+  // the rest of a row's cell wrapped onto a line of its own.
+  const first = line.cells[0]?.box;
+  const underWords =
+    first !== undefined &&
+    headerWords.some((b) => b[2] <= figuresFrom && Math.min(b[2], first[2]) - Math.max(b[0], first[0]) > 0);
+  if (desc && !aligned && !underWords) {
     if (start > Math.max((desc.left + figuresFrom) / 2, desc.left + 6 * em)) return true;
   }
   if (line.cells.length < 3) return false;
@@ -606,7 +657,8 @@ function bodyUnderHeader(
   const em = Math.max(4, hl.size);
   const columns = header.map(columnFromHeader);
   const numeric = columns.filter((c) => NUMERIC_ROLES.has(c.role as ColumnRole));
-  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed);
+  const words = headerLines.flatMap((h) => h.cells.map((c) => c.box));
+  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed, words);
   const entries = rows.filter((r) => r.kind === "entry");
   if (entries.length === 0 || rows.length < 2) {
     if (!(rows.length === 1 && entries.length === 1 && numeric.length >= 2)) return undefined;
@@ -658,7 +710,8 @@ function continueTable(lines: ReadLine[], open: Table, source: PieceSource, clai
     if (figuresOf(line).some((c) => c.figure?.money)) return false;
   }
   if (start < 0) return false;
-  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed);
+  const words = open.headers.flatMap((h) => h.cells.map((c) => c.box));
+  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed, words);
   if (rows.length === 0) return false;
   const page = rows[0]?.page as number;
   open.rows.push(...rows);

@@ -195,6 +195,12 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "addebiti",
     "addebito",
     "uscite",
+    "sorties",
+    "sortie",
+    "afschrijvingen",
+    "uitgaven",
+    "salidas",
+    "retiros",
   ],
   credit: [
     "credit",
@@ -225,6 +231,11 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "accrediti",
     "accredito",
     "entrate",
+    "entrées",
+    "entrée",
+    "bijschrijvingen",
+    "ontvangsten",
+    "entradas",
   ],
   amount: [
     "amount",
@@ -239,6 +250,7 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "montant",
     "somme",
     "bedrag",
+    "som",
     "importe",
     "importo",
     "ammontare",
@@ -282,6 +294,8 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "heures",
     "jours",
     "aantal",
+    "aant",
+    "aant.",
     "hoeveelheid",
     "uren",
     "cantidad",
@@ -506,18 +520,18 @@ export function headerRole(text: string): ColumnRole | undefined {
 /** Labels of rows (EN, DE, FR, NL, ES, IT). */
 export const LABELS = {
   opening:
-    /\b(opening balance|balance brought forward|brought forward|beginning balance|starting balance|(?:balance|saldo) at (?:the )?start\b|start(?:ing)? balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)\b/i,
+    /(?<![\p{L}\p{N}])(opening balance|balance brought forward|brought forward|beginning balance|starting balance|(?:balance|saldo) at (?:the )?start\b|start(?:ing)? balance|previous (statement )?balance|balance forward|anfangssaldo|alter (kontostand|saldo)|saldovortrag|saldo vortrag|vortrag|übertrag vom|kontostand alt|saldo alt|solde pr[ée]c[ée]dent|ancien solde|solde initial|solde d'ouverture|solde au d[ée]but|solde report[ée]|report (du|de la) page|beginsaldo|vorig saldo|saldo vorig|saldo iniziale|saldo precedente|saldo inicial|saldo anterior)(?![\p{L}\p{N}])/iu,
   closing:
-    /\b(closing balance|ending balance|new balance|final balance|balance at (?:the )?end\b|end balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)\b/i,
+    /(?<![\p{L}\p{N}])(closing balance|ending balance|new balance|final balance|balance at (?:the )?end\b|end balance|balance carried forward|carried forward|endsaldo|neuer (kontostand|saldo)|schlusssaldo|kontostand neu|saldo neu|übertrag auf|nouveau solde|solde final|solde de cl[ôo]ture|solde au \d|solde [àa] reporter|[àa] reporter|eindsaldo|nieuw saldo|saldo finale|saldo final|saldo actual|nuevo saldo)(?![\p{L}\p{N}])/iu,
   /** A balance handed from one page to the next (either end): compared, never summed. */
   carry:
-    /^(?:(?:(?:saldo|balance|bal\.?)\s+)?(?:übertrag|vortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
+    /^(?:(?:(?:saldo|solde|balance|bal\.?)\s+)?(?:übertrag|vortrag|saldovortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
   totalIn:
     /\b(total (money in|deposits|credits|paid in|receipts|incoming)|deposits and (other )?(additions|credits)|summe haben|summe gutschriften|summe eingänge|total des cr[ée]dits|total cr[ée]dits|total des versements|totaal bij|total abonos|total haber|totale avere|totale accrediti|totale entrate)\b/i,
   totalOut:
     /\b(total (money out|withdrawals|debits|paid out|payments|outgoing)|withdrawals and (other )?(subtractions|debits)|summe soll|summe lastschriften|summe belastungen|summe ausgänge|total des d[ée]bits|total d[ée]bits|totaal af|total cargos|total debe|totale dare|totale addebiti|totale uscite)\b/i,
   subtotal:
-    /\b(sub-?total|zwischensumme|nettobetrag|summe netto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
+    /\b(sub-?total|zwischensumme|nettobetrag|summe netto|gesamt netto|netto gesamt|gesamtnetto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
   totalish:
     /\b(sub-?total|total|totals|summe|gesamt\w*|zwischensumme|nettobetrag|rechnungssumme\w*|amount due|balance due|zu zahlen\w*|rechnungsbetrag|endbetrag|gross pay|gross earnings|gesamtbrutto|salaire brut|sous-total|montant (ttc|ht|total)|net [àa] payer|[àa] payer|totaal|importe total|totale)\b/i,
   tax: /\b(vat|tax|ust\.?|mwst\.?|umsatzsteuer|mehrwertsteuer|gst|hst|tva|btw|iva)\b/i,

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { findAmounts, formatCents, numberStyleFor, parseAmount, parseNumber, toCents } from "./amounts.js";
+import {
+  findAmounts,
+  formatCents,
+  inferNumberStyle,
+  numberStyleFor,
+  parseAmount,
+  parseNumber,
+  toCents,
+} from "./amounts.js";
 
 const cents = (text: string, style: "dot_decimal" | "comma_decimal" = "dot_decimal") =>
   parseAmount(text, { style })?.cents ?? null;
@@ -182,5 +190,23 @@ describe("the tolerant reading", () => {
     // The default reading of the same values: the region's style decides, the sign stays.
     expect(parseAmount("12.345", { loose: true })?.cents).toBe(1235);
     expect(parseAmount("-99", { loose: true })?.cents).toBe(-9900);
+  });
+  it("a Swiss thousands mark printed as a typographic apostrophe ('19’141.36', U+2019) groups like '", () => {
+    expect(parseNumber("19\u2019141.36")?.value).toBe(19141.36);
+    expect(parseAmount("1\u2019133.42-", { loose: true })?.cents).toBe(-113342);
+    expect(parseAmount("13\u2019819.93 CHF")?.cents).toBe(1381993);
+    expect(findAmounts("Saldo: 21\u2019704.56; Betrag: 5\u2019321.43").map((a) => a.cents)).toEqual([
+      2170456, 532143,
+    ]);
+    expect(inferNumberStyle(["1\u2019234.56", "2\u2019345.67", "3\u2019456.78"], "comma_decimal")).toBe(
+      "dot_decimal",
+    );
+    // An apostrophe ends a word elsewhere: no group of a number ("l’1.234" is no 11234).
+    expect(parseNumber("12\u201934.5")).toBeNull();
+  });
+  it("a minus after the amount printed as U+2212 ('90,59−') is a trailing minus like '-'", () => {
+    expect(parseAmount("90,59\u2212", { style: "comma_decimal" })?.cents).toBe(-9059);
+    expect(parseAmount("1.234,56\u2212", { style: "comma_decimal" })?.negative).toBe("trailing_minus");
+    expect(parseAmount("90,59-", { style: "comma_decimal" })?.cents).toBe(-9059);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Locale-aware reading of printed numbers and money amounts: 1,234.56 / 1.234,56 / 1 234,56 / 1'234.56,
+ * Locale-aware reading of printed numbers and money amounts: 1,234.56 / 1.234,56 / 1 234,56 / 1'234.56
+ * (also with the typographic apostrophe U+2019, 1’234.56),
  * currency symbols and codes before or after (€, £, $, EUR, GBP, USD, ...), negatives with a leading
  * minus, in parentheses, with a trailing minus or marked DR (CR marks a credit). Amounts are kept as
  * integer cents so sums compare exactly.
@@ -105,8 +106,11 @@ export function parseNumber(text: string, style: NumberStyle = "dot_decimal"): P
     s = s.slice(1).trimStart();
   }
   if (!/^\d/.test(s) || !/\d$/.test(s)) return null;
-  if (!/^[\d.,'\u00a0\u202f\u2009 ]+$/.test(s)) return null;
-  const seps = [...s.matchAll(/[.,'\u00a0\u202f\u2009 ]/g)].map((m) => ({ ch: m[0], at: m.index ?? 0 }));
+  if (!/^[\d.,'\u2019\u00a0\u202f\u2009 ]+$/.test(s)) return null;
+  const seps = [...s.matchAll(/[.,'\u2019\u00a0\u202f\u2009 ]/g)].map((m) => ({
+    ch: m[0],
+    at: m.index ?? 0,
+  }));
   if (seps.length === 0) return { value: sign * Number(s), decimals: 0 };
   // Two separators in a row ("1,,234" or "1. 234") are no number.
   for (let i = 1; i < seps.length; i++) if ((seps[i]?.at ?? 0) - (seps[i - 1]?.at ?? 0) < 2) return null;
@@ -129,7 +133,7 @@ export function parseNumber(text: string, style: NumberStyle = "dot_decimal"): P
   const fracPart = decimalAt >= 0 ? s.slice(decimalAt + 1) : "";
   if (/[^\d]/.test(fracPart)) return null;
   // The integer part: a first group of 1-3 digits, then groups of exactly 3 with one separator kind.
-  const groupSeps = new Set([...intPart.matchAll(/[.,'\u00a0\u202f\u2009 ]/g)].map((m) => m[0]));
+  const groupSeps = new Set([...intPart.matchAll(/[.,'\u2019\u00a0\u202f\u2009 ]/g)].map((m) => m[0]));
   if (groupSeps.size > 1) return null;
   const groupSeparator = [...groupSeps][0];
   if (groupSeparator !== undefined) {
@@ -154,9 +158,9 @@ export function toCents(value: number): number {
 
 const CURRENCY_PREFIX = String.raw`(?:US\$|[€£$¥₹]|(?:EUR|GBP|USD|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|INR)\s?)`;
 const CURRENCY_SUFFIX = String.raw`(?:\s?(?:[€£$¥₹]|EUR|GBP|USD|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|INR|zł|kr)(?![A-Za-z]))`;
-const BODY = String.raw`\d{1,3}(?:[.,'\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{1,4})?|\d+(?:[.,]\d{1,4})?`;
+const BODY = String.raw`\d{1,3}(?:[.,'\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{1,4})?|\d+(?:[.,]\d{1,4})?`;
 const AMOUNT_RE = new RegExp(
-  String.raw`(?<![\w.,])(\()?\s?([-\u2212\u2013+])?\s?(${CURRENCY_PREFIX})?\s?([-\u2212\u2013])?(${BODY})(${CURRENCY_SUFFIX})?(\))?(-(?![\d]))?(\s?(?:CR|DR|Cr|Dr)\b)?`,
+  String.raw`(?<![\w.,])(\()?\s?([-\u2212\u2013+])?\s?(${CURRENCY_PREFIX})?\s?([-\u2212\u2013])?(${BODY})(${CURRENCY_SUFFIX})?(\))?([-\u2212](?![\d]))?(\s?(?:CR|DR|Cr|Dr)\b)?`,
   "g",
 );
 
@@ -250,7 +254,8 @@ export function parseAmount(text: string, opts: AmountOptions = {}): ParsedAmoun
 }
 
 /** A number with a two-digit decimal part after "." or ",", optional thousands groups of "," "." space or '. */
-const TOLERANT_RE = /(?<![\d.,])(\d{1,3}(?:([.,\u00a0 '])\d{3})*(?:\2\d{3})*|\d+)([.,])(\d{2})(?!\d|[.,]\d)/g;
+const TOLERANT_RE =
+  /(?<![\d.,])(\d{1,3}(?:([.,\u00a0 '\u2019])\d{3})*(?:\2\d{3})*|\d+)([.,])(\d{2})(?!\d|[.,]\d)/g;
 
 function findAmountsTolerant(text: string): ParsedAmount[] {
   const out: ParsedAmount[] = [];
@@ -259,7 +264,7 @@ function findAmountsTolerant(text: string): ParsedAmount[] {
     const group = m[2];
     const dec = m[3] as "." | ",";
     if (group && group === dec) continue; // "1.234.56" is no amount
-    const cents = Number(whole.replace(/[.,\u00a0 ']/g, "")) * 100 + Number(m[4]);
+    const cents = Number(whole.replace(/[.,\u00a0 '\u2019]/g, "")) * 100 + Number(m[4]);
     if (!Number.isFinite(cents)) continue;
     const start = m.index ?? 0;
     out.push({
@@ -319,7 +324,7 @@ export function inferNumberStyle(texts: Iterable<string>, fallback: NumberStyle)
   let dot = 0;
   for (const text of texts) {
     for (const m of text.matchAll(
-      /(?<![\d.,:/-])(\d{1,3}(?:([.,'\u00a0\u202f ])\d{3})*|\d+)([.,])(\d{2})(?![\d]|[.,:/-]\d)/g,
+      /(?<![\d.,:/-])(\d{1,3}(?:([.,'\u2019\u00a0\u202f ])\d{3})*|\d+)([.,])(\d{2})(?![\d]|[.,:/-]\d)/g,
     )) {
       const group = m[2];
       const dec = m[3];
