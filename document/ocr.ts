@@ -69,6 +69,12 @@ export interface RecognizeOptions {
   mode?: "page" | "block";
   /** Resolution of the image in dots per inch (helps tesseract size its analysis). */
   dpi?: number;
+  /**
+   * How tesseract separates ink from paper: "global" (one Otsu threshold for the picture, tesseract's
+   * default) or "local" (Sauvola's threshold, from each pixel's neighbourhood), for a picture whose paper
+   * is not lit evenly (a phone photo's light falloff: one threshold there loses the words of the darker part).
+   */
+  threshold?: "global" | "local";
 }
 
 /** How a tesseract worker is set up (the defaults are the product's; the OCR bench varies them). */
@@ -161,6 +167,7 @@ export async function createOcrEngine(
       await worker.setParameters({
         tessedit_pageseg_mode: opts.mode === "block" ? PSM.SINGLE_BLOCK : PSM.AUTO,
         user_defined_dpi: String(Math.round(Math.min(1200, Math.max(70, opts.dpi ?? 300)))),
+        thresholding_method: opts.threshold === "local" ? "2" : "0",
       });
       const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
       return { text: data.text ?? "", confidence: data.confidence ?? 0, words: wordsOf(data.blocks) };
@@ -404,6 +411,8 @@ export interface PageReadingOptions {
   mode?: "page" | "block";
   /** Median glyph height pages are read at (default OCR_LIMITS.targetGlyphPx; the OCR bench varies it). */
   targetGlyphPx?: number;
+  /** Ink from paper (RecognizeOptions.threshold); default "local" for a photographed sheet, else "global". */
+  threshold?: "global" | "local";
 }
 
 /** Reads a page raster; returns its runs (page units) and how it was read. */
@@ -417,7 +426,15 @@ export async function readRaster(
   const dpi = raster.geometry.units === "pt" ? raster.scale * 72 : undefined;
   let languages = [...opts.languages];
   const mode = opts.mode ?? "page";
-  let result = await recognizeBounded(engine, prepared.pgm, opts.deadline, { languages, dpi, mode });
+  // A photographed sheet is lit unevenly (brighter where the light falls, darker towards an edge): one
+  // threshold for the whole picture loses the words of its darker part (docs/decisions.md, "OCR").
+  const threshold = opts.threshold ?? (prepared.perspective ? "local" : "global");
+  let result = await recognizeBounded(engine, prepared.pgm, opts.deadline, {
+    languages,
+    dpi,
+    mode,
+    threshold,
+  });
   const spoken = mode === "page" ? languageOfText(result.text) : undefined;
   if (spoken && !languages.includes(spoken)) {
     // The words are another of the six languages: read again with its model, keep the better reading.
@@ -425,6 +442,7 @@ export async function readRaster(
       languages: [spoken],
       dpi,
       mode,
+      threshold,
     }).catch((err) => {
       if (err instanceof OcrTimeoutError) return undefined;
       throw err;
@@ -662,6 +680,7 @@ export async function rereadRegion(
     signal: opts.signal,
     mode: "block",
     analysis: { ...analysis, outline: undefined },
+    threshold: reading.perspective ? "local" : "global",
   });
   return runs;
 }
