@@ -84,6 +84,59 @@ describe.skipIf(!availability.ok)(
       { presign: true, byteOrderAcrossSlash: false },
     );
 
+    it("tries a read or write once more when the server had closed the kept-alive connection it went out on", async () => {
+      // A proxy that closes every connection on its second request, as a server does with a connection left
+      // idle past its keep-alive timeout while the client's event loop was busy (the check step on a
+      // 300-page statement, in the cluster e2e: EPIPE storing its text).
+      const served = new WeakMap<object, number>();
+      let closed = 0;
+      const proxy: Server = createServer((req, res) => {
+        const n = (served.get(req.socket) ?? 0) + 1;
+        served.set(req.socket, n);
+        if (n > 1) {
+          closed++;
+          req.socket.destroy();
+          return;
+        }
+        const upstream = request(
+          {
+            host: server.endPoint,
+            port: server.port,
+            method: req.method,
+            path: req.url,
+            headers: req.headers,
+          },
+          (up) => {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+          },
+        );
+        upstream.on("error", () => res.destroy());
+        req.pipe(upstream);
+      });
+      proxy.listen(0, "127.0.0.1");
+      await once(proxy, "listening");
+      try {
+        const direct = createS3ObjectStore(optionsFor(server));
+        const bucket = newBucket();
+        await direct.ensureBucket(bucket);
+        const store = createS3ObjectStore(
+          optionsFor({ ...server, port: (proxy.address() as AddressInfo).port }),
+        );
+        const body = Buffer.from("ünïcode text ".repeat(5000));
+        await store.put(bucket, "runs/a/text.txt", body, { contentType: "text/plain; charset=utf-8" });
+        await store.put(bucket, "runs/b/text.txt", body, { contentType: "text/plain; charset=utf-8" });
+        expect((await store.get(bucket, "runs/a/text.txt")).equals(body)).toBe(true);
+        expect((await store.stat(bucket, "runs/b/text.txt"))?.size).toBe(body.length);
+        await store.delete(bucket, "runs/b/text.txt");
+        expect(await direct.stat(bucket, "runs/b/text.txt")).toBeUndefined();
+        expect(closed).toBeGreaterThanOrEqual(3);
+      } finally {
+        proxy.closeAllConnections();
+        proxy.close();
+      }
+    });
+
     describeMemoryContract("S3 (s3rver on loopback)", async () => {
       const store = createS3ObjectStore(optionsFor(server));
       const bucket = newBucket();

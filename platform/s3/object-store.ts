@@ -141,6 +141,28 @@ async function* chunks(body: Readable, size: number): AsyncGenerator<Buffer> {
  * is set. Missing objects answer ObjectNotFoundError (get, getStream) or undefined (stat); deleting a
  * missing object is fine. User metadata keys come back lower-case (S3 rule).
  */
+/**
+ * The errors of a request written to a connection the server had already closed: Node's agent keeps
+ * connections alive between requests, and a server closes one that stays idle past its keep-alive timeout
+ * (5 s for many). When the process was busy meanwhile (a check step reading a long document between fetching
+ * it and storing its text), the close is not seen yet and the next request goes out on the dead connection.
+ */
+const STALE_CONNECTION_CODES: ReadonlySet<string> = new Set(["ECONNRESET", "EPIPE"]);
+
+/**
+ * Runs an idempotent request (a buffered put, a read, a stat, a delete) once more when it failed on a
+ * connection the server had closed, after letting the event loop see the closes: what AWS's SDKs do too.
+ */
+export async function retryOnStaleConnection<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (err) {
+    if (!STALE_CONNECTION_CODES.has((err as NodeJS.ErrnoException | undefined)?.code ?? "")) throw err;
+    await new Promise((resolve) => setImmediate(resolve));
+    return request();
+  }
+}
+
 export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
   const partSize = opts.partSize ?? DEFAULT_PART_SIZE;
   if (!Number.isInteger(partSize) || partSize < MIN_PART_SIZE) {
@@ -286,7 +308,7 @@ export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
       try {
         if (typeof body === "string" || Buffer.isBuffer(body)) {
           const buf = typeof body === "string" ? Buffer.from(body) : body;
-          await client.putObject(bucket, key, buf, buf.length, headers);
+          await retryOnStaleConnection(() => client.putObject(bucket, key, buf, buf.length, headers));
           return { size: buf.length };
         }
         return { size: await putStream(bucket, key, body, headers) };
@@ -310,7 +332,7 @@ export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
       checkBucket(bucket);
       checkKey(key);
       try {
-        return await client.getObject(bucket, key);
+        return await retryOnStaleConnection(() => client.getObject(bucket, key));
       } catch (err) {
         if (NOT_FOUND_CODES.has(s3Code(err) ?? "")) throw new ObjectNotFoundError(bucket, key);
         throw wrap("read", bucket, key, err);
@@ -322,7 +344,7 @@ export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
       checkKey(key);
       let st: Awaited<ReturnType<Client["statObject"]>>;
       try {
-        st = await client.statObject(bucket, key);
+        st = await retryOnStaleConnection(() => client.statObject(bucket, key));
       } catch (err) {
         if (NOT_FOUND_CODES.has(s3Code(err) ?? "")) return undefined;
         throw wrap("inspect", bucket, key, err);
@@ -379,7 +401,7 @@ export function createS3ObjectStore(opts: S3ObjectStoreOptions): ObjectStore {
       checkBucket(bucket);
       checkKey(key);
       try {
-        await client.removeObject(bucket, key);
+        await retryOnStaleConnection(() => client.removeObject(bucket, key));
       } catch (err) {
         if (NOT_FOUND_CODES.has(s3Code(err) ?? "")) return;
         throw wrap("delete", bucket, key, err);
