@@ -9,6 +9,8 @@ import { decodeRgb } from "../fixtures/captures/simulate.js";
 import type { DocumentModel } from "../document/model.js";
 import type { TextRun } from "../document/page-layout.js";
 import { copyMove, digitReplace, type ValueOnCapture, whiteBox } from "../fixtures/captures/tamper.js";
+import { makeDocument } from "../fixtures/documents.js";
+import { genuinePhoto } from "../fixtures/tamper-image.js";
 import { pixelsAmountsCheck } from "./pixels-amounts/pixels-amounts.js";
 import { PIXEL_CHECKS } from "./registry.js";
 import { imageModel, jpegOf, kitPage, touches } from "./testdata/capture-kit.js";
@@ -94,7 +96,12 @@ describe("a digit retyped after the scan was saved (seed 12)", () => {
 });
 
 /** The image document as the check step has it after OCR: every amount a word the OCR read, with its box. */
-function withOcrAmounts(bytes: Uint8Array, values: readonly ValueOnCapture[], width: number, height: number): DocumentModel {
+function withOcrAmounts(
+  bytes: Uint8Array,
+  values: readonly ValueOnCapture[],
+  width: number,
+  height: number,
+): DocumentModel {
   const runs: TextRun[] = values.map((v, i) => ({
     text: v.text,
     bbox: [v.box[0] - 2, v.box[1] - 2, v.box[2] + 2, v.box[3] + 2],
@@ -166,7 +173,10 @@ describe.each([11, 12])("pixels.amounts: the amounts the OCR read, one by one (s
     const values = k.values.map((x) => (x === v ? { ...x, text: t.after } : x));
     const r = await amountsOf(withOcrAmounts(await jpegOf(t.img, 92), values, k.img.width, k.img.height));
     const copied = r.findings.filter((f) => f.code === "amount_glyph_copied");
-    expect(copied.some((f) => touches(f.evidence?.glyphBox as number[], t.box)), r.summary).toBe(true);
+    expect(
+      copied.some((f) => touches(f.evidence?.glyphBox as number[], t.box)),
+      r.summary,
+    ).toBe(true);
     const clean = await amountsOf(
       withOcrAmounts(await jpegOf(scan, 92), k.values, k.img.width, k.img.height),
     );
@@ -178,4 +188,17 @@ describe.each([11, 12])("pixels.amounts: the amounts the OCR read, one by one (s
     const r = await amountsOf(imageModel(await jpegOf(k.img, 80, { density: 200 })));
     expect(r.outcome).toBe("skip");
   });
+});
+
+describe("a document exported straight to JPEG, with a phone's EXIF (the synthetic corpus's genuine photo)", () => {
+  it("repeats its glyphs exactly on the JPEG grid, and pixels.glyphs does not take them for copies", async () => {
+    // seed 9001's genuine US bank statement photo: glyph_identical ×6 before the rendered-page rule.
+    const seed = 75468080;
+    const pdf = await makeDocument({ seed, docType: "bank_statement", region: "US" });
+    const photo = new Uint8Array(await genuinePhoto(pdf, seed));
+    const results = await run(photo);
+    const glyphs = results.find((r) => r.checkId === "pixels.glyphs");
+    expect(glyphs?.outcome).not.toBe("skip");
+    expect(results.flatMap((r) => r.findings).filter((f) => f.code === "glyph_identical")).toEqual([]);
+  }, 120_000);
 });

@@ -3,7 +3,7 @@ import type { TextRun } from "../../document/page-layout.js";
 import type { InkLayout } from "../../document/pixels/ink-layout.js";
 import { logGaussTail } from "../../document/pixels/nfa.js";
 import type { PagePixels } from "../../document/pixels/page-pixels.js";
-import { type GlyphFeatures, nearestTwins } from "../pixels-glyphs/glyph-features.js";
+import { type GlyphFeatures, nearestTwins, renderedTwins } from "../pixels-glyphs/glyph-features.js";
 
 /**
  * The amounts of a page, looked at one by one (issue 21, "targeted pixel evidence"): amounts are what a
@@ -339,7 +339,8 @@ export function amountTwins(
   const ids = [...owner.keys()].filter((id) => layout.glyphs[id]!.area >= 30);
   if (ids.length < t.minGlyphs) return [];
   const nearest = nearestTwins(page, layout, ids);
-  if (nearest.length < t.minGlyphs) return [];
+  // A page exported straight to JPEG repeats its digits exactly (glyph-features.ts, renderedTwins).
+  if (nearest.length < t.minGlyphs || renderedTwins(page, layout, nearest)) return [];
   const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);
   const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;
   const out: AmountTwin[] = [];

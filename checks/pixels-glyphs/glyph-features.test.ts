@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import { Rng } from "../../fixtures/random.js";
 import type { InkLayout } from "../../document/pixels/ink-layout.js";
-import { nearestTwins, patchDifference } from "./glyph-features.js";
+import { nearestTwins, patchDifference, renderedTwins } from "./glyph-features.js";
 
 /**
  * patchDifference with a limit (the bound that makes the nearest-twin searches of pixels.glyphs and
@@ -117,5 +117,34 @@ describe("patchDifference", () => {
     expect(nearestTwins(page, layout, ids, { maxCompared: 2 }).every((n) => Number.isFinite(n.d2))).toBe(
       true,
     );
+  });
+});
+
+describe("renderedTwins", () => {
+  const box = (x: number, y: number): Box => [x, y, x + 10, y + 14];
+  const glyphs = [
+    box(16, 40),
+    box(16, 240),
+    box(96, 40),
+    box(96, 240),
+    box(200, 64),
+    box(200, 160),
+    box(301, 77),
+  ].map((b, id) => ({ id, box: b, area: 40 }));
+  const layout = { glyphs } as unknown as InkLayout;
+  const jpegPage = { page: 1, width: 400, height: 300, jpeg: new Uint8Array(1) } as unknown as PagePixels;
+  const twin = (id: number, other: number, d1 = 0) => ({ id, other, d1, d2: 6 });
+
+  it("three exact pairs, all a multiple of 8 px apart both ways: a page exported straight to JPEG", () => {
+    const nearest = [twin(0, 1), twin(1, 0), twin(2, 3), twin(3, 2), twin(4, 5), twin(5, 4, 0.3)];
+    expect(renderedTwins(jpegPage, layout, nearest)).toBe(true);
+    // The same pairs on pixels that are not a JPEG's own: no grid to be on.
+    expect(renderedTwins({ ...jpegPage, jpeg: undefined }, layout, nearest)).toBe(false);
+  });
+
+  it("not with two exact pairs, nor when one exact twin is off the grid (a copy), nor for near twins", () => {
+    expect(renderedTwins(jpegPage, layout, [twin(0, 1), twin(2, 3)])).toBe(false);
+    expect(renderedTwins(jpegPage, layout, [twin(0, 1), twin(2, 3), twin(4, 5), twin(6, 4)])).toBe(false);
+    expect(renderedTwins(jpegPage, layout, [twin(0, 1, 1.2), twin(2, 3, 0.9), twin(4, 5, 2)])).toBe(false);
   });
 });

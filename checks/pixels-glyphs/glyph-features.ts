@@ -145,6 +145,30 @@ export function nearestTwins(
   return out;
 }
 
+/** A twin this close (mean grey levels) is the same pixels: no two captured characters come near it. */
+export const EXACT_TWIN = 0.5;
+
+/**
+ * Whether the page's characters were rendered, not captured, by their exact twins. A document exported
+ * straight to JPEG draws the same glyph identically wherever it falls at the same phase of the 8 × 8 block
+ * grid, so its exact twins (≤ EXACT_TWIN) lie at offsets that are multiples of 8 px both ways, and there are
+ * several. A capture has none (print and sensor noise), and a character copied by hand lands on the grid in
+ * one case of 64: at least three exact pairs, every one on the grid, is a rendering's signature, and there a
+ * pixel-identical twin is no evidence of a copy. Only for pixels that are a JPEG's own (unscaled).
+ */
+export function renderedTwins(page: PagePixels, layout: InkLayout, nearest: readonly NearestTwin[]): boolean {
+  if (!page.jpeg) return false;
+  const pairs = new Set<string>();
+  for (const n of nearest) {
+    if (n.d1 > EXACT_TWIN) continue;
+    const a = layout.glyphs[n.id]!.box;
+    const b = layout.glyphs[n.other]!.box;
+    if ((a[0] - b[0]) % 8 !== 0 || (a[1] - b[1]) % 8 !== 0) return false;
+    pairs.add(n.id < n.other ? `${n.id}:${n.other}` : `${n.other}:${n.id}`);
+  }
+  return pairs.size >= 3;
+}
+
 /**
  * Mean absolute grey difference of two same-sized glyph boxes (grown by 1 px), best over ±1 px shifts. With a
  * `limit`, a shift is abandoned as soon as its difference must exceed the limit, and a pair that exceeds it

@@ -7,7 +7,7 @@ import type { PagePixels } from "../../document/pixels/page-pixels.js";
 import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes } from "../check.js";
 import { inspectCapturedPages, onPage, pixelFinding } from "../pixel-evidence.js";
-import { type GlyphFeatures, glyphFeatures, nearestTwins } from "./glyph-features.js";
+import { type GlyphFeatures, glyphFeatures, nearestTwins, renderedTwins } from "./glyph-features.js";
 
 /**
  * pixels.glyphs: the characters themselves, found as ink components on the page image
@@ -130,8 +130,10 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
   const q05 = d1s[Math.floor(d1s.length * 0.05)] ?? 0;
   const m1 = median(d1s);
   const reported = new Set<number>();
+  // A page exported straight to JPEG repeats its glyphs exactly: no copy can be told from them there.
+  const rendered = renderedTwins(page, layout, nearest);
   for (const n of nearest.sort((x, y) => x.d1 - y.d1)) {
-    if (nearest.length < 20) break;
+    if (nearest.length < 20 || rendered) break;
     if (n.d1 > t.identicalRatio * q05 || n.d1 > t.identicalNext * n.d2) continue;
     if (reported.has(n.id) || reported.has(n.other)) continue;
     reported.add(n.id);
