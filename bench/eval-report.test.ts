@@ -68,6 +68,19 @@ describe("eval metrics", () => {
     expect(m.perKind.find((k) => k.kind === "y")).toMatchObject({ n: 1, detected: 0, exempt: true });
   });
 
+  it("gives the AUC over all documents, and beside it the AUC with the exempt kinds' copies left out", () => {
+    const docs = [
+      doc("t1", { label: "tampered", tamper: "x", score: 80 }),
+      doc("t2", { label: "tampered", tamper: "y", score: 5, exempt: true }),
+      doc("g1", { score: 10 }),
+      doc("g2", { score: 0 }),
+    ];
+    // t1 ranks above both genuine (2 of 2), t2 above one of them (1 of 2): 3 of 4 pairs.
+    expect(computeMetrics(docs).auc).toBe(0.75);
+    expect(computeMetrics(docs).aucNonExempt).toBe(1);
+    expect(computeMetrics(docs.filter((d) => !d.exempt)).aucNonExempt).toBeNaN();
+  });
+
   it("tables documents per check/code, genuine vs tampered", () => {
     const table = codeTable([
       doc("g1", { checks: [flag("fonts.consistency", 7, "cell_mixed_fonts", "cell_mixed_fonts")] }),

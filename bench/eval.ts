@@ -44,8 +44,9 @@
  *                                                  (issue 23; each document remembered once scored), and
  *                                                  per set the history.* codes that fired (counts only)
  *
- * Per set: ROC AUC, precision/recall/F1 and the false-positive rate at score 50, detection per tamper kind
- * (only tampered copies of originals that score below 50 count), the genuine score distribution and the
+ * Per set: ROC AUC (and, where a set has exempt kinds, the AUC without their copies), precision/recall/F1
+ * and the false-positive rate at score 50, detection per tamper kind (only tampered copies of originals that
+ * score below 50 count), the genuine score distribution and the
  * false positives with what flagged them, FPR per producer family, detection by whether the edit kept the
  * arithmetic, and the table check/code → documents (genuine vs tampered). Then the per-check false-positive
  * budget on all real genuine documents, and the check step's time on a 10-page statement.
