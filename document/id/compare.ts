@@ -6,6 +6,7 @@ import {
   type VizFieldName,
   type VizLine,
   type VizWord,
+  vizField,
 } from "./viz.js";
 
 /**
@@ -208,18 +209,8 @@ export function fieldsByValue(
   order: "dmy" | "mdy" = "dmy",
 ): Partial<Record<VizFieldName, VizField>> {
   const out: Partial<Record<VizFieldName, VizField>> = { ...byCaption };
-  const asField = (name: VizFieldName, line: VizLine, words = line.words): VizField => ({
-    name,
-    text: words.map((w) => w.text).join(" "),
-    box: [
-      Math.min(...words.map((w) => w.box[0])),
-      Math.min(...words.map((w) => w.box[1])),
-      Math.max(...words.map((w) => w.box[2])),
-      Math.max(...words.map((w) => w.box[3])),
-    ],
-    confidence: Math.min(...words.map((w) => w.confidence)),
-    label: FOUND_BY_VALUE,
-  });
+  const asField = (name: VizFieldName, line: VizLine, words = line.words): VizField =>
+    vizField(name, words, FOUND_BY_VALUE);
   const nameLine = (value: string | undefined) =>
     value
       ? lines.find(

@@ -30,6 +30,7 @@ import {
   plausibleValue,
   valueWords,
   type VizField,
+  vizField,
   type VizFieldName,
   type VizLine,
 } from "./viz.js";
@@ -333,18 +334,7 @@ async function readUnderLoneCaptions(
       // The value: the first run of words (what follows a wide gap belongs to another column).
       const words = valueWords(all, Math.max(6, ...all.map((w) => w.box[3] - w.box[1])));
       if (words.length === 0 || !plausibleValue(c.name, words)) continue;
-      fields[c.name] = {
-        name: c.name,
-        text: words.map((w) => w.text).join(" "),
-        box: [
-          Math.min(...words.map((w) => w.box[0])),
-          Math.min(...words.map((w) => w.box[1])),
-          Math.max(...words.map((w) => w.box[2])),
-          Math.max(...words.map((w) => w.box[3])),
-        ],
-        confidence: Math.min(...words.map((w) => w.confidence)),
-        label: c.text,
-      };
+      fields[c.name] = vizField(c.name, words, c.text);
       break;
     }
   }
