@@ -50,6 +50,8 @@ const LOOKALIKE: Record<string, string> = {
 export const foldLookalikes = (s: string) =>
   s
     .toUpperCase()
+    // "$" is an S read with its stroke through it (the OCR gives it for a bold S).
+    .replace(/\$/g, "S")
     .replace(/[^A-Z0-9]/g, "")
     .replace(/[OQDILSBZGT]/g, (c) => LOOKALIKE[c] ?? c);
 

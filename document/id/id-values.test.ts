@@ -30,6 +30,8 @@ describe("dates as documents print them", () => {
     expect(parsePrintedDate("10/23/ 1966", "mdy")).toEqual({ y: 1966, m: 10, d: 23, twoDigitYear: false });
     expect(parsePrintedDate("2027-0523")).toEqual({ y: 2027, m: 5, d: 23, twoDigitYear: false });
     expect(parsePrintedDate("0312612000", "mdy")).toEqual({ y: 2000, m: 3, d: 26, twoDigitYear: false });
+    // The same with the space the second slash left before the year.
+    expect(parsePrintedDate("021101 1973")).toEqual({ y: 1973, m: 10, d: 2, twoDigitYear: false });
     // Ten digits with no 1 where the slashes would be are not a date.
     expect(parsePrintedDate("0352652000", "mdy")).toBeUndefined();
   });
@@ -51,6 +53,7 @@ describe("names and numbers across zones", () => {
     expect(sameNumber("L898902C3", "L898902C3")).toBe(true);
     expect(sameNumber("L898902C3", "L8989O2C3")).toBe(true); // O/0 look-alikes
     expect(sameNumber("L898902C3", "L898907C3")).toBe(false);
+    expect(sameNumber("S74715818", "$74715818")).toBe(true); // a bold S read as $
   });
 
   it("reports the fields that differ, and only those the visual zone shows", () => {

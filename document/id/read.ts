@@ -7,9 +7,11 @@ import {
   type Disagreement,
   disagreements,
   type EncodedValues,
+  FOUND_BY_VALUE,
   fieldsByValue,
   type ReadingDoubt,
   readingDoubts,
+  sameReading,
 } from "./compare.js";
 import {
   applyHomography,
@@ -27,12 +29,14 @@ import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js"
 import {
   findFields,
   loneCaptions,
+  parsePrintedDate,
   plausibleValue,
   valueWords,
   type VizField,
   vizField,
   type VizFieldName,
   type VizLine,
+  type VizWord,
 } from "./viz.js";
 
 /**
@@ -252,16 +256,31 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
  * (the second reading: twice), restricted to `whitelist` when given (the third).
  */
 async function reread(ocr: IdOcr, upright: GreyImage, box: Box, scale = 2, whitelist = ""): Promise<string> {
+  return (await readAlone(ocr, upright, box, scale, whitelist)).text;
+}
+
+/** `reread`, with the confidence of the reading's least sure word (0 when it read nothing). */
+async function readAlone(
+  ocr: IdOcr,
+  upright: GreyImage,
+  box: Box,
+  scale = 2,
+  whitelist = "",
+): Promise<{ text: string; confidence: number }> {
   const h = box[3] - box[1];
   const lines: OcrLine[] = await ocr.readText(
     crop(upright, box, Math.max(4, h * 0.4), scale),
     "line",
     whitelist,
   );
-  return lines
-    .map((l) => l.text)
-    .join(" ")
-    .trim();
+  const words = lines.flatMap((l) => l.words).filter((w) => w.text.trim() !== "");
+  return {
+    text: lines
+      .map((l) => l.text)
+      .join(" ")
+      .trim(),
+    confidence: words.length ? Math.min(...words.map((w) => w.confidence)) : 0,
+  };
 }
 
 /**
@@ -276,10 +295,11 @@ async function confirm(
   lines: readonly VizLine[],
   order: "dmy" | "mdy",
   unconfirmed: string[],
+  readAlready: Partial<Record<VizFieldName, string>> = {},
 ): Promise<(Disagreement & { reread: string; doubts: ReadingDoubt[] })[]> {
   const out: (Disagreement & { reread: string; doubts: ReadingDoubt[] })[] = [];
   for (const d of disagreements(encoded, fields, order)) {
-    const again = await reread(ocr, upright.image, d.viz.box);
+    const again = readAlready[d.field] ?? (await reread(ocr, upright.image, d.viz.box));
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
     if (second.length > 0) {
       const ctx = { encoded, lines, order, mrzTop: upright.mrzTop };
@@ -287,7 +307,13 @@ async function confirm(
       // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
       // that gives the encoded value leaves the printed one in doubt.
       if (doubts.length === 0) {
-        const third = await reread(ocr, upright.image, d.viz.box, THIRD_READING_SCALE, fieldAlphabet(d));
+        const third = await reread(
+          ocr,
+          upright.image,
+          d.viz.box,
+          THIRD_READING_SCALE,
+          fieldAlphabet(d.field, d.viz.text),
+        );
         doubts = readingDoubts(d, again, { ...ctx, third });
       }
       out.push({ ...d, reread: again, doubts });
@@ -340,6 +366,86 @@ async function readUnderLoneCaptions(
   }
 }
 
+/**
+ * Fields the page's reading left unfound because their value came out garbled (a document number read with
+ * wrong characters, "vesFs7208" for Y85F57204; a date whose separators were read as digits, "030612997" for
+ * 03/05/1997): each word (document number) or line (date of birth) of the visual zone that has the shape of
+ * the field but fails its syntax is read again alone, at twice the resolution, and looked for by value
+ * (`fieldsByValue`, the same tolerance as the page's words) in that second reading. A value found so carries
+ * the second reading's confidence: a confident second reading leaves no `low_confidence` doubt. Adds to
+ * `fields`, and returns the second reading of each field it added.
+ */
+async function readMissing(
+  ocr: IdOcr,
+  upright: Upright,
+  lines: readonly VizLine[],
+  encoded: EncodedValues,
+  fields: Partial<Record<VizFieldName, VizField>>,
+  order: "dmy" | "mdy",
+): Promise<Partial<Record<VizFieldName, string>>> {
+  const taken = Object.values(fields).map((f) => f.box);
+  const free = (b: Box) => !taken.some((t) => t[0] < b[2] && b[0] < t[2] && t[1] < b[3] && b[1] < t[3]);
+  const zone = lines.filter(
+    (l) => l.box[1] < (upright.mrzTop ?? Number.POSITIVE_INFINITY) && !l.text.includes("<"),
+  );
+  const candidates: { name: "documentNumber" | "birth"; box: Box }[] = [];
+  if (!fields.documentNumber && encoded.documentNumber) {
+    const n = encoded.documentNumber.replace(/[^A-Z0-9]/gi, "").length;
+    for (const l of zone)
+      for (const w of l.words) {
+        const t = w.text.replace(/[^A-Za-z0-9$]/g, "");
+        if (Math.abs(t.length - n) <= 2 && (t.match(/\d/g) ?? []).length >= 3 && free(w.box))
+          candidates.push({ name: "documentNumber", box: w.box });
+      }
+  }
+  if (!fields.birth && encoded.birth)
+    for (const l of zone)
+      if (
+        (l.text.match(/\d/g) ?? []).length >= 6 &&
+        parsePrintedDate(l.text, "dmy") === undefined &&
+        parsePrintedDate(l.text, "mdy") === undefined &&
+        free(l.box)
+      )
+        candidates.push({ name: "birth", box: l.box });
+  const readTwice: Partial<Record<VizFieldName, string>> = {};
+  for (const c of candidates.slice(0, MISSING_READS)) {
+    if (fields[c.name]) continue;
+    // Read alone at a few resolutions (the OCR's slips change with the sampling) until two readings give the
+    // same value of the field; the value carries the surer of the two confidences, and the other reading is
+    // its second (`confirm` reads it no more). A value one reading alone gives keeps its own confidence, and
+    // another scale's reading is its second.
+    const readings: VizWord[] = [];
+    let found: { word: VizWord; second: string } | undefined;
+    for (const scale of MISSING_SCALES) {
+      const again = await readAlone(ocr, upright.image, c.box, scale);
+      const word: VizWord = { text: again.text, confidence: again.confidence, box: c.box };
+      readings.push(word);
+      const line: VizLine = { text: again.text, box: c.box, words: [word] };
+      if (again.text === "" || !fieldsByValue([line], { [c.name]: encoded[c.name] }, {}, order)[c.name])
+        continue;
+      const same = readings.find((w) => w !== word && sameReading(c.name, w.text, word.text, order));
+      if (same) {
+        found = {
+          word: { ...word, confidence: Math.max(word.confidence, same.confidence) },
+          second: same.text,
+        };
+        break;
+      }
+      found ??= { word, second: "" };
+    }
+    if (!found) continue;
+    fields[c.name] = vizField(c.name, [found.word], FOUND_BY_VALUE);
+    readTwice[c.name] = found.second || (readings.find((w) => w.text !== found.word.text)?.text ?? "");
+  }
+  return readTwice;
+}
+
+/** The scales a garbled value is read at, alone (the page's reading is 1), in order. */
+const MISSING_SCALES = [2, 2.5, 1.4, 1] as const;
+
+/** At most this many garbled values are read again (each costs one line of OCR). */
+const MISSING_READS = 4;
+
 /** At most this many lone captions are read again (each costs one line of OCR). */
 const LONE_CAPTIONS_READ = 6;
 
@@ -349,11 +455,11 @@ const THIRD_READING_SCALE = 1.4;
 const LATIN_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŠŽĆČĐŁŃŚŹŻ";
 
 /** The characters a printed field of this kind can hold (a date by the form its first reading has). */
-function fieldAlphabet(d: Disagreement): string {
-  if (d.field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  if (d.field === "birth" || d.field === "expiry" || d.field === "issue")
-    return /[A-Za-z]{3}/.test(d.viz.text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
-  if (d.field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+function fieldAlphabet(field: VizFieldName, text: string): string {
+  if (field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  if (field === "birth" || field === "expiry" || field === "issue")
+    return /[A-Za-z]{3}/.test(text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
+  if (field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
   return `${LATIN_CAPITALS}${LATIN_CAPITALS.toLowerCase()} '-`;
 }
 
@@ -588,12 +694,10 @@ async function readPage(
   await readUnderLoneCaptions(engine, upright.image, vlines, byCaption);
   lap("lone captions");
   const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
-  const fields = fieldsByValue(
-    vlines,
-    encodedForSearch,
-    byCaption,
-    page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy",
-  );
+  const order = page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy";
+  const fields = fieldsByValue(vlines, encodedForSearch, byCaption, order);
+  const readTwice = await readMissing(engine, upright, vlines, encodedForSearch, fields, order);
+  lap("missing");
   page.viz = fieldsToSource(fields, upright.toSource, px.toFindingBox);
   const fieldSpans: Record<string, [number, number, number]> = page.mrz
     ? mrzFieldSpans(page.mrz.validation)
@@ -607,6 +711,7 @@ async function readPage(
       vlines,
       "dmy",
       page.unconfirmed,
+      page.mrz ? readTwice : {},
     );
     page.mrzVsViz = confirmed.map((d) => {
       const span = fieldSpans[d.field];
@@ -627,6 +732,7 @@ async function readPage(
       vlines,
       aamva.country === "CAN" ? "dmy" : "mdy",
       page.unconfirmed,
+      page.mrz ? {} : readTwice,
     );
     page.barcodeVsViz = confirmed.map((d) => ({
       ...d,

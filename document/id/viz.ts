@@ -469,8 +469,9 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
     const [d, mo] = order === "mdy" ? [b, a] : [a, b];
     return make(Number(m[3]), mo, d, m[3]!.length === 2);
   }
-  // 08/12/1974 with both slashes read as 1 (0811211974): ten digits, a four-digit year of this or the last century
-  m = /\b(\d{2})1(\d{2})1((?:19|20)\d{2})\b/.exec(t);
+  // 08/12/1974 with both slashes read as 1 (0811211974, or 081121 1974 with the space the second slash left):
+  // ten digits, a four-digit year of this or the last century
+  m = /\b(\d{2})1(\d{2})1\s?((?:19|20)\d{2})\b/.exec(t);
   if (m) {
     const a = Number(m[1]);
     const b = Number(m[2]);
