@@ -55,6 +55,11 @@ export const foldLookalikes = (s: string) =>
     .replace(/[^A-Z0-9]/g, "")
     .replace(/[OQDILSBZGT]/g, (c) => LOOKALIKE[c] ?? c);
 
+/**
+ * ICAO 9303 Part 3 (transliteration of Latin characters): the letters with a spelling of their own in the MRZ
+ * (the recommended one first, then the plain letter some issuers use), and the letters that Unicode does not
+ * decompose into a base letter and a mark (Ø, Ł, Đ...), which the MRZ writes as that base letter.
+ */
 const TRANSLIT: [RegExp, string[]][] = [
   [/Ä/g, ["AE", "A"]],
   [/Ö/g, ["OE", "O"]],
@@ -62,9 +67,36 @@ const TRANSLIT: [RegExp, string[]][] = [
   [/Å/g, ["AA", "A"]],
   [/Æ/g, ["AE"]],
   [/Ø/g, ["OE", "O"]],
+  [/Œ/g, ["OE"]],
+  [/Ĳ/g, ["IJ"]],
   [/ß/g, ["SS"]],
   [/Þ/g, ["TH"]],
+  [/[ĐÐ]/g, ["D"]],
+  [/Ł/g, ["L"]],
+  [/Ħ/g, ["H"]],
 ];
+
+/**
+ * A name as plain capitals, each letter as its base letter (Ø → O, Ł → L, diacritics dropped; Æ, Œ, ß, Þ, Ĳ
+ * as their two letters): what two readings of the same print share when one of them lost a diacritic or a
+ * stroke (SØREN read SOREN).
+ */
+export function baseLetters(s: string): string {
+  return s
+    .toUpperCase()
+    .replace(/Ø/g, "O")
+    .replace(/[ĐÐ]/g, "D")
+    .replace(/Ł/g, "L")
+    .replace(/Ħ/g, "H")
+    .replace(/Æ/g, "AE")
+    .replace(/Œ/g, "OE")
+    .replace(/Ĳ/g, "IJ")
+    .replace(/ß|ẞ/g, "SS")
+    .replace(/Þ/g, "TH")
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Z]/g, "");
+}
 
 /** The MRZ spellings of a printed name (ICAO 9303 Part 3, 6: transliteration), letters only. */
 export function mrzSpellings(printed: string): string[] {
@@ -108,7 +140,12 @@ export const withoutTranslitPairs = (s: string) => s.replace(/AE|OE|UE|AA/g, (p)
 
 /** Does a printed name agree with the encoded one (letters only, transliterated, maybe truncated)? */
 export function sameName(encoded: string, printed: string): boolean {
-  const enc = encoded.toUpperCase().replace(/[^A-Z]/g, "");
+  // An MRZ holds A-Z only; a licence's barcode may hold the name as printed (ÅSTRÖM): each of its MRZ spellings
+  // is the encoded name.
+  return mrzSpellings(encoded).some((enc) => sameSpelledName(enc, printed));
+}
+
+function sameSpelledName(enc: string, printed: string): boolean {
   if (enc === "") return true;
   // The OCR often drops a diacritic (Å read as A, Ö as O), which the MRZ spells as two letters.
   const plain = lettersOf(printed);
@@ -312,12 +349,7 @@ export const CONFIDENT_WORD = 80;
 /** The label `fieldsByValue` gives a field it found by its value. */
 export const FOUND_BY_VALUE = "(found by its value)";
 
-const lettersOf = (s: string) =>
-  s
-    .toUpperCase()
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[^A-Z]/g, "");
+const lettersOf = baseLetters;
 
 /** Whether two readings of a printed field give the same value of its kind. */
 export function sameReading(
@@ -346,12 +378,7 @@ const DIGIT_AS_LETTER: Record<string, string> = {
 };
 /** A name as letters, the digits an OCR gives for look-alike letters turned back, L read as I. */
 const nameFold = (s: string) =>
-  s
-    .toUpperCase()
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c)
-    .replace(/[^A-Z]/g, "")
+  baseLetters(s.toUpperCase().replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c))
     .replace(/L/g, "I")
     .replace(/Q/g, "O");
 
