@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { capture, type CaptureParams } from "../../fixtures/ids/capture.js";
+import { idPlan } from "../../fixtures/ids/plan.js";
 import { renderId } from "../../fixtures/ids/render.js";
 import { genuineRendering, makeSpecimen } from "../../fixtures/ids/specimen.js";
 import { buildDocumentModel } from "../pdf-model.js";
@@ -70,6 +71,26 @@ describe("a licence photographed at a slant", () => {
     const reading = await readIdentity(doc, { now: NOW });
     const pdf417 = reading.pages.flatMap((p) => p.barcodes).find((b) => b.format === "PDF417");
     expect(pdf417?.text).toBe(rendering.barcode);
+  }, 180_000);
+
+  it("a small PDF417 that no angle decodes at 1100 pixels is found at full resolution", async () => {
+    // A development licence photo (eval:ids --draw 1 --genuine 12, ids-dev-d1-dl-34005-photo).
+    const f = idPlan("dev", { draw: 1, genuinePerKind: 12, tamperedPerKind: 8 }).find(
+      (x) => x.id === "ids-dev-d1-dl-34005-photo",
+    );
+    if (!f) throw new Error("no fixture ids-dev-d1-dl-34005-photo");
+    const { bytes, contentType } = await f.make();
+    const doc = await buildDocumentModel({
+      bytes,
+      contentType,
+      filename: null,
+      declaredContentType: null,
+      declaredDocType: "id_document",
+      region: "US",
+    });
+    const reading = await readIdentity(doc, { now: NOW });
+    const pdf417 = reading.pages.flatMap((p) => p.barcodes).find((b) => b.format === "PDF417");
+    expect(pdf417?.text).toBe(f.truth().barcode);
   }, 180_000);
 
   it("the dominant edge direction of a turned pattern of bars", () => {

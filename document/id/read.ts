@@ -518,7 +518,9 @@ async function pageBarcodes(
  * by more. The page is searched once more with a single global threshold (scans whose light ZXing's local one
  * splits), then turned level at 1100 pixels (the symbol's modules stay 2-4 pixels wide) for every even angle
  * within ±12°, nearest the text's angle (or the page's dominant edge direction) first. Found on a dev set of
- * licence photos where the plain search read 0 of 4 (docs/decisions.md, identity documents).
+ * licence photos where the plain search read 0 of 4 (docs/decisions.md, identity documents). Last, the three
+ * whole angles nearest the estimate at the page's full resolution (a small symbol's modules merge at 1100
+ * pixels: dev draw 1, one licence photo of 14).
  */
 async function harderPdf417(
   grey: GreyImage,
@@ -560,6 +562,21 @@ async function harderPdf417(
           angleDeg: b.angleDeg + angle,
         }));
     }
+  }
+  // At 1100 pixels the modules of a small or distant symbol blur together: the three whole angles nearest the
+  // estimate once more at the page's full resolution.
+  const nearest = [...new Set([Math.round(base), Math.floor(base), Math.ceil(base), Math.round(base) + 1])]
+    .sort((a, b) => Math.abs(a - base) - Math.abs(b - base))
+    .slice(0, 3);
+  for (const angle of nearest) {
+    const upright = uprightByAngle(grey, angle, Math.max(grey.width, grey.height));
+    const again = await findBarcodes(greyToRgba(upright.image), pdf417).catch(() => [] as FoundBarcode[]);
+    if (again.length > 0)
+      return again.map((b) => ({
+        ...b,
+        corners: b.corners.map((p) => applyHomography(upright.toSource, p)) as FoundBarcode["corners"],
+        angleDeg: b.angleDeg + angle,
+      }));
   }
   return [];
 }
