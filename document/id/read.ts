@@ -496,19 +496,20 @@ function aamvaEncoded(a: AamvaRecord): EncodedValues {
 }
 
 /**
- * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found on a page whose
- * text runs at a slant, searched again on the page turned upright (zxing's PDF417 reader wants it level).
- * On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found yet is looked for
- * harder (`harderPdf417`).
+ * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found, at full
+ * resolution and, on a page whose text runs at a slant, on the page turned upright (zxing's PDF417 reader
+ * wants it level). On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found
+ * yet is looked for harder (`harderPdf417`). A page whose MRZ was read is searched once: the two further
+ * searches cost ~1 s of CPU on a passport photo and find nothing there.
  */
 async function pageBarcodes(
   grey: GreyImage,
   image: RgbaImage,
   textAngleDeg: number | undefined,
-  hasMrz: boolean,
+  effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
-  const found = await pageBarcodesLevel(grey, image, textAngleDeg);
-  if (found.length > 0 || hasMrz) return found;
+  const found = await pageBarcodesLevel(grey, image, effort === "once" ? undefined : textAngleDeg, effort);
+  if (found.length > 0 || effort !== "harder") return found;
   return harderPdf417(grey, image, textAngleDeg);
 }
 
@@ -587,6 +588,7 @@ async function pageBarcodesLevel(
   grey: GreyImage,
   image: RgbaImage,
   textAngleDeg: number | undefined,
+  effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
   const k = Math.min(1, BARCODE_SIDE / Math.max(image.width, image.height));
   const small = k < 1 ? await downscale(image, BARCODE_SIDE) : image;
@@ -595,7 +597,7 @@ async function pageBarcodesLevel(
     ...b,
     corners: b.corners.map(([x, y]) => [x * scale, y * scale]) as FoundBarcode["corners"],
   }));
-  if (found.length > 0) return found;
+  if (found.length > 0 || effort === "once") return found;
   if (k < 1) {
     const full = await findBarcodes(image).catch(() => [] as FoundBarcode[]);
     if (full.length > 0) return full;
@@ -641,23 +643,9 @@ async function readPage(
   };
   const text = analyseText(grey);
   // A page with an MRZ band is read by the OCR (the band when the templates doubt, the visual zone always):
-  // its engine starts now, in its worker thread, while the barcodes are searched and the band is read.
+  // its engine starts now, in its worker thread, while the band is read.
   if (text.mrz) void ocr().catch(() => undefined);
   lap("analyse");
-  const found = await pageBarcodes(grey, px.image, text.textAngleDeg, text.mrz !== undefined);
-  lap("barcodes");
-  for (const b of found) {
-    const read: BarcodeRead = { ...b, box: px.toFindingBox(hull([...b.corners])) };
-    if (b.format === "PDF417" && isAamva(b.text)) {
-      try {
-        read.aamva = parseAamva(b.text);
-      } catch (err) {
-        read.aamvaError = err instanceof Error ? err.message : String(err);
-      }
-    }
-    page.barcodes.push(read);
-  }
-  if (signal?.aborted) return page;
   const loc = text.mrz;
   let upright: Upright | undefined;
   if (loc) {
@@ -684,6 +672,27 @@ async function readPage(
       };
       upright = uprightByMrz(grey, reading);
     }
+  }
+  if (signal?.aborted) return page;
+  // A page whose MRZ was read is searched once (a passport page carries no barcode, an ID card with an MRZ no
+  // PDF417 to look for harder); a page with an MRZ band not read, on the level page and turned upright.
+  const found = await pageBarcodes(
+    grey,
+    px.image,
+    text.textAngleDeg,
+    page.mrz ? "once" : text.mrz ? "level" : "harder",
+  );
+  lap("barcodes");
+  for (const b of found) {
+    const read: BarcodeRead = { ...b, box: px.toFindingBox(hull([...b.corners])) };
+    if (b.format === "PDF417" && isAamva(b.text)) {
+      try {
+        read.aamva = parseAamva(b.text);
+      } catch (err) {
+        read.aamvaError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    page.barcodes.push(read);
   }
   const aamva = page.barcodes.find((b) => b.aamva)?.aamva;
   if (!upright && aamva) {
