@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { idPlan } from "../../fixtures/ids/plan.js";
-import { buildDocumentModel } from "../pdf-model.js";
 import { createIdOcr } from "./id-ocr.js";
 import { readIdentity } from "./read.js";
+import { devIdFixture, ID_NOW } from "./testdata/id-documents.js";
 
 /**
  * A printed value the page's reading garbled (read.ts readMissing): a development TD1 scan (eval:ids, dev
@@ -11,23 +10,11 @@ import { readIdentity } from "./read.js";
  * that agree, it is found and its disagreement with the MRZ is proof; on the genuine card it is no
  * disagreement at all.
  */
-const NOW = new Date("2026-06-01T00:00:00Z");
-
 async function reading(id: string) {
-  const f = idPlan("dev").find((x) => x.id === id);
-  if (!f) throw new Error(`no fixture ${id}`);
-  const { bytes, contentType } = await f.make();
-  const doc = await buildDocumentModel({
-    bytes,
-    contentType,
-    filename: null,
-    declaredContentType: null,
-    declaredDocType: "id_document",
-    region: "EU",
-  });
+  const { doc } = await devIdFixture(id, "EU");
   const ocr = await createIdOcr();
   try {
-    return await readIdentity(doc, { now: NOW, ocr });
+    return await readIdentity(doc, { now: ID_NOW, ocr });
   } finally {
     await ocr.terminate();
   }
