@@ -238,7 +238,8 @@ export function disagreements(
  * Fields found by their values where their captions could not be read (captions are small print): the
  * encoded given names and surname printed as words (the surname is the line above the given names in the
  * layouts of ICAO 9303 Part 4/5 when it is not found itself), the document number as the token of its shape
- * nearest to it, and the date of birth as the printed date sharing at least two of its day, month and year.
+ * nearest to it, the date of birth as the printed date sharing at least two of its day, month and year, and
+ * the expiry as a printed date on its day and month, in its year or later.
  * A field found by caption (`byCaption`) is kept.
  */
 export function fieldsByValue(
@@ -296,6 +297,22 @@ export function fieldsByValue(
         if (d <= 3 && (!best || d < best.d)) best = { word, line, d };
       }
     if (best) out.documentNumber = asField("documentNumber", best.line, [best.word]);
+  }
+  if (!out.expiry && encoded.expiry) {
+    // The expiry: a printed date on its day and month, no earlier than its year. The date of issue shares
+    // the expiry's day and month on many documents (issued for whole years), always with an earlier year; no
+    // found field's line (the issue date found under its caption) is taken.
+    const e = encoded.expiry;
+    const taken = Object.values(out).map((f) => f.box);
+    for (const line of lines) {
+      const p = parsePrintedDate(line.text, order);
+      // A two-digit year of an expiry is of this century.
+      const y = p && (p.twoDigitYear ? 2000 + p.y : p.y);
+      if (!p || y === undefined || p.m !== e.m || p.d !== e.d || y < e.y) continue;
+      if (taken.some((b) => overlaps(b, line.box)) || line.text.includes("<")) continue;
+      out.expiry = asField("expiry", line);
+      if (y === e.y) break;
+    }
   }
   if (!out.birth && encoded.birth) {
     const b = encoded.birth;

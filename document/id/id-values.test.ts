@@ -6,6 +6,7 @@ import {
   type Disagreement,
   disagreements,
   FOUND_BY_VALUE,
+  fieldsByValue,
   mrzSpellings,
   readingDoubts,
   sameName,
@@ -136,6 +137,27 @@ describe("captions", () => {
       words[0]!.box[3],
     ],
   });
+  it("finds an expiry by its value: its day and month, its year or later, never the issue date", () => {
+    const issue = line(
+      w("Date", 10, 300),
+      w("of", 60, 300),
+      w("issue:", 90, 300),
+      w("11 MAR 2025", 160, 300),
+    );
+    const changed = line(w("11 MAR 2038", 400, 200));
+    const encoded = { expiry: { y: 2035, m: 3, d: 11 } };
+    const byCaption = findFields([issue]);
+    expect(byCaption.issue?.text).toBe("11 MAR 2025");
+    // A printed expiry later than the encoded one (no caption read over it) is the expiry, and disagrees.
+    const found = fieldsByValue([issue, changed], encoded, byCaption);
+    expect(found.expiry?.text).toBe("11 MAR 2038");
+    expect(disagreements(encoded, found).map((d) => d.field)).toEqual(["expiry"]);
+    // The date of issue (same day and month, an earlier year) is no expiry, caption read or not.
+    expect(fieldsByValue([issue], encoded, byCaption).expiry).toBeUndefined();
+    expect(fieldsByValue([line(w("11 MAR 2025", 160, 300))], encoded, {}).expiry).toBeUndefined();
+    expect(fieldsByValue([line(w("11 MAR 2035", 400, 200))], encoded, {}).expiry?.text).toBe("11 MAR 2035");
+  });
+
   it("finds values under their captions, misread captions included, and not under 'place of birth'", () => {
     const fields = findFields([
       line(w("Sumame", 100, 100, 12), w("/", 170, 100, 12), w("Nom", 185, 100, 12)),
