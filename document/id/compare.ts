@@ -561,8 +561,8 @@ export function printedElsewhere(
  * proof: none, and the disagreement is proof; any, and it is at most an anomaly.
  *
  * A printed reading is confident when two readings (the page, then the field alone at twice the resolution)
- * give the same value, and it is either read with a word confidence of at least CONFIDENT_WORD or found under
- * its own caption: each of `low_confidence` and `found_by_value` alone is no doubt (a document number the OCR
+ * give the same value, and it is either read (by either reading) with a word confidence of at least
+ * CONFIDENT_WORD or found under its own caption: each of `low_confidence` and `found_by_value` alone is no doubt (a document number the OCR
  * scores low but reads the same twice under "Document No." is a confident reading; so is a name read at 94
  * where its caption was not read), the two together are. `readings_differ`, `ocr_confusion` and
  * `printed_elsewhere` are doubts on their own: what the OCR or a misplaced caption explains is never proof.
@@ -578,13 +578,18 @@ export function readingDoubts(
     mrzTop?: number;
     /** A third reading of the printed field, when one was made. */
     third?: string;
+    /** The confidence of the second reading's least sure word, when it was made on the field alone. */
+    rereadConfidence?: number;
   },
 ): ReadingDoubt[] {
   const order = ctx.order ?? "dmy";
   const out: ReadingDoubt[] = [];
-  if (!sameReading(d.field, d.viz.text, reread, order)) out.push("readings_differ");
-  if (d.viz.confidence < CONFIDENT_WORD && d.viz.label === FOUND_BY_VALUE)
-    out.push("low_confidence", "found_by_value");
+  const same = sameReading(d.field, d.viz.text, reread, order);
+  if (!same) out.push("readings_differ");
+  // A second reading of the field alone that gives the same value confidently makes the value confident.
+  const confident =
+    d.viz.confidence >= CONFIDENT_WORD || (same && (ctx.rereadConfidence ?? 0) >= CONFIDENT_WORD);
+  if (!confident && d.viz.label === FOUND_BY_VALUE) out.push("low_confidence", "found_by_value");
   if (
     explainedByOcr(d.field, ctx.encoded, d.viz.text, order) ||
     explainedByOcr(d.field, ctx.encoded, reread, order)

@@ -358,5 +358,20 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
         lines,
       }),
     ).toEqual(["low_confidence", "found_by_value"]);
+    // The same value read again alone with confidence is a confident reading; read again alone without it, or
+    // read otherwise, it is not.
+    const again = (text: string, rereadConfidence: number) =>
+      readingDoubts(one(passport, "documentNumber", weak, FOUND_BY_VALUE), text, {
+        encoded: passport,
+        lines,
+        rereadConfidence,
+      });
+    expect(again("L898907C3", CONFIDENT_WORD + 3)).toEqual([]);
+    expect(again("L898907C3", CONFIDENT_WORD - 33)).toEqual(["low_confidence", "found_by_value"]);
+    expect(again("L898917C3", CONFIDENT_WORD + 10)).toEqual([
+      "readings_differ",
+      "low_confidence",
+      "found_by_value",
+    ]);
   });
 });

@@ -299,10 +299,18 @@ async function confirm(
 ): Promise<(Disagreement & { reread: string; doubts: ReadingDoubt[] })[]> {
   const out: (Disagreement & { reread: string; doubts: ReadingDoubt[] })[] = [];
   for (const d of disagreements(encoded, fields, order)) {
-    const again = readAlready[d.field] ?? (await reread(ocr, upright.image, d.viz.box));
+    const alone =
+      readAlready[d.field] === undefined ? await readAlone(ocr, upright.image, d.viz.box) : undefined;
+    const again = readAlready[d.field] ?? alone?.text ?? "";
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
     if (second.length > 0) {
-      const ctx = { encoded, lines, order, mrzTop: upright.mrzTop };
+      const ctx = {
+        encoded,
+        lines,
+        order,
+        mrzTop: upright.mrzTop,
+        ...(alone ? { rereadConfidence: alone.confidence } : {}),
+      };
       let doubts = readingDoubts(d, again, ctx);
       // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
       // that gives the encoded value leaves the printed one in doubt.
