@@ -429,6 +429,9 @@ async function readMissing(
       const word: VizWord = { text: again.text, confidence: again.confidence, box: c.box };
       readings.push(word);
       const line: VizLine = { text: again.text, box: c.box, words: [word] };
+      // A date read with a one-digit day or month lost a digit (documents print them with two: "05/20/1963"
+      // read "1/20/1963" at two scales on a genuine dev licence): no value.
+      if (c.name === "birth" && /(^|\D)\d(?!\d)/.test(again.text)) continue;
       if (again.text === "" || !fieldsByValue([line], { [c.name]: encoded[c.name] }, {}, order)[c.name])
         continue;
       const same = readings.find((w) => w !== word && sameReading(c.name, w.text, word.text, order));
