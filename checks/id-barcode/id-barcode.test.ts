@@ -3,9 +3,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { buildDocumentModel } from "../../document/pdf-model.js";
-import { capture, drawCapture } from "../../fixtures/ids/capture.js";
-import { renderId } from "../../fixtures/ids/render.js";
+import { capturedIdDocument, ID_NOW } from "../../document/id/testdata/id-documents.js";
+import { drawCapture } from "../../fixtures/ids/capture.js";
 import { makeSpecimen, tamperedRendering } from "../../fixtures/ids/specimen.js";
 import { idBarcodeCheck } from "./id-barcode.js";
 
@@ -48,17 +47,8 @@ describe("id.barcode", () => {
       seed++;
       t = tamperedRendering(makeSpecimen(seed, "dl"), "barcode_print_mismatch", seed);
     }
-    const rendered = await renderId(t, seed);
-    const shot = await capture(rendered.image, drawCapture("scan", seed), seed);
-    const doc = await buildDocumentModel({
-      bytes: new Uint8Array(shot.jpeg),
-      contentType: "image/jpeg",
-      filename: "licence.jpg",
-      declaredContentType: null,
-      declaredDocType: "id_document",
-      region: "US",
-    });
-    const r = await idBarcodeCheck.run(doc, { now: new Date("2026-06-01T00:00:00Z") });
+    const doc = await capturedIdDocument(t, seed, drawCapture("scan", seed), seed, "US", "licence.jpg");
+    const r = await idBarcodeCheck.run(doc, { now: ID_NOW });
     expect(r.discovered).toContain("barcode_present");
     const f = r.findings.find((x) => x.code === "barcode_viz_mismatch");
     expect(f?.severity, JSON.stringify(r.findings)).toBe(8);

@@ -1,23 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { capture, type CaptureParams } from "../../fixtures/ids/capture.js";
-import { renderId } from "../../fixtures/ids/render.js";
+import type { CaptureParams } from "../../fixtures/ids/capture.js";
 import { genuineRendering, makeSpecimen } from "../../fixtures/ids/specimen.js";
-import { buildDocumentModel } from "../pdf-model.js";
 import { dominantEdgeAngle, type GreyImage } from "./geometry.js";
 import { readIdentity } from "./read.js";
+import { capturedIdDocument, devIdFixture, ID_NOW } from "./testdata/id-documents.js";
 
 /**
  * A licence's PDF417 photographed at a slant (read.ts harderPdf417): ZXing reads a PDF417 only within about two
  * degrees of level, so a photo turned by 7° with perspective, whose text angle is missing or off, was read only
  * by turning the page level by a sweep of angles.
  */
-const NOW = new Date("2026-06-01T00:00:00Z");
+
+/** The PDF417 read on a licence document, if any. */
+async function pdf417Of(doc: Parameters<typeof readIdentity>[0]) {
+  const reading = await readIdentity(doc, { now: ID_NOW });
+  return reading.pages.flatMap((p) => p.barcodes).find((b) => b.format === "PDF417");
+}
 
 describe("a licence photographed at a slant", () => {
   it("its PDF417 is found and decoded exactly", async () => {
     const seed = 24005;
     const rendering = genuineRendering({ ...makeSpecimen(seed, "dl"), layout: 0 });
-    const rendered = await renderId(rendering, seed);
     const params: CaptureParams = {
       kind: "photo",
       rotationDeg: -7,
@@ -28,26 +31,14 @@ describe("a licence photographed at a slant", () => {
       jpegQuality: 82,
       outputSide: 1800,
     };
-    const shot = await capture(rendered.image, params, seed);
-    const doc = await buildDocumentModel({
-      bytes: new Uint8Array(shot.jpeg),
-      contentType: "image/jpeg",
-      filename: "licence.jpg",
-      declaredContentType: null,
-      declaredDocType: "id_document",
-      region: "US",
-    });
-    const reading = await readIdentity(doc, { now: NOW });
-    const barcodes = reading.pages.flatMap((p) => p.barcodes);
-    expect(barcodes.map((b) => b.format)).toContain("PDF417");
-    expect(barcodes.find((b) => b.format === "PDF417")?.text).toBe(rendering.barcode);
+    const doc = await capturedIdDocument(rendering, seed, params, seed, "US", "licence.jpg");
+    expect((await pdf417Of(doc))?.text).toBe(rendering.barcode);
   }, 180_000);
 
   it("a PDF417 with perspective that decodes only within a degree of level is found by the odd angles", async () => {
     // A development licence photo (eval:ids --draw 1, ids-dev-d1-dl-34003-photo): nothing at the even angles.
     const seed = 34003;
     const rendering = genuineRendering({ ...makeSpecimen(seed, "dl"), layout: 1 });
-    const rendered = await renderId(rendering, seed);
     const params: CaptureParams = {
       kind: "photo",
       rotationDeg: -0.7644093730486929,
@@ -58,18 +49,18 @@ describe("a licence photographed at a slant", () => {
       jpegQuality: 76,
       outputSide: 1696,
     };
-    const shot = await capture(rendered.image, params, 976420526);
-    const doc = await buildDocumentModel({
-      bytes: new Uint8Array(shot.jpeg),
-      contentType: "image/jpeg",
-      filename: "licence.jpg",
-      declaredContentType: null,
-      declaredDocType: "id_document",
-      region: "US",
+    const doc = await capturedIdDocument(rendering, seed, params, 976420526, "US", "licence.jpg");
+    expect((await pdf417Of(doc))?.text).toBe(rendering.barcode);
+  }, 180_000);
+
+  it("a small PDF417 that no angle decodes at 1100 pixels is found at full resolution", async () => {
+    // A development licence photo (eval:ids --draw 1 --genuine 12, ids-dev-d1-dl-34005-photo).
+    const { fixture, doc } = await devIdFixture("ids-dev-d1-dl-34005-photo", "US", {
+      draw: 1,
+      genuinePerKind: 12,
+      tamperedPerKind: 8,
     });
-    const reading = await readIdentity(doc, { now: NOW });
-    const pdf417 = reading.pages.flatMap((p) => p.barcodes).find((b) => b.format === "PDF417");
-    expect(pdf417?.text).toBe(rendering.barcode);
+    expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
   }, 180_000);
 
   it("the dominant edge direction of a turned pattern of bars", () => {

@@ -6,6 +6,7 @@ import {
   type VizFieldName,
   type VizLine,
   type VizWord,
+  vizField,
 } from "./viz.js";
 
 /**
@@ -49,9 +50,16 @@ const LOOKALIKE: Record<string, string> = {
 export const foldLookalikes = (s: string) =>
   s
     .toUpperCase()
+    // "$" is an S read with its stroke through it (the OCR gives it for a bold S).
+    .replace(/\$/g, "S")
     .replace(/[^A-Z0-9]/g, "")
     .replace(/[OQDILSBZGT]/g, (c) => LOOKALIKE[c] ?? c);
 
+/**
+ * ICAO 9303 Part 3 (transliteration of Latin characters): the letters with a spelling of their own in the MRZ
+ * (the recommended one first, then the plain letter some issuers use), and the letters that Unicode does not
+ * decompose into a base letter and a mark (Ø, Ł, Đ...), which the MRZ writes as that base letter.
+ */
 const TRANSLIT: [RegExp, string[]][] = [
   [/Ä/g, ["AE", "A"]],
   [/Ö/g, ["OE", "O"]],
@@ -59,9 +67,36 @@ const TRANSLIT: [RegExp, string[]][] = [
   [/Å/g, ["AA", "A"]],
   [/Æ/g, ["AE"]],
   [/Ø/g, ["OE", "O"]],
+  [/Œ/g, ["OE"]],
+  [/Ĳ/g, ["IJ"]],
   [/ß/g, ["SS"]],
   [/Þ/g, ["TH"]],
+  [/[ĐÐ]/g, ["D"]],
+  [/Ł/g, ["L"]],
+  [/Ħ/g, ["H"]],
 ];
+
+/**
+ * A name as plain capitals, each letter as its base letter (Ø → O, Ł → L, diacritics dropped; Æ, Œ, ß, Þ, Ĳ
+ * as their two letters): what two readings of the same print share when one of them lost a diacritic or a
+ * stroke (SØREN read SOREN).
+ */
+export function baseLetters(s: string): string {
+  return s
+    .toUpperCase()
+    .replace(/Ø/g, "O")
+    .replace(/[ĐÐ]/g, "D")
+    .replace(/Ł/g, "L")
+    .replace(/Ħ/g, "H")
+    .replace(/Æ/g, "AE")
+    .replace(/Œ/g, "OE")
+    .replace(/Ĳ/g, "IJ")
+    .replace(/ß|ẞ/g, "SS")
+    .replace(/Þ/g, "TH")
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Z]/g, "");
+}
 
 /** The MRZ spellings of a printed name (ICAO 9303 Part 3, 6: transliteration), letters only. */
 export function mrzSpellings(printed: string): string[] {
@@ -105,7 +140,12 @@ export const withoutTranslitPairs = (s: string) => s.replace(/AE|OE|UE|AA/g, (p)
 
 /** Does a printed name agree with the encoded one (letters only, transliterated, maybe truncated)? */
 export function sameName(encoded: string, printed: string): boolean {
-  const enc = encoded.toUpperCase().replace(/[^A-Z]/g, "");
+  // An MRZ holds A-Z only; a licence's barcode may hold the name as printed (ÅSTRÖM): each of its MRZ spellings
+  // is the encoded name.
+  return mrzSpellings(encoded).some((enc) => sameSpelledName(enc, printed));
+}
+
+function sameSpelledName(enc: string, printed: string): boolean {
   if (enc === "") return true;
   // The OCR often drops a diacritic (Å read as A, Ö as O), which the MRZ spells as two letters.
   const plain = lettersOf(printed);
@@ -198,7 +238,8 @@ export function disagreements(
  * Fields found by their values where their captions could not be read (captions are small print): the
  * encoded given names and surname printed as words (the surname is the line above the given names in the
  * layouts of ICAO 9303 Part 4/5 when it is not found itself), the document number as the token of its shape
- * nearest to it, and the date of birth as the printed date sharing at least two of its day, month and year.
+ * nearest to it, the date of birth as the printed date sharing at least two of its day, month and year, and
+ * the expiry as a printed date on its day and month, in its year or later.
  * A field found by caption (`byCaption`) is kept.
  */
 export function fieldsByValue(
@@ -208,18 +249,8 @@ export function fieldsByValue(
   order: "dmy" | "mdy" = "dmy",
 ): Partial<Record<VizFieldName, VizField>> {
   const out: Partial<Record<VizFieldName, VizField>> = { ...byCaption };
-  const asField = (name: VizFieldName, line: VizLine, words = line.words): VizField => ({
-    name,
-    text: words.map((w) => w.text).join(" "),
-    box: [
-      Math.min(...words.map((w) => w.box[0])),
-      Math.min(...words.map((w) => w.box[1])),
-      Math.max(...words.map((w) => w.box[2])),
-      Math.max(...words.map((w) => w.box[3])),
-    ],
-    confidence: Math.min(...words.map((w) => w.confidence)),
-    label: FOUND_BY_VALUE,
-  });
+  const asField = (name: VizFieldName, line: VizLine, words = line.words): VizField =>
+    vizField(name, words, FOUND_BY_VALUE);
   const nameLine = (value: string | undefined) =>
     value
       ? lines.find(
@@ -266,6 +297,22 @@ export function fieldsByValue(
         if (d <= 3 && (!best || d < best.d)) best = { word, line, d };
       }
     if (best) out.documentNumber = asField("documentNumber", best.line, [best.word]);
+  }
+  if (!out.expiry && encoded.expiry) {
+    // The expiry: a printed date on its day and month, no earlier than its year. The date of issue shares
+    // the expiry's day and month on many documents (issued for whole years), always with an earlier year; no
+    // found field's line (the issue date found under its caption) is taken.
+    const e = encoded.expiry;
+    const taken = Object.values(out).map((f) => f.box);
+    for (const line of lines) {
+      const p = parsePrintedDate(line.text, order);
+      // A two-digit year of an expiry is of this century.
+      const y = p && (p.twoDigitYear ? 2000 + p.y : p.y);
+      if (!p || y === undefined || p.m !== e.m || p.d !== e.d || y < e.y) continue;
+      if (taken.some((b) => overlaps(b, line.box)) || line.text.includes("<")) continue;
+      out.expiry = asField("expiry", line);
+      if (y === e.y) break;
+    }
   }
   if (!out.birth && encoded.birth) {
     const b = encoded.birth;
@@ -319,12 +366,7 @@ export const CONFIDENT_WORD = 80;
 /** The label `fieldsByValue` gives a field it found by its value. */
 export const FOUND_BY_VALUE = "(found by its value)";
 
-const lettersOf = (s: string) =>
-  s
-    .toUpperCase()
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[^A-Z]/g, "");
+const lettersOf = baseLetters;
 
 /** Whether two readings of a printed field give the same value of its kind. */
 export function sameReading(
@@ -353,12 +395,7 @@ const DIGIT_AS_LETTER: Record<string, string> = {
 };
 /** A name as letters, the digits an OCR gives for look-alike letters turned back, L read as I. */
 const nameFold = (s: string) =>
-  s
-    .toUpperCase()
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c)
-    .replace(/[^A-Z]/g, "")
+  baseLetters(s.toUpperCase().replace(/[012568]/g, (c) => DIGIT_AS_LETTER[c] ?? c))
     .replace(/L/g, "I")
     .replace(/Q/g, "O");
 
@@ -524,8 +561,8 @@ export function printedElsewhere(
  * proof: none, and the disagreement is proof; any, and it is at most an anomaly.
  *
  * A printed reading is confident when two readings (the page, then the field alone at twice the resolution)
- * give the same value, and it is either read with a word confidence of at least CONFIDENT_WORD or found under
- * its own caption: each of `low_confidence` and `found_by_value` alone is no doubt (a document number the OCR
+ * give the same value, and it is either read (by either reading) with a word confidence of at least
+ * CONFIDENT_WORD or found under its own caption: each of `low_confidence` and `found_by_value` alone is no doubt (a document number the OCR
  * scores low but reads the same twice under "Document No." is a confident reading; so is a name read at 94
  * where its caption was not read), the two together are. `readings_differ`, `ocr_confusion` and
  * `printed_elsewhere` are doubts on their own: what the OCR or a misplaced caption explains is never proof.
@@ -541,13 +578,18 @@ export function readingDoubts(
     mrzTop?: number;
     /** A third reading of the printed field, when one was made. */
     third?: string;
+    /** The confidence of the second reading's least sure word, when it was made on the field alone. */
+    rereadConfidence?: number;
   },
 ): ReadingDoubt[] {
   const order = ctx.order ?? "dmy";
   const out: ReadingDoubt[] = [];
-  if (!sameReading(d.field, d.viz.text, reread, order)) out.push("readings_differ");
-  if (d.viz.confidence < CONFIDENT_WORD && d.viz.label === FOUND_BY_VALUE)
-    out.push("low_confidence", "found_by_value");
+  const same = sameReading(d.field, d.viz.text, reread, order);
+  if (!same) out.push("readings_differ");
+  // A second reading of the field alone that gives the same value confidently makes the value confident.
+  const confident =
+    d.viz.confidence >= CONFIDENT_WORD || (same && (ctx.rereadConfidence ?? 0) >= CONFIDENT_WORD);
+  if (!confident && d.viz.label === FOUND_BY_VALUE) out.push("low_confidence", "found_by_value");
   if (
     explainedByOcr(d.field, ctx.encoded, d.viz.text, order) ||
     explainedByOcr(d.field, ctx.encoded, reread, order)

@@ -6,10 +6,12 @@ import {
   type Disagreement,
   disagreements,
   FOUND_BY_VALUE,
+  fieldsByValue,
   mrzSpellings,
   readingDoubts,
   sameName,
   sameNumber,
+  sameReading,
 } from "./compare.js";
 import { findFields, loneCaptions, parsePrintedDate, type VizLine } from "./viz.js";
 
@@ -30,6 +32,8 @@ describe("dates as documents print them", () => {
     expect(parsePrintedDate("10/23/ 1966", "mdy")).toEqual({ y: 1966, m: 10, d: 23, twoDigitYear: false });
     expect(parsePrintedDate("2027-0523")).toEqual({ y: 2027, m: 5, d: 23, twoDigitYear: false });
     expect(parsePrintedDate("0312612000", "mdy")).toEqual({ y: 2000, m: 3, d: 26, twoDigitYear: false });
+    // The same with the space the second slash left before the year.
+    expect(parsePrintedDate("021101 1973")).toEqual({ y: 1973, m: 10, d: 2, twoDigitYear: false });
     // Ten digits with no 1 where the slashes would be are not a date.
     expect(parsePrintedDate("0352652000", "mdy")).toBeUndefined();
   });
@@ -47,10 +51,22 @@ describe("names and numbers across zones", () => {
     expect(sameName("AASTROEM", "ASTROM")).toBe(true);
     expect(sameName("HAEKKINEN", "HAKKINEN")).toBe(true);
     expect(sameName("SOEREN", "SOREN")).toBe(true);
+    // A licence's barcode holds the name as printed: its ICAO spellings are the encoded name.
+    expect(sameName("ÅSTRÖM", "ASTROM")).toBe(true);
+    expect(sameName("ÅSTRÖM", "AASTROEM")).toBe(true);
+    expect(sameName("ÅSTRÖM", "OLSEN")).toBe(false);
+    // Letters Unicode does not decompose (ICAO 9303 Part 3: Ł → L, Đ → D, Œ → OE).
+    expect(mrzSpellings("ŁUKASZ")).toEqual(["LUKASZ"]);
+    expect(sameName("DORDE", "ĐORĐE")).toBe(true);
+    expect(sameName("COEUR", "CŒUR")).toBe(true);
+    // Two readings of SØREN, one of which lost the stroke, are the same reading.
+    expect(sameReading("givenNames", "SØREN", "SOREN")).toBe(true);
+    expect(sameReading("givenNames", "SØREN", "SAREN")).toBe(false);
     expect(sameName("AASTROEM", "OSTROM")).toBe(false);
     expect(sameNumber("L898902C3", "L898902C3")).toBe(true);
     expect(sameNumber("L898902C3", "L8989O2C3")).toBe(true); // O/0 look-alikes
     expect(sameNumber("L898902C3", "L898907C3")).toBe(false);
+    expect(sameNumber("S74715818", "$74715818")).toBe(true); // a bold S read as $
   });
 
   it("reports the fields that differ, and only those the visual zone shows", () => {
@@ -121,6 +137,27 @@ describe("captions", () => {
       words[0]!.box[3],
     ],
   });
+  it("finds an expiry by its value: its day and month, its year or later, never the issue date", () => {
+    const issue = line(
+      w("Date", 10, 300),
+      w("of", 60, 300),
+      w("issue:", 90, 300),
+      w("11 MAR 2025", 160, 300),
+    );
+    const changed = line(w("11 MAR 2038", 400, 200));
+    const encoded = { expiry: { y: 2035, m: 3, d: 11 } };
+    const byCaption = findFields([issue]);
+    expect(byCaption.issue?.text).toBe("11 MAR 2025");
+    // A printed expiry later than the encoded one (no caption read over it) is the expiry, and disagrees.
+    const found = fieldsByValue([issue, changed], encoded, byCaption);
+    expect(found.expiry?.text).toBe("11 MAR 2038");
+    expect(disagreements(encoded, found).map((d) => d.field)).toEqual(["expiry"]);
+    // The date of issue (same day and month, an earlier year) is no expiry, caption read or not.
+    expect(fieldsByValue([issue], encoded, byCaption).expiry).toBeUndefined();
+    expect(fieldsByValue([line(w("11 MAR 2025", 160, 300))], encoded, {}).expiry).toBeUndefined();
+    expect(fieldsByValue([line(w("11 MAR 2035", 400, 200))], encoded, {}).expiry?.text).toBe("11 MAR 2035");
+  });
+
   it("finds values under their captions, misread captions included, and not under 'place of birth'", () => {
     const fields = findFields([
       line(w("Sumame", 100, 100, 12), w("/", 170, 100, 12), w("Nom", 185, 100, 12)),
@@ -321,5 +358,20 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
         lines,
       }),
     ).toEqual(["low_confidence", "found_by_value"]);
+    // The same value read again alone with confidence is a confident reading; read again alone without it, or
+    // read otherwise, it is not.
+    const again = (text: string, rereadConfidence: number) =>
+      readingDoubts(one(passport, "documentNumber", weak, FOUND_BY_VALUE), text, {
+        encoded: passport,
+        lines,
+        rereadConfidence,
+      });
+    expect(again("L898907C3", CONFIDENT_WORD + 3)).toEqual([]);
+    expect(again("L898907C3", CONFIDENT_WORD - 33)).toEqual(["low_confidence", "found_by_value"]);
+    expect(again("L898917C3", CONFIDENT_WORD + 10)).toEqual([
+      "readings_differ",
+      "low_confidence",
+      "found_by_value",
+    ]);
   });
 });

@@ -7,9 +7,11 @@ import {
   type Disagreement,
   disagreements,
   type EncodedValues,
+  FOUND_BY_VALUE,
   fieldsByValue,
   type ReadingDoubt,
   readingDoubts,
+  sameReading,
 } from "./compare.js";
 import {
   applyHomography,
@@ -27,11 +29,14 @@ import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js"
 import {
   findFields,
   loneCaptions,
+  parsePrintedDate,
   plausibleValue,
   valueWords,
   type VizField,
+  vizField,
   type VizFieldName,
   type VizLine,
+  type VizWord,
 } from "./viz.js";
 
 /**
@@ -251,16 +256,31 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
  * (the second reading: twice), restricted to `whitelist` when given (the third).
  */
 async function reread(ocr: IdOcr, upright: GreyImage, box: Box, scale = 2, whitelist = ""): Promise<string> {
+  return (await readAlone(ocr, upright, box, scale, whitelist)).text;
+}
+
+/** `reread`, with the confidence of the reading's least sure word (0 when it read nothing). */
+async function readAlone(
+  ocr: IdOcr,
+  upright: GreyImage,
+  box: Box,
+  scale = 2,
+  whitelist = "",
+): Promise<{ text: string; confidence: number }> {
   const h = box[3] - box[1];
   const lines: OcrLine[] = await ocr.readText(
     crop(upright, box, Math.max(4, h * 0.4), scale),
     "line",
     whitelist,
   );
-  return lines
-    .map((l) => l.text)
-    .join(" ")
-    .trim();
+  const words = lines.flatMap((l) => l.words).filter((w) => w.text.trim() !== "");
+  return {
+    text: lines
+      .map((l) => l.text)
+      .join(" ")
+      .trim(),
+    confidence: words.length ? Math.min(...words.map((w) => w.confidence)) : 0,
+  };
 }
 
 /**
@@ -275,18 +295,33 @@ async function confirm(
   lines: readonly VizLine[],
   order: "dmy" | "mdy",
   unconfirmed: string[],
+  readAlready: Partial<Record<VizFieldName, string>> = {},
 ): Promise<(Disagreement & { reread: string; doubts: ReadingDoubt[] })[]> {
   const out: (Disagreement & { reread: string; doubts: ReadingDoubt[] })[] = [];
   for (const d of disagreements(encoded, fields, order)) {
-    const again = await reread(ocr, upright.image, d.viz.box);
+    const alone =
+      readAlready[d.field] === undefined ? await readAlone(ocr, upright.image, d.viz.box) : undefined;
+    const again = readAlready[d.field] ?? alone?.text ?? "";
     const second = disagreements(encoded, { [d.field]: { ...d.viz, text: again } }, order);
     if (second.length > 0) {
-      const ctx = { encoded, lines, order, mrzTop: upright.mrzTop };
+      const ctx = {
+        encoded,
+        lines,
+        order,
+        mrzTop: upright.mrzTop,
+        ...(alone ? { rereadConfidence: alone.confidence } : {}),
+      };
       let doubts = readingDoubts(d, again, ctx);
       // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
       // that gives the encoded value leaves the printed one in doubt.
       if (doubts.length === 0) {
-        const third = await reread(ocr, upright.image, d.viz.box, THIRD_READING_SCALE, fieldAlphabet(d));
+        const third = await reread(
+          ocr,
+          upright.image,
+          d.viz.box,
+          THIRD_READING_SCALE,
+          fieldAlphabet(d.field, d.viz.text),
+        );
         doubts = readingDoubts(d, again, { ...ctx, third });
       }
       out.push({ ...d, reread: again, doubts });
@@ -333,22 +368,94 @@ async function readUnderLoneCaptions(
       // The value: the first run of words (what follows a wide gap belongs to another column).
       const words = valueWords(all, Math.max(6, ...all.map((w) => w.box[3] - w.box[1])));
       if (words.length === 0 || !plausibleValue(c.name, words)) continue;
-      fields[c.name] = {
-        name: c.name,
-        text: words.map((w) => w.text).join(" "),
-        box: [
-          Math.min(...words.map((w) => w.box[0])),
-          Math.min(...words.map((w) => w.box[1])),
-          Math.max(...words.map((w) => w.box[2])),
-          Math.max(...words.map((w) => w.box[3])),
-        ],
-        confidence: Math.min(...words.map((w) => w.confidence)),
-        label: c.text,
-      };
+      fields[c.name] = vizField(c.name, words, c.text);
       break;
     }
   }
 }
+
+/**
+ * Fields the page's reading left unfound because their value came out garbled (a document number read with
+ * wrong characters, "vesFs7208" for Y85F57204; a date whose separators were read as digits, "030612997" for
+ * 03/05/1997): each word (document number) or line (date of birth) of the visual zone that has the shape of
+ * the field but fails its syntax is read again alone, at twice the resolution, and looked for by value
+ * (`fieldsByValue`, the same tolerance as the page's words) in that second reading. A value found so carries
+ * the second reading's confidence: a confident second reading leaves no `low_confidence` doubt. Adds to
+ * `fields`, and returns the second reading of each field it added.
+ */
+async function readMissing(
+  ocr: IdOcr,
+  upright: Upright,
+  lines: readonly VizLine[],
+  encoded: EncodedValues,
+  fields: Partial<Record<VizFieldName, VizField>>,
+  order: "dmy" | "mdy",
+): Promise<Partial<Record<VizFieldName, string>>> {
+  const taken = Object.values(fields).map((f) => f.box);
+  const free = (b: Box) => !taken.some((t) => t[0] < b[2] && b[0] < t[2] && t[1] < b[3] && b[1] < t[3]);
+  const zone = lines.filter(
+    (l) => l.box[1] < (upright.mrzTop ?? Number.POSITIVE_INFINITY) && !l.text.includes("<"),
+  );
+  const candidates: { name: "documentNumber" | "birth"; box: Box }[] = [];
+  if (!fields.documentNumber && encoded.documentNumber) {
+    const n = encoded.documentNumber.replace(/[^A-Z0-9]/gi, "").length;
+    for (const l of zone)
+      for (const w of l.words) {
+        const t = w.text.replace(/[^A-Za-z0-9$]/g, "");
+        if (Math.abs(t.length - n) <= 2 && (t.match(/\d/g) ?? []).length >= 3 && free(w.box))
+          candidates.push({ name: "documentNumber", box: w.box });
+      }
+  }
+  if (!fields.birth && encoded.birth)
+    for (const l of zone)
+      if (
+        (l.text.match(/\d/g) ?? []).length >= 6 &&
+        parsePrintedDate(l.text, "dmy") === undefined &&
+        parsePrintedDate(l.text, "mdy") === undefined &&
+        free(l.box)
+      )
+        candidates.push({ name: "birth", box: l.box });
+  const readTwice: Partial<Record<VizFieldName, string>> = {};
+  for (const c of candidates.slice(0, MISSING_READS)) {
+    if (fields[c.name]) continue;
+    // Read alone at a few resolutions (the OCR's slips change with the sampling) until two readings give the
+    // same value of the field; the value carries the surer of the two confidences, and the other reading is
+    // its second (`confirm` reads it no more). A value one reading alone gives keeps its own confidence, and
+    // another scale's reading is its second.
+    const readings: VizWord[] = [];
+    let found: { word: VizWord; second: string } | undefined;
+    for (const scale of MISSING_SCALES) {
+      const again = await readAlone(ocr, upright.image, c.box, scale);
+      const word: VizWord = { text: again.text, confidence: again.confidence, box: c.box };
+      readings.push(word);
+      const line: VizLine = { text: again.text, box: c.box, words: [word] };
+      // A date read with a one-digit day or month lost a digit (documents print them with two: "05/20/1963"
+      // read "1/20/1963" at two scales on a genuine dev licence): no value.
+      if (c.name === "birth" && /(^|\D)\d(?!\d)/.test(again.text)) continue;
+      if (again.text === "" || !fieldsByValue([line], { [c.name]: encoded[c.name] }, {}, order)[c.name])
+        continue;
+      const same = readings.find((w) => w !== word && sameReading(c.name, w.text, word.text, order));
+      if (same) {
+        found = {
+          word: { ...word, confidence: Math.max(word.confidence, same.confidence) },
+          second: same.text,
+        };
+        break;
+      }
+      found ??= { word, second: "" };
+    }
+    if (!found) continue;
+    fields[c.name] = vizField(c.name, [found.word], FOUND_BY_VALUE);
+    readTwice[c.name] = found.second || (readings.find((w) => w.text !== found.word.text)?.text ?? "");
+  }
+  return readTwice;
+}
+
+/** The scales a garbled value is read at, alone (the page's reading is 1), in order. */
+const MISSING_SCALES = [2, 2.5, 1.4, 1] as const;
+
+/** At most this many garbled values are read again (each costs one line of OCR). */
+const MISSING_READS = 4;
 
 /** At most this many lone captions are read again (each costs one line of OCR). */
 const LONE_CAPTIONS_READ = 6;
@@ -359,11 +466,11 @@ const THIRD_READING_SCALE = 1.4;
 const LATIN_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝŠŽĆČĐŁŃŚŹŻ";
 
 /** The characters a printed field of this kind can hold (a date by the form its first reading has). */
-function fieldAlphabet(d: Disagreement): string {
-  if (d.field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  if (d.field === "birth" || d.field === "expiry" || d.field === "issue")
-    return /[A-Za-z]{3}/.test(d.viz.text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
-  if (d.field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+function fieldAlphabet(field: VizFieldName, text: string): string {
+  if (field === "documentNumber") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  if (field === "birth" || field === "expiry" || field === "issue")
+    return /[A-Za-z]{3}/.test(text) ? `0123456789 ./-${LATIN_CAPITALS}` : "0123456789 ./-";
+  if (field === "nationality") return "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
   return `${LATIN_CAPITALS}${LATIN_CAPITALS.toLowerCase()} '-`;
 }
 
@@ -400,19 +507,20 @@ function aamvaEncoded(a: AamvaRecord): EncodedValues {
 }
 
 /**
- * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found on a page whose
- * text runs at a slant, searched again on the page turned upright (zxing's PDF417 reader wants it level).
- * On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found yet is looked for
- * harder (`harderPdf417`).
+ * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found, at full
+ * resolution and, on a page whose text runs at a slant, on the page turned upright (zxing's PDF417 reader
+ * wants it level). On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found
+ * yet is looked for harder (`harderPdf417`). A page whose MRZ was read is searched once: the two further
+ * searches cost ~1 s of CPU on a passport photo and find nothing there.
  */
 async function pageBarcodes(
   grey: GreyImage,
   image: RgbaImage,
   textAngleDeg: number | undefined,
-  hasMrz: boolean,
+  effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
-  const found = await pageBarcodesLevel(grey, image, textAngleDeg);
-  if (found.length > 0 || hasMrz) return found;
+  const found = await pageBarcodesLevel(grey, image, effort === "once" ? undefined : textAngleDeg, effort);
+  if (found.length > 0 || effort !== "harder") return found;
   return harderPdf417(grey, image, textAngleDeg);
 }
 
@@ -422,7 +530,9 @@ async function pageBarcodes(
  * by more. The page is searched once more with a single global threshold (scans whose light ZXing's local one
  * splits), then turned level at 1100 pixels (the symbol's modules stay 2-4 pixels wide) for every even angle
  * within ±12°, nearest the text's angle (or the page's dominant edge direction) first. Found on a dev set of
- * licence photos where the plain search read 0 of 4 (docs/decisions.md, identity documents).
+ * licence photos where the plain search read 0 of 4 (docs/decisions.md, identity documents). Last, the three
+ * whole angles nearest the estimate at the page's full resolution (a small symbol's modules merge at 1100
+ * pixels: dev draw 1, one licence photo of 14).
  */
 async function harderPdf417(
   grey: GreyImage,
@@ -465,6 +575,21 @@ async function harderPdf417(
         }));
     }
   }
+  // At 1100 pixels the modules of a small or distant symbol blur together: the three whole angles nearest the
+  // estimate once more at the page's full resolution.
+  const nearest = [...new Set([Math.round(base), Math.floor(base), Math.ceil(base), Math.round(base) + 1])]
+    .sort((a, b) => Math.abs(a - base) - Math.abs(b - base))
+    .slice(0, 3);
+  for (const angle of nearest) {
+    const upright = uprightByAngle(grey, angle, Math.max(grey.width, grey.height));
+    const again = await findBarcodes(greyToRgba(upright.image), pdf417).catch(() => [] as FoundBarcode[]);
+    if (again.length > 0)
+      return again.map((b) => ({
+        ...b,
+        corners: b.corners.map((p) => applyHomography(upright.toSource, p)) as FoundBarcode["corners"],
+        angleDeg: b.angleDeg + angle,
+      }));
+  }
   return [];
 }
 
@@ -474,6 +599,7 @@ async function pageBarcodesLevel(
   grey: GreyImage,
   image: RgbaImage,
   textAngleDeg: number | undefined,
+  effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
   const k = Math.min(1, BARCODE_SIDE / Math.max(image.width, image.height));
   const small = k < 1 ? await downscale(image, BARCODE_SIDE) : image;
@@ -482,7 +608,7 @@ async function pageBarcodesLevel(
     ...b,
     corners: b.corners.map(([x, y]) => [x * scale, y * scale]) as FoundBarcode["corners"],
   }));
-  if (found.length > 0) return found;
+  if (found.length > 0 || effort === "once") return found;
   if (k < 1) {
     const full = await findBarcodes(image).catch(() => [] as FoundBarcode[]);
     if (full.length > 0) return full;
@@ -528,23 +654,9 @@ async function readPage(
   };
   const text = analyseText(grey);
   // A page with an MRZ band is read by the OCR (the band when the templates doubt, the visual zone always):
-  // its engine starts now, in its worker thread, while the barcodes are searched and the band is read.
+  // its engine starts now, in its worker thread, while the band is read.
   if (text.mrz) void ocr().catch(() => undefined);
   lap("analyse");
-  const found = await pageBarcodes(grey, px.image, text.textAngleDeg, text.mrz !== undefined);
-  lap("barcodes");
-  for (const b of found) {
-    const read: BarcodeRead = { ...b, box: px.toFindingBox(hull([...b.corners])) };
-    if (b.format === "PDF417" && isAamva(b.text)) {
-      try {
-        read.aamva = parseAamva(b.text);
-      } catch (err) {
-        read.aamvaError = err instanceof Error ? err.message : String(err);
-      }
-    }
-    page.barcodes.push(read);
-  }
-  if (signal?.aborted) return page;
   const loc = text.mrz;
   let upright: Upright | undefined;
   if (loc) {
@@ -572,6 +684,27 @@ async function readPage(
       upright = uprightByMrz(grey, reading);
     }
   }
+  if (signal?.aborted) return page;
+  // A page whose MRZ was read is searched once (a passport page carries no barcode, an ID card with an MRZ no
+  // PDF417 to look for harder); a page with an MRZ band not read, on the level page and turned upright.
+  const found = await pageBarcodes(
+    grey,
+    px.image,
+    text.textAngleDeg,
+    page.mrz ? "once" : text.mrz ? "level" : "harder",
+  );
+  lap("barcodes");
+  for (const b of found) {
+    const read: BarcodeRead = { ...b, box: px.toFindingBox(hull([...b.corners])) };
+    if (b.format === "PDF417" && isAamva(b.text)) {
+      try {
+        read.aamva = parseAamva(b.text);
+      } catch (err) {
+        read.aamvaError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    page.barcodes.push(read);
+  }
   const aamva = page.barcodes.find((b) => b.aamva)?.aamva;
   if (!upright && aamva) {
     const b = page.barcodes.find((x) => x.aamva)!;
@@ -598,12 +731,10 @@ async function readPage(
   await readUnderLoneCaptions(engine, upright.image, vlines, byCaption);
   lap("lone captions");
   const encodedForSearch = page.mrz ? mrzEncoded(page.mrz.validation) : aamva ? aamvaEncoded(aamva) : {};
-  const fields = fieldsByValue(
-    vlines,
-    encodedForSearch,
-    byCaption,
-    page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy",
-  );
+  const order = page.mrz || aamva?.country === "CAN" ? "dmy" : "mdy";
+  const fields = fieldsByValue(vlines, encodedForSearch, byCaption, order);
+  const readTwice = await readMissing(engine, upright, vlines, encodedForSearch, fields, order);
+  lap("missing");
   page.viz = fieldsToSource(fields, upright.toSource, px.toFindingBox);
   const fieldSpans: Record<string, [number, number, number]> = page.mrz
     ? mrzFieldSpans(page.mrz.validation)
@@ -617,6 +748,7 @@ async function readPage(
       vlines,
       "dmy",
       page.unconfirmed,
+      page.mrz ? readTwice : {},
     );
     page.mrzVsViz = confirmed.map((d) => {
       const span = fieldSpans[d.field];
@@ -637,6 +769,7 @@ async function readPage(
       vlines,
       aamva.country === "CAN" ? "dmy" : "mdy",
       page.unconfirmed,
+      page.mrz ? {} : readTwice,
     );
     page.barcodeVsViz = confirmed.map((d) => ({
       ...d,

@@ -244,7 +244,7 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
         after.length > 0 &&
         (after[0]!.box[0] - line.words[k - 1]!.box[2] > h * 0.6 || /:$/.test(line.words[k - 1]!.text));
       if (gapOk && !captionAt(texts, k) && plausibleValue(cap.name, after)) {
-        out[cap.name] = field(cap.name, after, texts.slice(first, last + 1).join(" "));
+        out[cap.name] = vizField(cap.name, after, texts.slice(first, last + 1).join(" "));
         continue;
       }
       // The line below, starting under the caption.
@@ -261,7 +261,7 @@ export function findFields(lines: readonly VizLine[]): Partial<Record<VizFieldNa
       const startAt = below.words.findIndex((w) => w.box[2] > labelBox[0] - h * 2);
       const words = valueWords(below.words.slice(Math.max(0, startAt)), Math.max(6, height(below.box)));
       if (words.length && plausibleValue(cap.name, words))
-        out[cap.name] = field(cap.name, words, texts.slice(first, last + 1).join(" "));
+        out[cap.name] = vizField(cap.name, words, texts.slice(first, last + 1).join(" "));
     }
   }
   return out;
@@ -390,7 +390,11 @@ export function valueWords(words: VizWord[], h: number): VizWord[] {
   return out;
 }
 
-function field(name: VizFieldName, words: VizWord[], label: string): VizField {
+/**
+ * A field's reading from the words of its value: their text joined, the box around them, and the confidence
+ * of the least sure of them (a value is read as surely as its worst word). `words` is not empty.
+ */
+export function vizField(name: VizFieldName, words: readonly VizWord[], label: string): VizField {
   return {
     name,
     text: words.map((w) => w.text).join(" "),
@@ -465,8 +469,9 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
     const [d, mo] = order === "mdy" ? [b, a] : [a, b];
     return make(Number(m[3]), mo, d, m[3]!.length === 2);
   }
-  // 08/12/1974 with both slashes read as 1 (0811211974): ten digits, a four-digit year of this or the last century
-  m = /\b(\d{2})1(\d{2})1((?:19|20)\d{2})\b/.exec(t);
+  // 08/12/1974 with both slashes read as 1 (0811211974, or 081121 1974 with the space the second slash left):
+  // ten digits, a four-digit year of this or the last century
+  m = /\b(\d{2})1(\d{2})1\s?((?:19|20)\d{2})\b/.exec(t);
   if (m) {
     const a = Number(m[1]);
     const b = Number(m[2]);
