@@ -515,4 +515,41 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(LABELS.opening.test("Reopening balance")).toBe(false);
     expect(LABELS.closing.test("Soldes reportés")).toBe(false);
   });
+  // A payslip's deductions under the earnings, their header set again under a heading of their own: words the
+  // vocabulary does not know ("Mededelingen") beside "Bedrag", too few named columns to be a header alone. Read
+  // as a row, the repeated header and the heading above it went into the earnings table as the description
+  // of its last row, and the deductions with them: one table summing earnings and deductions together.
+  it("a header seen again starts a new table under the same columns, not a row of the one above", () => {
+    const cols = [{ x: 51 }, R(426), R(544)];
+    const runs = [
+      ...grid(
+        cols,
+        [
+          ["Mededelingen", "Uren", "Bedrag"],
+          ["Basisloon", undefined, "3.803,72"],
+          ["Overwerk", "2,50", "68,73"],
+          ["Bonus", undefined, "366,91"],
+        ],
+        700,
+      ),
+      ...grid(
+        cols,
+        [
+          "Inhoudingen",
+          ["Mededelingen", undefined, "Bedrag"],
+          ["Loonheffing", undefined, "437,71"],
+          ["Pensioenpremie", undefined, "317,95"],
+        ],
+        630,
+      ),
+    ];
+    const r = readTables([pdf(1, runs)], { region: "NL" });
+    expect(r.tables.map((t) => t.rows.map((row) => row.label))).toEqual([
+      ["Basisloon", "Overwerk", "Bonus"],
+      ["Loonheffing", "Pensioenpremie"],
+    ]);
+    expect(r.tables[1]?.columns.map((c) => c.role)).toEqual(r.tables[0]?.columns.map((c) => c.role));
+    // The last earnings row keeps its own words: the heading and the repeated header are no part of it.
+    expect(r.tables[0]?.rows[2]?.description).toBe("Bonus");
+  });
 });
