@@ -2,7 +2,7 @@ import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
 import { foldLigatures, isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
 import { parseAmount, parseNumber } from "../../document/values/amounts.js";
-import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
+import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK, SUPPORT_NEEDED } from "./findings.js";
 import { like } from "./ledger.js";
 
 /**
@@ -200,6 +200,8 @@ export interface HeldSum {
   terms: BlockRow[];
 }
 
+const LABEL_BLOCK = "a block read from its labels";
+
 /**
  * The structure of a relation among rows: their table's, or a block's read from its labels; its
  * columns score is how many of the terms line up on one edge (the value judged is left out: a value
@@ -214,7 +216,7 @@ function blockStructure(ctx: Ctx, total: BlockRow, terms: BlockRow[]): Structure
     source === "plain_text" || edges.length < 2
       ? 1
       : Math.max(...edges.map((e) => edges.filter((x) => Math.abs(x - e) <= tol).length)) / edges.length;
-  const notes = ["a block read from its labels"];
+  const notes = [LABEL_BLOCK];
   if (aligned < 1) notes.push("its amounts not in one column");
   if (source === "plain_text") notes.push("read from plain text without positions");
   return {
@@ -1210,16 +1212,48 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
       ctx.checked--;
       continue;
     }
-    let confidence = confidenceOf(d.structure, ctx.verified, ctx.checked, d.figures);
-    const notes = [...d.structure.notes];
+    // A reading in doubt (a line not counted explains the difference) verifies nothing.
+    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
+    const structure = verifiedBlock(ctx, d, support)
+      ? { ...d.structure, header: 1, notes: d.structure.notes.filter((n) => n !== LABEL_BLOCK) }
+      : d.structure;
+    let confidence = confidenceOf(structure, ctx.verified, ctx.checked, d.figures);
+    const notes = [...structure.notes];
     if (ctx.verified === 0) {
       confidence = Math.min(confidence, 0.6);
       notes.push("no other sum of the document adds up");
     }
-    // A reading in doubt (a line not counted explains the difference) verifies nothing.
-    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
     report(ctx, { ...d.mismatch, confidence, notes, support });
   }
+}
+
+/**
+ * A block of labelled totals read as surely as a table under a header (docs/decisions.md "A block that
+ * verified itself"): its own relations held (`support`), and it is whole and plain: every row a label of
+ * words and one money figure read from the file's text, no figure unreadable or stray, the amounts on one
+ * edge. Its labels did what a header does: they said what each figure is, and the arithmetic agreed.
+ */
+function verifiedBlock(ctx: Ctx, d: Deferred, support: number): boolean {
+  const s = d.structure;
+  if (support < SUPPORT_NEEDED || s.header >= 1 || s.source < 1 || s.columns < 1) return false;
+  if (!s.notes.includes(LABEL_BLOCK) || d.terms.length < 2) return false;
+  if (ctx.reading.pages.get(d.mismatch.page)?.source !== "pdf_text") return false;
+  // Whole: the block begins under a line of words (its heading, the box's title) or at the top of its page,
+  // not in the middle of other amounts (the tail of a longer block, the rows after a table read apart).
+  const first = d.terms[0] as BlockRow;
+  const at = ctx.reading.lines.indexOf(first.line);
+  const before = ctx.reading.lines[at - 1];
+  if (at < 0 || (before && before.page === first.page && before.cells.some((c) => c.figure?.money)))
+    return false;
+  return d.terms.every(
+    (t) =>
+      !t.unreadable &&
+      t.figure !== undefined &&
+      t.figures.length === 1 &&
+      t.figures[0] === t.figure &&
+      t.figure.confidence >= 1 &&
+      /\p{L}/u.test(t.label),
+  );
 }
 
 /**

@@ -811,3 +811,88 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(maxSeverity(genuine)).toBeLessThan(8);
   });
 });
+
+describe("text.arithmetic: blocks that verified themselves, totals a tax breakdown confirms", () => {
+  // A till receipt whose header the vocabulary does not read ("Anza Text" over "hl", "Summe"): its lines are a
+  // block of labels and amounts under a heading, its total confirmed by the change tendered on it. The block is
+  // whole (it begins under a line of words) and plain (one amount a line, on one edge), and it verified itself:
+  // read as surely as a table under a header, so a line edited under its total is proof, not a note.
+  const receipt = (milk: string) => {
+    const cols = [{ x: 35 }, R(210)];
+    return layoutDocument(
+      [
+        [
+          ...grid(cols, ["Corner Markt AG", "Kassenbon"], 800),
+          ...grid(
+            cols,
+            [
+              "Artikel",
+              ["1 Batterien AA", "24,92"],
+              ["3 Milch 1L", milk],
+              ["1 Schokolade", "9,38"],
+              ["1 Batterien AA", "16,49"],
+              ["1 Olivenöl", "2,12"],
+              ["Endbetrag", "81,53"],
+              ["enthaltene MwSt. 20 %", "9,42"],
+              ["enthaltene MwSt. 10 %", "2,84"],
+              ["Gegeben", "100,00 EUR"],
+              ["Rückgeld", "18,47 EUR"],
+            ],
+            740,
+          ),
+          run("Vielen Dank für Ihren Einkauf.", 35, 560),
+        ],
+      ],
+      { region: "AT", docType: "receipt" },
+    );
+  };
+
+  it("a total under a whole, plain block of labels whose own relations held is judged as under a header", () => {
+    expect(maxSeverity(arithmeticFindings(receipt("28,62")).findings)).toBeLessThan(4);
+    const f = only(arithmeticFindings(receipt("43,62")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
+
+  // A receipt whose items table sums to its total, with the tax breakdown by rate on the next page under
+  // "BTW | Grondslag | BTW | Totaal": the header names the tax over the rate column too, and each rate's base
+  // and tax add up to the total printed on page 1. Nothing else of the receipt adds up to anything.
+  const kassabon = (cheese: string) => {
+    const items: [string, string][] = [
+      ["Appels", "28,72"],
+      ["Chocolade", "19,18"],
+      ["Kaas", cheese],
+      ["Melk 1L", "40,56"],
+      ["Krant", "11,27"],
+    ];
+    return layoutDocument(
+      [
+        [
+          ...grid([{ x: 51 }, R(544)], [["Omschrijving", "Bedrag"], ...items, ["Totaal", "103,98 EUR"]], 700),
+          run("Pagina 1/2", 282, 60),
+        ],
+        [
+          ...grid(
+            [{ x: 51 }, R(275), R(410), R(544)],
+            [
+              ["BTW", "Grondslag", "BTW", "Totaal"],
+              ["21%", "65,66", "13,79", "79,45"],
+              ["6%", "23,14", "1,39", "24,53"],
+            ],
+            760,
+          ),
+          run("Pagina 2/2", 282, 60),
+        ],
+      ],
+      { region: "BE", docType: "receipt" },
+    );
+  };
+
+  it("a tax breakdown whose taxes hold confirms the total its bases and taxes add up to", () => {
+    expect(maxSeverity(arithmeticFindings(kassabon("4,25")).findings)).toBeLessThan(4);
+    // A line edited, the total kept: the total is confirmed by the breakdown, its rows do not add up to it.
+    const f = only(arithmeticFindings(kassabon("14,25")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
+});

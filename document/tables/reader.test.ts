@@ -515,6 +515,16 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(LABELS.opening.test("Reopening balance")).toBe(false);
     expect(LABELS.closing.test("Soldes reportés")).toBe(false);
   });
+
+  it("Dutch payslip words for gross and net pay, one word each ('Brutoloon', 'Nettoloon')", () => {
+    expect(["Brutoloon", "Totaal bruto", "Bruto"].map((l) => LABELS.gross.test(l))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(["Nettoloon", "Netto uit te betalen"].map((l) => LABELS.net.test(l))).toEqual([true, true]);
+    expect(LABELS.gross.test("Nettoloon") || LABELS.net.test("Brutoloon")).toBe(false);
+  });
   // A payslip's deductions under the earnings, their header set again under a heading of their own: words the
   // vocabulary does not know ("Mededelingen") beside "Bedrag", too few named columns to be a header alone. Read
   // as a row, the repeated header and the heading above it went into the earnings table as the description
