@@ -594,6 +594,9 @@ export function checkTotalsAbove(
     }
     if (own) continue;
     if (current?.length) blocks.push(current);
+    // Earnings and deductions side by side under one header row ("Details | Units | Earnings | Deductions"),
+    // each row's amount in its side's column: two blocks, one per column.
+    blocks.splice(0, blocks.length, ...blocks.flatMap(sidesApart));
     if (blocks.length === 0) continue;
     const sumOf = (b: readonly BlockRow[]) => b.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0);
     const matches = (t: BlockRow, b: readonly BlockRow[]) =>
@@ -642,6 +645,15 @@ export function checkTotalsAbove(
       difference: v - expected,
     });
   }
+}
+
+/**
+ * A payslip's block whose amounts stand in two columns, the first column's rows all above the second's (the
+ * earnings and the deductions under one header row that names them side by side): the two columns apart.
+ */
+function sidesApart(block: BlockRow[]): BlockRow[][] {
+  const parts = columnsApart(block.map((row) => ({ row, cents: row.figure?.cents ?? 0 })));
+  return parts.length === 2 ? parts.map((p) => p.map((t) => t.row)) : [block];
 }
 
 const isGross = (r: BlockRow) => LABELS.gross.test(r.label) && !LABELS.net.test(r.label);

@@ -896,3 +896,48 @@ describe("text.arithmetic: blocks that verified themselves, totals a tax breakdo
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
 });
+
+describe("text.arithmetic: a payslip's earnings and deductions side by side under one header row", () => {
+  // Totals in a box above; under it one header row names both sides ("Details | Units | Earnings |
+  // Deductions"), each row's amount in its side's column. The vocabulary reads "Earnings" and "Deductions" as
+  // the words of headings, so no table is read: the rows are one block of labels, which the box's totals were
+  // matched against whole. Its two columns are two blocks.
+  const payslip = (basic: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 61 }, R(551)],
+            [
+              ["Total earnings", "5,245.54"],
+              ["Total deductions", "1,411.66"],
+              ["Net pay", "3,833.88"],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 59 }, R(362), R(457), R(553)],
+            [
+              ["Details", "Units", "Earnings", "Deductions"],
+              ["Basic salary", undefined, basic],
+              ["Income tax", undefined, undefined, "729.74"],
+              ["National Insurance", undefined, undefined, "419.64"],
+              ["Pension", undefined, undefined, "262.28"],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "US", docType: "payslip" },
+    );
+
+  it("each total of the box above is the sum of its own column", () => {
+    const genuine = arithmeticFindings(payslip("5,245.54"));
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    expect(genuine.verified).toBeGreaterThanOrEqual(3);
+    const f = only(arithmeticFindings(payslip("5,297.54")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+    expect(f[0]?.message).toMatch(/"Total earnings"/);
+  });
+});
