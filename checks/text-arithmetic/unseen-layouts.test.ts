@@ -941,3 +941,46 @@ describe("text.arithmetic: a payslip's earnings and deductions side by side unde
     expect(f[0]?.message).toMatch(/"Total earnings"/);
   });
 });
+
+describe("text.arithmetic: amounts marked S (Soll) and H (Haben) after the number", () => {
+  // A German statement that marks debits "S" and credits "H" after each amount and balance. "H" alone after a
+  // number is also hours ("7,50 H"), so it is read as Haben only in a document that marks its debits so.
+  // `edited`: the amount of the third row, printed in place of the one the balances follow from.
+  // `apart`: the amounts' marks in a column of their own ("Umsatz | S/H"), the balances' in their cells.
+  const statement = (edited?: string, apart = false) => {
+    const moves = [-1992, -51250, 583502, -9634, 206411];
+    let b = 243580;
+    const digits = (c: number) =>
+      `${Math.floor(Math.abs(c) / 100).toLocaleString("de-CH")}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
+    const mark = (c: number) => (c < 0 ? "S" : "H");
+    const fmt = (c: number) => `CHF ${digits(c)} ${mark(c)}`;
+    const rows: (string | undefined)[][] = [
+      ["Datum", "Buchungstext", "Umsatz", apart ? "S/H" : undefined, "Saldo"],
+      ["01.03.2025", "Saldo alt", undefined, undefined, fmt(b)],
+    ];
+    for (const [i, m] of moves.entries()) {
+      b += m;
+      const amount = i === 2 && edited ? edited : apart ? digits(m) : fmt(m);
+      rows.push([`0${i + 3}.03.2025`, `Buchung ${i + 1}`, amount, apart ? mark(m) : undefined, fmt(b)]);
+    }
+    rows.push(["31.03.2025", "Saldo neu", undefined, undefined, fmt(b)]);
+    return layoutDocument([grid([{ x: 50 }, { x: 120 }, R(440), { x: 452 }, R(550)], rows, 700)], {
+      region: "CH",
+    });
+  };
+
+  it("a ledger whose signs are S and H letters is read and checked", () => {
+    const genuine = arithmeticFindings(statement());
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(5);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    const f = arithmeticFindings(statement("CHF 6’835.02 H")).findings;
+    expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
+  });
+
+  it("the S and H marks in a column of their own beside the amounts", () => {
+    const genuine = arithmeticFindings(statement(undefined, true));
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(5);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    expect(maxSeverity(arithmeticFindings(statement("6’835.02", true)).findings)).toBeGreaterThanOrEqual(8);
+  });
+});

@@ -3,7 +3,7 @@ import type { TextRun } from "../page-layout.js";
 import { grid, layoutPage, run, rightRun } from "../testdata/layout-kit.js";
 import { inferNumberStyle } from "../values/amounts.js";
 import { parseDayMonth } from "../values/dates.js";
-import { figureOf } from "./cells.js";
+import { debitLetterMarked, figureOf, readCells } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
@@ -500,6 +500,17 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
     // A letter that is no mark is no figure of it.
     expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
+    // German statements: "S" (Soll) is a debit; "H" (Haben) a credit only in a document marking its debits so.
+    expect(figureOf("1.234,56 S", "comma_decimal", at)?.cents).toBe(-123456);
+    expect(figureOf("2’532.55 S CHF", "dot_decimal", at)?.cents).toBe(-253255);
+    const cell = (text: string) => ({ text, box: at.box, pieces: [], size: 9, confidence: 1 });
+    const read = (text: string, haben: boolean) =>
+      readCells([cell(text)], 1, "comma_decimal", "DE", haben)[0]?.figure;
+    expect(read("8.337,38 H €", true)?.credit).toBe(true);
+    expect(read("1.234,56 H", true)?.money).toBe(true);
+    expect(read("7,50 H", false)?.money).toBe(false);
+    expect(debitLetterMarked("CHF 19.92 S")).toBe(true);
+    expect(debitLetterMarked("7,50 h")).toBe(false);
     // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
     expect(LABELS.carry.test("Solde à reporter")).toBe(true);
   });

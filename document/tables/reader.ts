@@ -1,6 +1,6 @@
 import type { Box } from "../page-layout.js";
 import { inferNumberStyle, type NumberStyle, numberStyleFor } from "../values/amounts.js";
-import { type Figure, type ReadCell, readCells } from "./cells.js";
+import { debitLetterMarked, type Figure, type ReadCell, readCells } from "./cells.js";
 import { type Line, linesOf, toReaderBox } from "./lines.js";
 import type { PieceSource, TablePage } from "./pieces.js";
 import { type ColumnRole, foldLigatures, headerRole, LABELS, NUMERIC_ROLES } from "./vocabulary.js";
@@ -115,6 +115,10 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
       numberStyleFor(opts.region),
     );
   const reading: DocumentReading = { style, region: opts.region, lines: [], tables: [], pages: new Map() };
+  // Debits marked with a letter after the amount ("S" for Soll, "D"): "H" after an amount is then Haben.
+  const haben = raw.some((r) =>
+    r.lines.some((l) => l.cells.some((c, i) => debitLetterMarked(c.text, l.cells[i + 1]?.text))),
+  );
   let nextId = 1;
   const perPage: Table[][] = [];
   /** Per page: whether its top continued the table the page before ended with (continueTable). */
@@ -125,7 +129,7 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
     reading.pages.set(page.page, { origin: page.origin, source: page.source });
     const read: ReadLine[] = lines.map((l) => ({
       ...l,
-      cells: readCells(l.cells, l.page, style, opts.region),
+      cells: readCells(l.cells, l.page, style, opts.region, haben),
     }));
     markIdentifierTails(read);
     if (page.source !== "plain_text") {
@@ -316,8 +320,7 @@ function repeatedHeader(line: ReadLine, seen: readonly SeenHeader[]): HeaderCell
       return at ? { ...hc, left: at.box[0], right: at.box[2] } : { ...hc };
     });
     const repeatedNumeric = s.cells.some(
-      (hc) =>
-        NUMERIC_ROLES.has(hc.role) && line.cells.some((c) => norm(c.text) === norm(hc.text)),
+      (hc) => NUMERIC_ROLES.has(hc.role) && line.cells.some((c) => norm(c.text) === norm(hc.text)),
     );
     if (repeatedNumeric) return cells;
   }
