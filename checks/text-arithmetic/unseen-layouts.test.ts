@@ -984,3 +984,73 @@ describe("text.arithmetic: amounts marked S (Soll) and H (Haben) after the numbe
     expect(maxSeverity(arithmeticFindings(statement("6’835.02", true)).findings)).toBeGreaterThanOrEqual(8);
   });
 });
+
+describe("text.arithmetic: a page's header under a line of references left above it", () => {
+  // A two-page statement whose header is set on two lines ("Particulars | Sum | Running" over "balance"). Page 2
+  // repeats it under a line of the previous row's dates and reference run together: taken as the header's upper
+  // line, it made "Particulars | Sum" the header and "balance" its tail, so page 2 lost its balance column and the
+  // closing balance was compared with page 1's last balance.
+  const statement = (closing?: string) => {
+    const moves = [-6243, 492350, -93589, 41789, 32151, -14295, 345872, -10114];
+    let b = 30088;
+    const fmt = (c: number) =>
+      `£${Math.floor(Math.abs(c) / 100).toLocaleString("en-GB")}.${String(Math.abs(c) % 100).padStart(2, "0")} ${c < 0 ? "Dr" : "Cr"}`;
+    const cols = [{ x: 59 }, { x: 230 }, R(469), R(536)];
+    const header: (string | undefined)[][] = [
+      [undefined, "Particulars", "Sum", "Running"],
+      [undefined, undefined, undefined, "balance"],
+    ];
+    const rows = (from: number, to: number) =>
+      moves.slice(from, to).map((m, i) => {
+        b += m;
+        return [
+          `2025-05-${String(from + i + 2).padStart(2, "0")}`,
+          `Transfer ${from + i + 1}`,
+          fmt(m),
+          fmt(b),
+        ];
+      });
+    const page1 = grid(
+      cols,
+      [...header, [undefined, "Opening balance", undefined, fmt(b)], ...rows(0, 4)],
+      600,
+      {
+        pitch: 12,
+      },
+    );
+    const page2 = grid(
+      cols,
+      [
+        ["2025−05−182025−05−1871255597"],
+        ...header,
+        ...rows(4, 8),
+        [undefined, "New balance", undefined, closing ?? fmt(b)],
+      ],
+      760,
+      { pitch: 12 },
+    );
+    return layoutDocument([
+      [
+        ...grid(
+          [{ x: 312 }, R(534)],
+          [
+            ["Opening balance", fmt(30088)],
+            ["New balance", fmt(b)],
+          ],
+          700,
+        ),
+        ...page1,
+      ],
+      page2,
+    ]);
+  };
+
+  it("the header the next page repeats is read whole: its balances are the ledger's", () => {
+    const genuine = arithmeticFindings(statement());
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(8);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    expect(
+      only(arithmeticFindings(statement("£12,033.70 Cr")).findings, "closing_balance_mismatch"),
+    ).toHaveLength(1);
+  });
+});

@@ -360,6 +360,9 @@ function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | 
 function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefined {
   if (upper.baseline - lower.baseline > 1.8 * Math.max(upper.size, lower.size)) return undefined;
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
+  // A header's words are no run of digits: a line of references or dates right above a header (the last row's
+  // words a page break left above the header the next page repeats) is no upper line of it.
+  if (upper.cells.some((c) => /\d{4}/.test(c.text))) return undefined;
   const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
