@@ -12,6 +12,8 @@ import { headerRole, LABELS } from "./vocabulary.js";
 const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
 const R = (x: number) => ({ x, align: "right" as const });
 const roles = (t: { columns: { role: string }[] } | undefined) => t?.columns.map((c) => c.role);
+/** The roles of `pairs` header pairs of words for money going out and coming in, in that order. */
+const debitCredit = (pairs: number) => Array.from({ length: pairs }, () => ["debit", "credit"]).flat();
 
 describe("document/tables: reading tables from positioned text", () => {
   it("rows by baseline: pieces out of order, a smaller currency mark, a baseline a little off", () => {
@@ -123,20 +125,7 @@ describe("document/tables: reading tables from positioned text", () => {
         "Dare",
         "Avere",
       ].map(headerRole),
-    ).toEqual([
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-    ]);
+    ).toEqual(debitCredit(6));
     // "Som" (Dutch) names the amounts like "Somme" and "Sum": a payslip's deductions table under its own header.
     expect(headerRole("Som")).toBe("amount");
     // "Aant. Eenheid" (quantity and unit in one Dutch header cell), its cells "8 st.", "7,75 stuk", "1,25 mnd".
@@ -146,14 +135,9 @@ describe("document/tables: reading tables from positioned text", () => {
       8, 7.75, 1.25,
     ]);
     // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
-    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-    ]);
+    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual(
+      debitCredit(3),
+    );
     expect(["Amount (€)", "Betrag in EUR", "Total HT", "Year to date", "Base TVA"].map(headerRole)).toEqual([
       "amount",
       "amount",
@@ -215,16 +199,11 @@ describe("document/tables: reading tables from positioned text", () => {
     ]);
   });
 
-  it("a table goes on at the top of the next page without its header; its columns carry over", () => {
-    const cols = [
-      { x: 50 },
-      { x: 110 },
-      { x: 400, align: "right" as const },
-      { x: 470, align: "right" as const },
-      { x: 545, align: "right" as const },
-    ];
-    const p1 = grid(
-      cols,
+  // A statement's columns and its first page (the header and two rows), continued by the tables below.
+  const ledgerColumns = [{ x: 50 }, { x: 110 }, R(400), R(470), R(545)];
+  const ledgerFirstPage = () =>
+    grid(
+      ledgerColumns,
       [
         ["Date", "Description", "Debit", "Credit", "Balance"],
         ["01/03/2025", "A", "5.00", undefined, "995.00"],
@@ -232,6 +211,10 @@ describe("document/tables: reading tables from positioned text", () => {
       ],
       700,
     );
+
+  it("a table goes on at the top of the next page without its header; its columns carry over", () => {
+    const cols = ledgerColumns;
+    const p1 = ledgerFirstPage();
     const p2 = [
       run("Statement, page 2", 50, 800),
       ...grid(
@@ -258,22 +241,8 @@ describe("document/tables: reading tables from positioned text", () => {
     // Page 2 continues the table line by line (no table of its own); page 3's first row is a little off its
     // columns (a scan's jitter), so it starts a table of its own, whose columns still line up with the
     // ledger's: it joins the ledger rather than starting a new one (one three-page statement, one ledger).
-    const cols = [
-      { x: 50 },
-      { x: 110 },
-      { x: 400, align: "right" as const },
-      { x: 470, align: "right" as const },
-      { x: 545, align: "right" as const },
-    ];
-    const p1 = grid(
-      cols,
-      [
-        ["Date", "Description", "Debit", "Credit", "Balance"],
-        ["01/03/2025", "A", "5.00", undefined, "995.00"],
-        ["02/03/2025", "B", undefined, "5.00", "1,000.00"],
-      ],
-      700,
-    );
+    const cols = ledgerColumns;
+    const p1 = ledgerFirstPage();
     const p2 = grid(cols, [["03/03/2025", "C", undefined, "10.00", "1,010.00"]], 760);
     const off = cols.map((c, i) => (i === 2 ? { ...c, x: c.x - 6 } : c));
     const p3 = [
