@@ -1093,6 +1093,13 @@ function checkTaxRate(
       }
     }
   }
+  // The tax printed again beside its rate and its own base (a breakdown by rate under the totals, "23% |
+  // 8,645.23 | 1,988.40"): its base is that one, which the rows above need not show (a partial base, less a
+  // discount).
+  if (!own && !included && printedWithItsBase(ctx, r, rate)) {
+    ctx.verified++;
+    return undefined;
+  }
   if (!own && !included) {
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
     // the document does not print as a tax row).
@@ -1125,6 +1132,28 @@ function checkTaxRate(
     terms: baseRow ? [baseRow] : [],
     base,
   };
+}
+
+/** Whether a tax row's amount is printed on another line beside its rate and a money figure it is that rate of. */
+function printedWithItsBase(ctx: Ctx, r: BlockRow, rate: number): boolean {
+  const tax = r.figure?.cents;
+  if (tax === undefined) return false;
+  return ctx.reading.lines.some((l) => {
+    if (l === r.line) return false;
+    const figs = l.cells.map((c) => c.figure).filter((f): f is Figure => f !== undefined);
+    if (!figs.some((f) => f.percent && Math.abs(f.value - rate) < 1e-6)) return false;
+    const own = figs.find((f) => f.money && !f.percent && f.cents === tax);
+    return (
+      own !== undefined &&
+      figs.some(
+        (f) =>
+          f !== own &&
+          f.money &&
+          !f.percent &&
+          Math.abs(Math.round((f.cents * rate) / 100) - tax) <= SLACK + 1,
+      )
+    );
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
 import { LABELS } from "../../document/tables/vocabulary.js";
-import { parseNumber } from "../../document/values/amounts.js";
+import { type NumberStyle, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
 
@@ -55,17 +55,19 @@ const labelQuantity = (label: string, ctx: Ctx) => {
 };
 
 /** Products of a table whose header names quantity and unit price. */
-function namedProducts(table: Table): Product[] {
+function namedProducts(table: Table, style: NumberStyle): Product[] {
   const qty = col(table, "quantity");
   const price = col(table, "unit_price");
   const total = col(table, "line_total") ?? col(table, "amount");
   if (!qty || !price || !total) return [];
+  // No figure under the quantity column in any row: the quantities were drawn into the description's cell.
+  const drawnIn = !table.rows.some((r) => r.figures[qty.index]);
   const discount = col(table, "discount");
   const taxRate = col(table, "tax_rate");
   const out: Product[] = [];
   for (const row of table.rows) {
     if (row.kind !== "entry" || row.unreadable) continue;
-    const q = row.figures[qty.index];
+    const q = row.figures[qty.index] ?? (drawnIn ? quantityDrawnIn(row, qty, style) : undefined);
     const p = row.figures[price.index];
     const t = row.figures[total.index];
     if (!q || !p || !t || q.percent || !t.money) continue;
@@ -88,6 +90,31 @@ function namedProducts(table: Table): Product[] {
     });
   }
   return out;
+}
+
+/**
+ * The quantity at the start of a row's description cell ("18 Support hours"), when the cell lies under the
+ * quantity column's header: a header cell naming quantity and description together ("Units Description", split
+ * by mergedHeaderCell) over cells that print them together, too close for a gap between them.
+ */
+function quantityDrawnIn(row: TableRow, qty: TableColumn, style: NumberStyle): Figure | undefined {
+  for (const c of (row.lines[0] as ReadLine).cells) {
+    if (c.figure || c.date || Math.min(c.box[2], qty.right) - Math.max(c.box[0], qty.left) <= 0) continue;
+    const m = /^(\d{1,4}(?:[.,]\d{1,3})?)\s+\p{L}/u.exec(c.text.trim());
+    const n = m?.[1] ? parseNumber(m[1], style) : undefined;
+    if (!n || n.value <= 0) return undefined;
+    return {
+      cents: Math.round(n.value * 100),
+      value: n.value,
+      decimals: n.decimals,
+      text: m?.[1] as string,
+      money: false,
+      box: c.box,
+      page: row.page,
+      confidence: c.confidence,
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -221,7 +248,7 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
         (a, t) => a + t.rows.filter((r) => r.kind === "entry" && r.figures.some((f) => f?.money)).length,
         0,
       );
-    const products = [...namedProducts(table), ...taxBreakdown(table, lines)];
+    const products = [...namedProducts(table, ctx.style), ...taxBreakdown(table, lines)];
     if (products.length === 0) continue;
     named.add(table.id);
     groups.push({ structure: table.structure, products, agreed: 0, agreedLines: [], table: table.id });

@@ -1041,3 +1041,66 @@ describe("text.arithmetic: a page's header under a line of references left above
     ).toHaveLength(1);
   });
 });
+
+describe("text.arithmetic: quantities drawn into the description, a tax printed beside its own base", () => {
+  // "Units Description" over cells that print both together ("18 Support hours"): no figure under the quantity
+  // column in any row, so no line item was checked. The leading number of the cell under the quantity's header
+  // word is the quantity.
+  const invoice = (support: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 45 }, { x: 99 }, R(418), R(550)],
+          [
+            ["Item", "Units Description", "Unit cost", "Net"],
+            ["1", "1 Installation", "474.51", "474.51"],
+            ["2", "11 Printer toner", "1,258.11", "13,839.21"],
+            ["3", "2 Training workshop", "440.59", "881.18"],
+            ["4", "18 Support hours", "166.46", support],
+          ],
+          700,
+        ),
+      ],
+      { region: "IE", docType: "invoice" },
+    );
+
+  it("the leading number of a description cell under the quantity's header word is the line's quantity", () => {
+    cleanThenProof(invoice("2,996.28"), invoice("3,059.28"), "line_item_mismatch");
+  });
+
+  // A tax at one rate on the items at that rate less a discount, the others exempt; a breakdown under the totals
+  // prints the tax beside its rate and that base ("23% | 8,645.23 | 1,988.40").
+  it("a tax printed again beside its rate and its own base holds on that base", () => {
+    const doc = layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 94 }, R(556)],
+            [
+              ["Training workshop", "937.75"],
+              ["Laptop stand", "642.46"],
+              ["Insurance (exempt)", "1,564.92"],
+              ["Postage (exempt)", "749.40"],
+              ["Support hours", "7,288.68"],
+              ["Less discount", "223.66-"],
+              ["Subtotal", "10,959.55"],
+              ["VAT 23%", "1,988.40"],
+              ["Grand total", "€12,947.95"],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 39 }, R(275), R(415), R(556)],
+            [
+              ["Sales tax", "Base", "Sales tax", "Grand"],
+              ["23%", "8,645.23", "1,988.40", "10,633.63"],
+            ],
+            520,
+          ),
+        ],
+      ],
+      { region: "IE", docType: "invoice" },
+    );
+    expect(only(arithmeticFindings(doc).findings, "tax_amount_mismatch")).toEqual([]);
+  });
+});
