@@ -2,7 +2,7 @@ import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
 import { foldLigatures, isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
 import { parseAmount, parseNumber } from "../../document/values/amounts.js";
-import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK } from "./findings.js";
+import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK, SUPPORT_NEEDED } from "./findings.js";
 import { like } from "./ledger.js";
 
 /**
@@ -200,6 +200,8 @@ export interface HeldSum {
   terms: BlockRow[];
 }
 
+const LABEL_BLOCK = "a block read from its labels";
+
 /**
  * The structure of a relation among rows: their table's, or a block's read from its labels; its
  * columns score is how many of the terms line up on one edge (the value judged is left out: a value
@@ -214,7 +216,7 @@ function blockStructure(ctx: Ctx, total: BlockRow, terms: BlockRow[]): Structure
     source === "plain_text" || edges.length < 2
       ? 1
       : Math.max(...edges.map((e) => edges.filter((x) => Math.abs(x - e) <= tol).length)) / edges.length;
-  const notes = ["a block read from its labels"];
+  const notes = [LABEL_BLOCK];
   if (aligned < 1) notes.push("its amounts not in one column");
   if (source === "plain_text") notes.push("read from plain text without positions");
   return {
@@ -592,6 +594,9 @@ export function checkTotalsAbove(
     }
     if (own) continue;
     if (current?.length) blocks.push(current);
+    // Earnings and deductions side by side under one header row ("Details | Units | Earnings | Deductions"),
+    // each row's amount in its side's column: two blocks, one per column.
+    blocks.splice(0, blocks.length, ...blocks.flatMap(sidesApart));
     if (blocks.length === 0) continue;
     const sumOf = (b: readonly BlockRow[]) => b.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0);
     const matches = (t: BlockRow, b: readonly BlockRow[]) =>
@@ -640,6 +645,15 @@ export function checkTotalsAbove(
       difference: v - expected,
     });
   }
+}
+
+/**
+ * A payslip's block whose amounts stand in two columns, the first column's rows all above the second's (the
+ * earnings and the deductions under one header row that names them side by side): the two columns apart.
+ */
+function sidesApart(block: BlockRow[]): BlockRow[][] {
+  const parts = columnsApart(block.map((row) => ({ row, cents: row.figure?.cents ?? 0 })));
+  return parts.length === 2 ? parts.map((p) => p.map((t) => t.row)) : [block];
 }
 
 const isGross = (r: BlockRow) => LABELS.gross.test(r.label) && !LABELS.net.test(r.label);
@@ -1079,6 +1093,13 @@ function checkTaxRate(
       }
     }
   }
+  // The tax printed again beside its rate and its own base (a breakdown by rate under the totals, "23% |
+  // 8,645.23 | 1,988.40"): its base is that one, which the rows above need not show (a partial base, less a
+  // discount).
+  if (!own && !included && printedWithItsBase(ctx, r, rate)) {
+    ctx.verified++;
+    return undefined;
+  }
   if (!own && !included) {
     // A partial base: the tax is the rate of some of the line items (the others exempt or at another rate
     // the document does not print as a tax row).
@@ -1111,6 +1132,28 @@ function checkTaxRate(
     terms: baseRow ? [baseRow] : [],
     base,
   };
+}
+
+/** Whether a tax row's amount is printed on another line beside its rate and a money figure it is that rate of. */
+function printedWithItsBase(ctx: Ctx, r: BlockRow, rate: number): boolean {
+  const tax = r.figure?.cents;
+  if (tax === undefined) return false;
+  return ctx.reading.lines.some((l) => {
+    if (l === r.line) return false;
+    const figs = l.cells.map((c) => c.figure).filter((f): f is Figure => f !== undefined);
+    if (!figs.some((f) => f.percent && Math.abs(f.value - rate) < 1e-6)) return false;
+    const own = figs.find((f) => f.money && !f.percent && f.cents === tax);
+    return (
+      own !== undefined &&
+      figs.some(
+        (f) =>
+          f !== own &&
+          f.money &&
+          !f.percent &&
+          Math.abs(Math.round((f.cents * rate) / 100) - tax) <= SLACK + 1,
+      )
+    );
+  });
 }
 
 /**
@@ -1210,16 +1253,48 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
       ctx.checked--;
       continue;
     }
-    let confidence = confidenceOf(d.structure, ctx.verified, ctx.checked, d.figures);
-    const notes = [...d.structure.notes];
+    // A reading in doubt (a line not counted explains the difference) verifies nothing.
+    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
+    const structure = verifiedBlock(ctx, d, support)
+      ? { ...d.structure, header: 1, notes: d.structure.notes.filter((n) => n !== LABEL_BLOCK) }
+      : d.structure;
+    let confidence = confidenceOf(structure, ctx.verified, ctx.checked, d.figures);
+    const notes = [...structure.notes];
     if (ctx.verified === 0) {
       confidence = Math.min(confidence, 0.6);
       notes.push("no other sum of the document adds up");
     }
-    // A reading in doubt (a line not counted explains the difference) verifies nothing.
-    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
     report(ctx, { ...d.mismatch, confidence, notes, support });
   }
+}
+
+/**
+ * A block of labelled totals read as surely as a table under a header (docs/decisions.md "A block that
+ * verified itself"): its own relations held (`support`), and it is whole and plain: every row a label of
+ * words and one money figure read from the file's text, no figure unreadable or stray, the amounts on one
+ * edge. Its labels did what a header does: they said what each figure is, and the arithmetic agreed.
+ */
+function verifiedBlock(ctx: Ctx, d: Deferred, support: number): boolean {
+  const s = d.structure;
+  if (support < SUPPORT_NEEDED || s.header >= 1 || s.source < 1 || s.columns < 1) return false;
+  if (!s.notes.includes(LABEL_BLOCK) || d.terms.length < 2) return false;
+  if (ctx.reading.pages.get(d.mismatch.page)?.source !== "pdf_text") return false;
+  // Whole: the block begins under a line of words (its heading, the box's title) or at the top of its page,
+  // not in the middle of other amounts (the tail of a longer block, the rows after a table read apart).
+  const first = d.terms[0] as BlockRow;
+  const at = ctx.reading.lines.indexOf(first.line);
+  const before = ctx.reading.lines[at - 1];
+  if (at < 0 || (before && before.page === first.page && before.cells.some((c) => c.figure?.money)))
+    return false;
+  return d.terms.every(
+    (t) =>
+      !t.unreadable &&
+      t.figure !== undefined &&
+      t.figures.length === 1 &&
+      t.figures[0] === t.figure &&
+      t.figure.confidence >= 1 &&
+      /\p{L}/u.test(t.label),
+  );
 }
 
 /**

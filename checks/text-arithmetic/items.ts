@@ -1,6 +1,7 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
-import { parseNumber } from "../../document/values/amounts.js";
+import { LABELS } from "../../document/tables/vocabulary.js";
+import { type NumberStyle, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
 import { like } from "./ledger.js";
 
@@ -54,17 +55,19 @@ const labelQuantity = (label: string, ctx: Ctx) => {
 };
 
 /** Products of a table whose header names quantity and unit price. */
-function namedProducts(table: Table): Product[] {
+function namedProducts(table: Table, style: NumberStyle): Product[] {
   const qty = col(table, "quantity");
   const price = col(table, "unit_price");
   const total = col(table, "line_total") ?? col(table, "amount");
   if (!qty || !price || !total) return [];
+  // No figure under the quantity column in any row: the quantities were drawn into the description's cell.
+  const drawnIn = !table.rows.some((r) => r.figures[qty.index]);
   const discount = col(table, "discount");
   const taxRate = col(table, "tax_rate");
   const out: Product[] = [];
   for (const row of table.rows) {
     if (row.kind !== "entry" || row.unreadable) continue;
-    const q = row.figures[qty.index];
+    const q = row.figures[qty.index] ?? (drawnIn ? quantityDrawnIn(row, qty, style) : undefined);
     const p = row.figures[price.index];
     const t = row.figures[total.index];
     if (!q || !p || !t || q.percent || !t.money) continue;
@@ -90,12 +93,44 @@ function namedProducts(table: Table): Product[] {
 }
 
 /**
+ * The quantity at the start of a row's description cell ("18 Support hours"), when the cell lies under the
+ * quantity column's header: a header cell naming quantity and description together ("Units Description", split
+ * by mergedHeaderCell) over cells that print them together, too close for a gap between them.
+ */
+function quantityDrawnIn(row: TableRow, qty: TableColumn, style: NumberStyle): Figure | undefined {
+  for (const c of (row.lines[0] as ReadLine).cells) {
+    if (c.figure || c.date || Math.min(c.box[2], qty.right) - Math.max(c.box[0], qty.left) <= 0) continue;
+    const m = /^(\d{1,4}(?:[.,]\d{1,3})?)\s+\p{L}/u.exec(c.text.trim());
+    const n = m?.[1] ? parseNumber(m[1], style) : undefined;
+    if (!n || n.value <= 0) return undefined;
+    return {
+      cents: Math.round(n.value * 100),
+      value: n.value,
+      decimals: n.decimals,
+      text: m?.[1] as string,
+      money: false,
+      box: c.box,
+      page: row.page,
+      confidence: c.confidence,
+    };
+  }
+  return undefined;
+}
+
+/**
  * A tax breakdown (rate, taxable base, tax per row: "Taux | Base TVA | Montant TVA", "USt-Satz |
  * Nettobetrag | Steuer"): each tax is its rate of its base.
  */
 function taxBreakdown(table: Table, lines = 0): Product[] {
   const base = col(table, "tax_base");
-  const tax = col(table, "tax_amount");
+  // The column of tax amounts is the one whose figures are money: a header naming the tax ("BTW", "MwSt.")
+  // may stand over the rate column too.
+  const tax =
+    table.columns.find(
+      (c) =>
+        c.role === "tax_amount" &&
+        table.rows.some((r) => r.figures[c.index]?.money && !r.figures[c.index]?.percent),
+    ) ?? col(table, "tax_amount");
   if (!base || !tax) return [];
   // A tax computed on each line, rounded there and added, differs from the rate of the base by up to half a
   // cent a line (docs/decisions.md "Support comes from the side the mismatch accuses").
@@ -213,7 +248,7 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
         (a, t) => a + t.rows.filter((r) => r.kind === "entry" && r.figures.some((f) => f?.money)).length,
         0,
       );
-    const products = [...namedProducts(table), ...taxBreakdown(table, lines)];
+    const products = [...namedProducts(table, ctx.style), ...taxBreakdown(table, lines)];
     if (products.length === 0) continue;
     named.add(table.id);
     groups.push({ structure: table.structure, products, agreed: 0, agreedLines: [], table: table.id });
@@ -275,6 +310,7 @@ export function checkLineItems(ctx: Ctx, ledgerTables: ReadonlySet<number>): Set
     for (const p of g.products) if (!broken.includes(p)) ctx.heldLines.add(p.line);
     for (const l of g.agreedLines) ctx.heldLines.add(l);
     if (g.table !== undefined) ctx.heldProducts.set(g.table, (ctx.heldProducts.get(g.table) ?? 0) + held);
+    if (broken.length === 0) breakdownConfirmsTotal(ctx, g.products);
     for (const p of broken) {
       const expected = p.expected[0] as number;
       const name = p.row?.description || p.row?.label || p.line.text.slice(0, 60);
@@ -325,4 +361,40 @@ function breakdownBasesConfirmed(ctx: Ctx, products: readonly Product[]): boolea
         (c) => c.figure?.money && !c.figure.percent && Math.abs(Math.abs(c.figure.cents) - total) <= SLACK,
       ),
   );
+}
+
+/**
+ * A tax breakdown whose every tax held (net + tax per rate, "BTW 21% | 73,61 | 15,46 | 89,07"): the bases and
+ * their taxes add up to the gross, the bases alone to the net. A labelled total printed outside the breakdown
+ * (on any page) that is one of them is confirmed by it: one relation checked and held, and the figure a
+ * confirmed total (a mismatch of the rows above it is then a mismatch against a total read right).
+ */
+function breakdownConfirmsTotal(ctx: Ctx, products: readonly Product[]): void {
+  const taxes = products.filter((p) => p.code === "tax_amount_mismatch");
+  if (taxes.length === 0) return;
+  const bases = taxes.map((p) => p.inputs[0]).filter((f): f is Figure => f?.money === true);
+  if (bases.length !== taxes.length) return;
+  const net = bases.reduce((a, f) => a + Math.abs(f.cents), 0);
+  const gross = net + taxes.reduce((a, p) => a + Math.abs(p.printed.cents), 0);
+  const own = new Set(taxes.map((p) => p.line));
+  const slack = SLACK * taxes.length;
+  const found: Figure[] = [];
+  for (const l of ctx.reading.lines) {
+    if (own.has(l) || l.header) continue;
+    const label = l.cells
+      .filter((c) => !c.figure)
+      .map((c) => c.text)
+      .join(" ");
+    if (!(LABELS.totalish.test(label) || LABELS.subtotal.test(label) || LABELS.payable.test(label))) continue;
+    for (const c of l.cells) {
+      const f = c.figure;
+      if (!f?.money || f.percent) continue;
+      const v = Math.abs(f.cents);
+      if (Math.abs(v - gross) <= slack || Math.abs(v - net) <= slack) found.push(f);
+    }
+  }
+  if (found.length === 0) return;
+  ctx.checked++;
+  ctx.verified++;
+  for (const f of found) ctx.confirmed.add(f);
 }

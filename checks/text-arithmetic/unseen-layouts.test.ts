@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Finding } from "../../core/check-result.js";
+import type { DocumentModel } from "../../document/model.js";
 import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
 import { documentTables } from "../../document/tables/document-tables.js";
 import { arithmeticFindings } from "./text-arithmetic.js";
@@ -14,6 +15,15 @@ import { arithmeticFindings } from "./text-arithmetic.js";
 const R = (x: number) => ({ x, align: "right" as const });
 const only = (f: Finding[], code: string) => f.filter((x) => x.code === code);
 const maxSeverity = (f: Finding[]) => Math.max(0, ...f.map((x) => x.severity ?? 0));
+
+/** A genuine document reads clean (below an anomaly); its edited copy has exactly one `code` finding, at proof. */
+function cleanThenProof(genuine: DocumentModel, edited: DocumentModel, code: string): Finding[] {
+  expect(maxSeverity(arithmeticFindings(genuine).findings)).toBeLessThan(4);
+  const f = only(arithmeticFindings(edited).findings, code);
+  expect(f).toHaveLength(1);
+  expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  return f;
+}
 
 describe("text.arithmetic on layouts it was not fitted to", () => {
   // A two-page statement with its summary box on page 1 under a label the vocabulary did not know ("Balance
@@ -489,6 +499,19 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     expect(only(genuine, "subtotal_mismatch")).toEqual([]);
     expect(maxSeverity(genuine)).toBeLessThan(8);
   });
+  // A summary box at the top of the page, and the three August rows of a ledger under it (the statements below).
+  const summaryBox = (rows: readonly (readonly string[])[]) => grid([{ x: 50 }, R(300)], rows, 780);
+  const augustLedger = () =>
+    grid(
+      [{ x: 50 }, { x: 110 }, R(420), R(480), R(545)],
+      [
+        ["Date", "Details", "Paid out", "Paid in", "Balance"],
+        ["01/08", "Salary", undefined, "2,000.00", "3,000.00"],
+        ["02/08", "Grocer", "45.20", undefined, "2,954.80"],
+        ["03/08", "Rent", "300.00", undefined, "2,654.80"],
+      ],
+      700,
+    );
   // One statement's transactions read as two tables (the reader lost the table at a wrapped reference and
   // found it again under a header of its own), a summary box over both. The box's opening seeded the second
   // table too (its first row "broke": proof), and its totals and closing were compared with the first table
@@ -496,26 +519,13 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
   const split = (amount: string, paidIn = "£2,800.00") =>
     layoutDocument([
       [
-        ...grid(
-          [{ x: 50 }, R(300)],
-          [
-            ["Opening balance", "£1,000.00"],
-            ["Total paid in", paidIn],
-            ["Total paid out", "£1,800.00"],
-            ["Closing balance", "£2,000.00"],
-          ],
-          780,
-        ),
-        ...grid(
-          [{ x: 50 }, { x: 110 }, R(420), R(480), R(545)],
-          [
-            ["Date", "Details", "Paid out", "Paid in", "Balance"],
-            ["01/08", "Salary", undefined, "2,000.00", "3,000.00"],
-            ["02/08", "Grocer", "45.20", undefined, "2,954.80"],
-            ["03/08", "Rent", "300.00", undefined, "2,654.80"],
-          ],
-          700,
-        ),
+        ...summaryBox([
+          ["Opening balance", "£1,000.00"],
+          ["Total paid in", paidIn],
+          ["Total paid out", "£1,800.00"],
+          ["Closing balance", "£2,000.00"],
+        ]),
+        ...augustLedger(),
         ...grid(
           [{ x: 50 }, { x: 110 }, R(400), R(460), R(530)],
           [
@@ -549,26 +559,13 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     const doc = (paidIn: string, withOpening: boolean) =>
       layoutDocument([
         [
-          ...grid(
-            [{ x: 50 }, R(300)],
-            [
-              ...(withOpening ? [["Opening balance", "£1,000.00"]] : []),
-              ["Total paid in", paidIn],
-              ["Total paid out", "£345.20"],
-              ["Closing balance", "£2,654.80"],
-            ],
-            780,
-          ),
-          ...grid(
-            [{ x: 50 }, { x: 110 }, R(420), R(480), R(545)],
-            [
-              ["Date", "Details", "Paid out", "Paid in", "Balance"],
-              ["01/08", "Salary", undefined, "2,000.00", "3,000.00"],
-              ["02/08", "Grocer", "45.20", undefined, "2,954.80"],
-              ["03/08", "Rent", "300.00", undefined, "2,654.80"],
-            ],
-            700,
-          ),
+          ...summaryBox([
+            ...(withOpening ? [["Opening balance", "£1,000.00"]] : []),
+            ["Total paid in", paidIn],
+            ["Total paid out", "£345.20"],
+            ["Closing balance", "£2,654.80"],
+          ]),
+          ...augustLedger(),
         ],
       ]);
     expect(arithmeticFindings(doc("£2,000.00", false)).findings).toEqual([]);
@@ -809,5 +806,301 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     const genuine = arithmeticFindings(doc("846,84")).findings;
     expect(only(genuine, "subtotal_mismatch")).toEqual([]);
     expect(maxSeverity(genuine)).toBeLessThan(8);
+  });
+});
+
+describe("text.arithmetic: blocks that verified themselves, totals a tax breakdown confirms", () => {
+  // A till receipt whose header the vocabulary does not read ("Anza Text" over "hl", "Summe"): its lines are a
+  // block of labels and amounts under a heading, its total confirmed by the change tendered on it. The block is
+  // whole (it begins under a line of words) and plain (one amount a line, on one edge), and it verified itself:
+  // read as surely as a table under a header, so a line edited under its total is proof, not a note.
+  const receipt = (milk: string) => {
+    const cols = [{ x: 35 }, R(210)];
+    return layoutDocument(
+      [
+        [
+          ...grid(cols, ["Corner Markt AG", "Kassenbon"], 800),
+          ...grid(
+            cols,
+            [
+              "Artikel",
+              ["1 Batterien AA", "24,92"],
+              ["3 Milch 1L", milk],
+              ["1 Schokolade", "9,38"],
+              ["1 Batterien AA", "16,49"],
+              ["1 Olivenöl", "2,12"],
+              ["Endbetrag", "81,53"],
+              ["enthaltene MwSt. 20 %", "9,42"],
+              ["enthaltene MwSt. 10 %", "2,84"],
+              ["Gegeben", "100,00 EUR"],
+              ["Rückgeld", "18,47 EUR"],
+            ],
+            740,
+          ),
+          run("Vielen Dank für Ihren Einkauf.", 35, 560),
+        ],
+      ],
+      { region: "AT", docType: "receipt" },
+    );
+  };
+
+  it("a total under a whole, plain block of labels whose own relations held is judged as under a header", () => {
+    cleanThenProof(receipt("28,62"), receipt("43,62"), "total_mismatch");
+  });
+
+  // A receipt whose items table sums to its total, with the tax breakdown by rate on the next page under
+  // "BTW | Grondslag | BTW | Totaal": the header names the tax over the rate column too, and each rate's base
+  // and tax add up to the total printed on page 1. Nothing else of the receipt adds up to anything.
+  const kassabon = (cheese: string) => {
+    const items: [string, string][] = [
+      ["Appels", "28,72"],
+      ["Chocolade", "19,18"],
+      ["Kaas", cheese],
+      ["Melk 1L", "40,56"],
+      ["Krant", "11,27"],
+    ];
+    return layoutDocument(
+      [
+        [
+          ...grid([{ x: 51 }, R(544)], [["Omschrijving", "Bedrag"], ...items, ["Totaal", "103,98 EUR"]], 700),
+          run("Pagina 1/2", 282, 60),
+        ],
+        [
+          ...grid(
+            [{ x: 51 }, R(275), R(410), R(544)],
+            [
+              ["BTW", "Grondslag", "BTW", "Totaal"],
+              ["21%", "65,66", "13,79", "79,45"],
+              ["6%", "23,14", "1,39", "24,53"],
+            ],
+            760,
+          ),
+          run("Pagina 2/2", 282, 60),
+        ],
+      ],
+      { region: "BE", docType: "receipt" },
+    );
+  };
+
+  it("a tax breakdown whose taxes hold confirms the total its bases and taxes add up to", () => {
+    // A line edited, the total kept: the total is confirmed by the breakdown, its rows do not add up to it.
+    cleanThenProof(kassabon("4,25"), kassabon("14,25"), "total_mismatch");
+  });
+});
+
+describe("text.arithmetic: a payslip's earnings and deductions side by side under one header row", () => {
+  // Totals in a box above; under it one header row names both sides ("Details | Units | Earnings |
+  // Deductions"), each row's amount in its side's column. The vocabulary reads "Earnings" and "Deductions" as
+  // the words of headings, so no table is read: the rows are one block of labels, which the box's totals were
+  // matched against whole. Its two columns are two blocks.
+  const payslip = (basic: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 61 }, R(551)],
+            [
+              ["Total earnings", "5,245.54"],
+              ["Total deductions", "1,411.66"],
+              ["Net pay", "3,833.88"],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 59 }, R(362), R(457), R(553)],
+            [
+              ["Details", "Units", "Earnings", "Deductions"],
+              ["Basic salary", undefined, basic],
+              ["Income tax", undefined, undefined, "729.74"],
+              ["National Insurance", undefined, undefined, "419.64"],
+              ["Pension", undefined, undefined, "262.28"],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "US", docType: "payslip" },
+    );
+
+  it("each total of the box above is the sum of its own column", () => {
+    expect(arithmeticFindings(payslip("5,245.54")).verified).toBeGreaterThanOrEqual(3);
+    const f = cleanThenProof(payslip("5,245.54"), payslip("5,297.54"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/"Total earnings"/);
+  });
+});
+
+describe("text.arithmetic: amounts marked S (Soll) and H (Haben) after the number", () => {
+  // A German statement that marks debits "S" and credits "H" after each amount and balance. "H" alone after a
+  // number is also hours ("7,50 H"), so it is read as Haben only in a document that marks its debits so.
+  // `edited`: the amount of the third row, printed in place of the one the balances follow from.
+  // `apart`: the amounts' marks in a column of their own ("Umsatz | S/H"), the balances' in their cells.
+  const statement = (edited?: string, apart = false) => {
+    const moves = [-1992, -51250, 583502, -9634, 206411];
+    let b = 243580;
+    const digits = (c: number) =>
+      `${Math.floor(Math.abs(c) / 100).toLocaleString("de-CH")}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
+    const mark = (c: number) => (c < 0 ? "S" : "H");
+    const fmt = (c: number) => `CHF ${digits(c)} ${mark(c)}`;
+    const rows: (string | undefined)[][] = [
+      ["Datum", "Buchungstext", "Umsatz", apart ? "S/H" : undefined, "Saldo"],
+      ["01.03.2025", "Saldo alt", undefined, undefined, fmt(b)],
+    ];
+    for (const [i, m] of moves.entries()) {
+      b += m;
+      const amount = i === 2 && edited ? edited : apart ? digits(m) : fmt(m);
+      rows.push([`0${i + 3}.03.2025`, `Buchung ${i + 1}`, amount, apart ? mark(m) : undefined, fmt(b)]);
+    }
+    rows.push(["31.03.2025", "Saldo neu", undefined, undefined, fmt(b)]);
+    return layoutDocument([grid([{ x: 50 }, { x: 120 }, R(440), { x: 452 }, R(550)], rows, 700)], {
+      region: "CH",
+    });
+  };
+
+  it("a ledger whose signs are S and H letters is read and checked", () => {
+    const genuine = arithmeticFindings(statement());
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(5);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    const f = arithmeticFindings(statement("CHF 6’835.02 H")).findings;
+    expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
+  });
+
+  it("the S and H marks in a column of their own beside the amounts", () => {
+    const genuine = arithmeticFindings(statement(undefined, true));
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(5);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    expect(maxSeverity(arithmeticFindings(statement("6’835.02", true)).findings)).toBeGreaterThanOrEqual(8);
+  });
+});
+
+describe("text.arithmetic: a page's header under a line of references left above it", () => {
+  // A two-page statement whose header is set on two lines ("Particulars | Sum | Running" over "balance"). Page 2
+  // repeats it under a line of the previous row's dates and reference run together: taken as the header's upper
+  // line, it made "Particulars | Sum" the header and "balance" its tail, so page 2 lost its balance column and the
+  // closing balance was compared with page 1's last balance.
+  const statement = (closing?: string) => {
+    const moves = [-6243, 492350, -93589, 41789, 32151, -14295, 345872, -10114];
+    let b = 30088;
+    const fmt = (c: number) =>
+      `£${Math.floor(Math.abs(c) / 100).toLocaleString("en-GB")}.${String(Math.abs(c) % 100).padStart(2, "0")} ${c < 0 ? "Dr" : "Cr"}`;
+    const cols = [{ x: 59 }, { x: 230 }, R(469), R(536)];
+    const header: (string | undefined)[][] = [
+      [undefined, "Particulars", "Sum", "Running"],
+      [undefined, undefined, undefined, "balance"],
+    ];
+    const rows = (from: number, to: number) =>
+      moves.slice(from, to).map((m, i) => {
+        b += m;
+        return [
+          `2025-05-${String(from + i + 2).padStart(2, "0")}`,
+          `Transfer ${from + i + 1}`,
+          fmt(m),
+          fmt(b),
+        ];
+      });
+    const page1 = grid(
+      cols,
+      [...header, [undefined, "Opening balance", undefined, fmt(b)], ...rows(0, 4)],
+      600,
+      {
+        pitch: 12,
+      },
+    );
+    const page2 = grid(
+      cols,
+      [
+        ["2025−05−182025−05−1871255597"],
+        ...header,
+        ...rows(4, 8),
+        [undefined, "New balance", undefined, closing ?? fmt(b)],
+      ],
+      760,
+      { pitch: 12 },
+    );
+    return layoutDocument([
+      [
+        ...grid(
+          [{ x: 312 }, R(534)],
+          [
+            ["Opening balance", fmt(30088)],
+            ["New balance", fmt(b)],
+          ],
+          700,
+        ),
+        ...page1,
+      ],
+      page2,
+    ]);
+  };
+
+  it("the header the next page repeats is read whole: its balances are the ledger's", () => {
+    const genuine = arithmeticFindings(statement());
+    expect(genuine.statementRows).toBeGreaterThanOrEqual(8);
+    expect(maxSeverity(genuine.findings)).toBeLessThan(4);
+    expect(
+      only(arithmeticFindings(statement("£12,033.70 Cr")).findings, "closing_balance_mismatch"),
+    ).toHaveLength(1);
+  });
+});
+
+describe("text.arithmetic: quantities drawn into the description, a tax printed beside its own base", () => {
+  // "Units Description" over cells that print both together ("18 Support hours"): no figure under the quantity
+  // column in any row, so no line item was checked. The leading number of the cell under the quantity's header
+  // word is the quantity.
+  const invoice = (support: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 45 }, { x: 99 }, R(418), R(550)],
+          [
+            ["Item", "Units Description", "Unit cost", "Net"],
+            ["1", "1 Installation", "474.51", "474.51"],
+            ["2", "11 Printer toner", "1,258.11", "13,839.21"],
+            ["3", "2 Training workshop", "440.59", "881.18"],
+            ["4", "18 Support hours", "166.46", support],
+          ],
+          700,
+        ),
+      ],
+      { region: "IE", docType: "invoice" },
+    );
+
+  it("the leading number of a description cell under the quantity's header word is the line's quantity", () => {
+    cleanThenProof(invoice("2,996.28"), invoice("3,059.28"), "line_item_mismatch");
+  });
+
+  // A tax at one rate on the items at that rate less a discount, the others exempt; a breakdown under the totals
+  // prints the tax beside its rate and that base ("23% | 8,645.23 | 1,988.40").
+  it("a tax printed again beside its rate and its own base holds on that base", () => {
+    const doc = layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 94 }, R(556)],
+            [
+              ["Training workshop", "937.75"],
+              ["Laptop stand", "642.46"],
+              ["Insurance (exempt)", "1,564.92"],
+              ["Postage (exempt)", "749.40"],
+              ["Support hours", "7,288.68"],
+              ["Less discount", "223.66-"],
+              ["Subtotal", "10,959.55"],
+              ["VAT 23%", "1,988.40"],
+              ["Grand total", "€12,947.95"],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 39 }, R(275), R(415), R(556)],
+            [
+              ["Sales tax", "Base", "Sales tax", "Grand"],
+              ["23%", "8,645.23", "1,988.40", "10,633.63"],
+            ],
+            520,
+          ),
+        ],
+      ],
+      { region: "IE", docType: "invoice" },
+    );
+    expect(only(arithmeticFindings(doc).findings, "tax_amount_mismatch")).toEqual([]);
   });
 });

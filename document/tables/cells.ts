@@ -176,12 +176,14 @@ function signThenCurrency(t: string, style: NumberStyle) {
 }
 
 /** A debit/credit mark of one letter after the amount ("164.72 D", "1'109.38 C"): DR and CR. */
-// "A" is the Italian avere (credit) beside "D" for dare (debit).
-const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR" };
+// "A" is the Italian avere (credit) beside "D" for dare (debit); "S" the German Soll (debit), whose credit
+// mark "H" (Haben, also the Spanish haber beside "D") is read as one only where the document marks its
+// debits so (readCells: "7,50 H" is seven and a half hours elsewhere).
+const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR", S: "DR" };
 
 /** "806.15 C", "164.72 D": an amount whose debit/credit mark is its initial, printed after it in the same cell. */
 function letterMarked(t: string, style: NumberStyle) {
-  const m = /^(.*\d)\s([CDA])$/.exec(t);
+  const m = /^(.*\d)\s([CDAS])$/.exec(t);
   if (!m?.[1] || !m[2]) return undefined;
   const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;
@@ -206,19 +208,44 @@ function markOutsideParentheses(t: string, style: NumberStyle) {
   return a?.negative === "parentheses" ? a : undefined;
 }
 
-const INDICATOR: Record<string, string> = { d: "DR", db: "DR", dr: "DR", c: "CR", cr: "CR", a: "CR" };
+const INDICATOR: Record<string, string> = {
+  d: "DR",
+  db: "DR",
+  dr: "DR",
+  c: "CR",
+  cr: "CR",
+  a: "CR",
+  s: "DR",
+};
 
 /**
  * An amount printed without a sign whose debit/credit indicator stands in a column of its own right after it
  * ("439.86 | D", "4,606.52 | C" under "Sum | Dr/Cr"): read as "439.86 DR". Undefined when the next cell is no
  * indicator or the amount already has a sign.
  */
-function signedBy(f: Figure, next: Cell | undefined, style: NumberStyle): Figure | undefined {
+function signedBy(f: Figure, next: Cell | undefined, style: NumberStyle, haben = false): Figure | undefined {
   if (!f.money || f.negative || f.credit || !next || f.percent || f.perUnit) return undefined;
-  const mark = INDICATOR[next.text.trim().toLowerCase()];
+  const word = next.text.trim().toLowerCase();
+  const mark = INDICATOR[word] ?? (haben && word === "h" ? "CR" : undefined);
   if (!mark) return undefined;
   const s = figureOf(`${f.text} ${mark}`, style, { box: f.box, page: f.page, confidence: f.confidence });
   return s && (s.negative || s.credit) ? { ...s, text: f.text } : undefined;
+}
+
+/**
+ * Whether a cell is an amount with a debit mark of one letter after it ("1.234,56 S", "895,84 S EUR", "12,00 D"),
+ * in its cell or in the next one (`next`, a column of its own: "96.59 | S").
+ */
+export const debitLetterMarked = (text: string, next?: string) =>
+  /\d[.,]\d{2}\s[SD](?:\s*(?:EUR|CHF|GBP|USD|[€£$]))?$/.test(text.trim()) ||
+  (/\d[.,]\d{2}$/.test(text.trim()) && (next?.trim() === "S" || next?.trim() === "D"));
+
+/** "1.234,56 H", "895,84 H EUR": an amount marked Haben (credit), in a document that marks its debits "S" or "D". */
+function habenMarked(text: string, style: NumberStyle, at: { box: Box; page: number; confidence: number }) {
+  const m = /^(.*\d[.,]\d{2})\sH(\s*(?:EUR|CHF|GBP|USD|[€£$]))?$/.exec(text.trim());
+  if (!m?.[1]) return undefined;
+  const f = figureOf(`${m[1]} C${m[2] ?? ""}`, style, at);
+  return f?.credit ? { ...f, text: text.trim() } : undefined;
 }
 
 /** Reads each cell of a line: figures, a date (or a leading date), and cells that should be figures but are not. */
@@ -227,6 +254,8 @@ export function readCells(
   page: number,
   style: NumberStyle,
   region: string,
+  /** The document marks its debits with a letter after the amount ("S", "D"): "H" after one is its credit. */
+  haben = false,
 ): ReadCell[] {
   const marks = new Set<number>();
   return cells.map((c, i) => {
@@ -247,9 +276,11 @@ export function readCells(
       out.date = c.text.trim();
       return out;
     }
-    const f = figureOf(c.text, style, { box: c.box, page, confidence: c.confidence });
+    const f =
+      (haben ? habenMarked(c.text, style, { box: c.box, page, confidence: c.confidence }) : undefined) ??
+      figureOf(c.text, style, { box: c.box, page, confidence: c.confidence });
     if (f) {
-      const signed = signedBy(f, next, style);
+      const signed = signedBy(f, next, style, haben);
       out.figure = signed ?? f;
       if (signed) marks.add(i + 1);
       return out;

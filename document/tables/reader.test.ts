@@ -3,7 +3,7 @@ import type { TextRun } from "../page-layout.js";
 import { grid, layoutPage, run, rightRun } from "../testdata/layout-kit.js";
 import { inferNumberStyle } from "../values/amounts.js";
 import { parseDayMonth } from "../values/dates.js";
-import { figureOf } from "./cells.js";
+import { debitLetterMarked, figureOf, readCells } from "./cells.js";
 import { linesOf } from "./lines.js";
 import { ocrWordsPage, pdfRunsPage, plainTextPage, tablePageOf } from "./pieces.js";
 import { CONFIDENT, readingConfidence, readTables } from "./reader.js";
@@ -12,6 +12,8 @@ import { headerRole, LABELS } from "./vocabulary.js";
 const pdf = (n: number, runs: TextRun[]) => pdfRunsPage(n, layoutPage(n, runs).layout?.runs ?? []);
 const R = (x: number) => ({ x, align: "right" as const });
 const roles = (t: { columns: { role: string }[] } | undefined) => t?.columns.map((c) => c.role);
+/** The roles of `pairs` header pairs of words for money going out and coming in, in that order. */
+const debitCredit = (pairs: number) => Array.from({ length: pairs }, () => ["debit", "credit"]).flat();
 
 describe("document/tables: reading tables from positioned text", () => {
   it("rows by baseline: pieces out of order, a smaller currency mark, a baseline a little off", () => {
@@ -123,20 +125,7 @@ describe("document/tables: reading tables from positioned text", () => {
         "Dare",
         "Avere",
       ].map(headerRole),
-    ).toEqual([
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-    ]);
+    ).toEqual(debitCredit(6));
     // "Som" (Dutch) names the amounts like "Somme" and "Sum": a payslip's deductions table under its own header.
     expect(headerRole("Som")).toBe("amount");
     // "Aant. Eenheid" (quantity and unit in one Dutch header cell), its cells "8 st.", "7,75 stuk", "1,25 mnd".
@@ -146,14 +135,9 @@ describe("document/tables: reading tables from positioned text", () => {
       8, 7.75, 1.25,
     ]);
     // Money going out and coming in, by their words for movements ("Sorties | Entrées", "Salidas | Entradas").
-    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual([
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-      "debit",
-      "credit",
-    ]);
+    expect(["Sorties", "Entrées", "Salidas", "Entradas", "Uitgaven", "Ontvangsten"].map(headerRole)).toEqual(
+      debitCredit(3),
+    );
     expect(["Amount (€)", "Betrag in EUR", "Total HT", "Year to date", "Base TVA"].map(headerRole)).toEqual([
       "amount",
       "amount",
@@ -215,16 +199,11 @@ describe("document/tables: reading tables from positioned text", () => {
     ]);
   });
 
-  it("a table goes on at the top of the next page without its header; its columns carry over", () => {
-    const cols = [
-      { x: 50 },
-      { x: 110 },
-      { x: 400, align: "right" as const },
-      { x: 470, align: "right" as const },
-      { x: 545, align: "right" as const },
-    ];
-    const p1 = grid(
-      cols,
+  // A statement's columns and its first page (the header and two rows), continued by the tables below.
+  const ledgerColumns = [{ x: 50 }, { x: 110 }, R(400), R(470), R(545)];
+  const ledgerFirstPage = () =>
+    grid(
+      ledgerColumns,
       [
         ["Date", "Description", "Debit", "Credit", "Balance"],
         ["01/03/2025", "A", "5.00", undefined, "995.00"],
@@ -232,6 +211,10 @@ describe("document/tables: reading tables from positioned text", () => {
       ],
       700,
     );
+
+  it("a table goes on at the top of the next page without its header; its columns carry over", () => {
+    const cols = ledgerColumns;
+    const p1 = ledgerFirstPage();
     const p2 = [
       run("Statement, page 2", 50, 800),
       ...grid(
@@ -258,22 +241,8 @@ describe("document/tables: reading tables from positioned text", () => {
     // Page 2 continues the table line by line (no table of its own); page 3's first row is a little off its
     // columns (a scan's jitter), so it starts a table of its own, whose columns still line up with the
     // ledger's: it joins the ledger rather than starting a new one (one three-page statement, one ledger).
-    const cols = [
-      { x: 50 },
-      { x: 110 },
-      { x: 400, align: "right" as const },
-      { x: 470, align: "right" as const },
-      { x: 545, align: "right" as const },
-    ];
-    const p1 = grid(
-      cols,
-      [
-        ["Date", "Description", "Debit", "Credit", "Balance"],
-        ["01/03/2025", "A", "5.00", undefined, "995.00"],
-        ["02/03/2025", "B", undefined, "5.00", "1,000.00"],
-      ],
-      700,
-    );
+    const cols = ledgerColumns;
+    const p1 = ledgerFirstPage();
     const p2 = grid(cols, [["03/03/2025", "C", undefined, "10.00", "1,010.00"]], 760);
     const off = cols.map((c, i) => (i === 2 ? { ...c, x: c.x - 6 } : c));
     const p3 = [
@@ -500,6 +469,17 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
     // A letter that is no mark is no figure of it.
     expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
+    // German statements: "S" (Soll) is a debit; "H" (Haben) a credit only in a document marking its debits so.
+    expect(figureOf("1.234,56 S", "comma_decimal", at)?.cents).toBe(-123456);
+    expect(figureOf("2’532.55 S CHF", "dot_decimal", at)?.cents).toBe(-253255);
+    const cell = (text: string) => ({ text, box: at.box, pieces: [], size: 9, confidence: 1 });
+    const read = (text: string, haben: boolean) =>
+      readCells([cell(text)], 1, "comma_decimal", "DE", haben)[0]?.figure;
+    expect(read("8.337,38 H €", true)?.credit).toBe(true);
+    expect(read("1.234,56 H", true)?.money).toBe(true);
+    expect(read("7,50 H", false)?.money).toBe(false);
+    expect(debitLetterMarked("CHF 19.92 S")).toBe(true);
+    expect(debitLetterMarked("7,50 h")).toBe(false);
     // "Solde à reporter" hands a balance to the next page, like "Saldo a riportare".
     expect(LABELS.carry.test("Solde à reporter")).toBe(true);
   });
@@ -514,5 +494,52 @@ describe("document/tables: reading tables from positioned text", () => {
     // Still whole words only.
     expect(LABELS.opening.test("Reopening balance")).toBe(false);
     expect(LABELS.closing.test("Soldes reportés")).toBe(false);
+  });
+
+  it("Dutch payslip words for gross and net pay, one word each ('Brutoloon', 'Nettoloon')", () => {
+    expect(["Brutoloon", "Totaal bruto", "Bruto"].map((l) => LABELS.gross.test(l))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(["Nettoloon", "Netto uit te betalen"].map((l) => LABELS.net.test(l))).toEqual([true, true]);
+    expect(LABELS.gross.test("Nettoloon") || LABELS.net.test("Brutoloon")).toBe(false);
+  });
+  // A payslip's deductions under the earnings, their header set again under a heading of their own: words the
+  // vocabulary does not know ("Mededelingen") beside "Bedrag", too few named columns to be a header alone. Read
+  // as a row, the repeated header and the heading above it went into the earnings table as the description
+  // of its last row, and the deductions with them: one table summing earnings and deductions together.
+  it("a header seen again starts a new table under the same columns, not a row of the one above", () => {
+    const cols = [{ x: 51 }, R(426), R(544)];
+    const runs = [
+      ...grid(
+        cols,
+        [
+          ["Mededelingen", "Uren", "Bedrag"],
+          ["Basisloon", undefined, "3.803,72"],
+          ["Overwerk", "2,50", "68,73"],
+          ["Bonus", undefined, "366,91"],
+        ],
+        700,
+      ),
+      ...grid(
+        cols,
+        [
+          "Inhoudingen",
+          ["Mededelingen", undefined, "Bedrag"],
+          ["Loonheffing", undefined, "437,71"],
+          ["Pensioenpremie", undefined, "317,95"],
+        ],
+        630,
+      ),
+    ];
+    const r = readTables([pdf(1, runs)], { region: "NL" });
+    expect(r.tables.map((t) => t.rows.map((row) => row.label))).toEqual([
+      ["Basisloon", "Overwerk", "Bonus"],
+      ["Loonheffing", "Pensioenpremie"],
+    ]);
+    expect(r.tables[1]?.columns.map((c) => c.role)).toEqual(r.tables[0]?.columns.map((c) => c.role));
+    // The last earnings row keeps its own words: the heading and the repeated header are no part of it.
+    expect(r.tables[0]?.rows[2]?.description).toBe("Bonus");
   });
 });

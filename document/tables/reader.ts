@@ -1,6 +1,6 @@
 import type { Box } from "../page-layout.js";
 import { inferNumberStyle, type NumberStyle, numberStyleFor } from "../values/amounts.js";
-import { type Figure, type ReadCell, readCells } from "./cells.js";
+import { debitLetterMarked, type Figure, type ReadCell, readCells } from "./cells.js";
 import { type Line, linesOf, toReaderBox } from "./lines.js";
 import type { PieceSource, TablePage } from "./pieces.js";
 import { type ColumnRole, foldLigatures, headerRole, LABELS, NUMERIC_ROLES } from "./vocabulary.js";
@@ -115,16 +115,21 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
       numberStyleFor(opts.region),
     );
   const reading: DocumentReading = { style, region: opts.region, lines: [], tables: [], pages: new Map() };
+  // Debits marked with a letter after the amount ("S" for Soll, "D"): "H" after an amount is then Haben.
+  const haben = raw.some((r) =>
+    r.lines.some((l) => l.cells.some((c, i) => debitLetterMarked(c.text, l.cells[i + 1]?.text))),
+  );
   let nextId = 1;
   const perPage: Table[][] = [];
   /** Per page: whether its top continued the table the page before ended with (continueTable). */
   const continuedPages: boolean[] = [];
   let open: Table | undefined;
+  const headersSeen: SeenHeader[] = [];
   for (const { page, lines } of raw) {
     reading.pages.set(page.page, { origin: page.origin, source: page.source });
     const read: ReadLine[] = lines.map((l) => ({
       ...l,
-      cells: readCells(l.cells, l.page, style, opts.region),
+      cells: readCells(l.cells, l.page, style, opts.region, haben),
     }));
     markIdentifierTails(read);
     if (page.source !== "plain_text") {
@@ -132,7 +137,7 @@ export function readTables(pages: readonly TablePage[], opts: ReadOptions): Docu
       read.length = 0;
       read.push(...split);
     }
-    const { tables, continued } = tablesOfPage(read, page.source, () => nextId++, open);
+    const { tables, continued } = tablesOfPage(read, page.source, () => nextId++, open, headersSeen);
     // The table a page ends with may go on at the top of the next page.
     open = tables[tables.length - 1] ?? (continued ? open : undefined);
     perPage.push(tables);
@@ -284,6 +289,44 @@ function headerCellsOf(line: ReadLine): HeaderCell[] | undefined {
   return cells;
 }
 
+/** A header line read, with the columns it named. */
+interface SeenHeader {
+  cells: HeaderCell[];
+  line: ReadLine;
+}
+
+/**
+ * A line repeating a header seen before (docs/decisions.md "A repeated header starts a new section"): words
+ * only, two or more cells, each the same words as a cell of that header and set over the same place (its
+ * right or left edge within a character or so), one of them over a column of figures. Its columns are the
+ * header's, each at the place the line now prints it (a column not repeated stays where it was).
+ */
+function repeatedHeader(line: ReadLine, seen: readonly SeenHeader[]): HeaderCell[] | undefined {
+  if (line.cells.length < 2 || line.cells.some((c) => c.figure || c.date)) return undefined;
+  const norm = (t: string) => foldLigatures(t).toLowerCase().replace(/\s+/g, " ").trim();
+  for (let k = seen.length - 1; k >= 0; k--) {
+    const s = seen[k] as SeenHeader;
+    if (s.line === line) continue;
+    const em = Math.max(4, s.line.size);
+    const same = (c: ReadLine["cells"][number], h: ReadLine["cells"][number]) =>
+      norm(c.text) === norm(h.text) &&
+      (Math.abs(c.box[0] - h.box[0]) <= 1.5 * em || Math.abs(c.box[2] - h.box[2]) <= 1.5 * em);
+    const matched = line.cells.map((c) => s.line.cells.find((h) => same(c, h)));
+    if (matched.some((m) => m === undefined)) continue;
+    const cells = s.cells.map((hc) => {
+      const at = line.cells.find(
+        (c) => norm(c.text) === norm(hc.text) || norm(c.text).split(" ").includes(norm(hc.text)),
+      );
+      return at ? { ...hc, left: at.box[0], right: at.box[2] } : { ...hc };
+    });
+    const repeatedNumeric = s.cells.some(
+      (hc) => NUMERIC_ROLES.has(hc.role) && line.cells.some((c) => norm(c.text) === norm(hc.text)),
+    );
+    if (repeatedNumeric) return cells;
+  }
+  return undefined;
+}
+
 /**
  * Two header words drawn so close that they read as one cell ("Quantity Transaction details", "Aantal
  * Naam / Omschrijving", "F. contable Movimiento"): split where both parts name a column, each part given
@@ -317,6 +360,9 @@ function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | 
 function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefined {
   if (upper.baseline - lower.baseline > 1.8 * Math.max(upper.size, lower.size)) return undefined;
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
+  // A header's words are no run of digits: a line of references or dates right above a header (the last row's
+  // words a page break left above the header the next page repeats) is no upper line of it.
+  if (upper.cells.some((c) => /\d{4}/.test(c.text))) return undefined;
   const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
@@ -369,10 +415,12 @@ function tablesOfPage(
   source: PieceSource,
   id: () => number,
   open: Table | undefined,
+  seen: SeenHeader[] = [],
 ): { tables: Table[]; continued: boolean } {
   const tables: Table[] = [];
   const claimed = new Set<number>();
-  const continued = open !== undefined && continueTable(lines, open, source, claimed);
+  const repeats = (line: ReadLine) => repeatedHeader(line, seen) !== undefined;
+  const continued = open !== undefined && continueTable(lines, open, source, claimed, repeats);
   // Plain text has no positions to put a header's columns at (an empty cell leaves no gap): its tables
   // are read from the order of their figures only.
   for (let i = 0; i < lines.length && source !== "plain_text"; i++) {
@@ -388,7 +436,11 @@ function tablesOfPage(
         headerLines = [line, next];
       }
     }
+    // A header seen before, set again (the deductions under the earnings, a second account): a new table
+    // under the same columns, though the words repeated alone may name too few columns to be a header.
+    if (!header) header = repeatedHeader(line, seen);
     if (!header) continue;
+    if (headerLines.length === 1) seen.push({ cells: header, line });
     // Words right under the header, each under one of its cells (the rest of a header word its narrow
     // column wrapped, "(EUR)" under "Saldo"), are the header's too: no row, and no line that ends the table.
     for (let k = i + headerLines.length; k < lines.length && !claimed.has(k); k++) {
@@ -397,7 +449,7 @@ function tablesOfPage(
       headerLines = [...headerLines, tail];
     }
     const start = i + headerLines.length;
-    const table = bodyUnderHeader(lines, start, header, headerLines, source, claimed, id);
+    const table = bodyUnderHeader(lines, start, header, headerLines, source, claimed, id, repeats);
     if (!table) continue;
     tables.push(table);
   }
@@ -490,6 +542,8 @@ function readBody(
   claimed: Set<number>,
   /** The boxes of the header's words, named or not (a column of words the vocabulary does not know). */
   headerWords: readonly Box[] = [],
+  /** Whether a line repeats a header seen before (it starts a new section, never a row). */
+  repeats?: (line: ReadLine) => boolean,
 ): Body {
   const left = Math.min(...columns.map((c) => c.left));
   const rightEdge = Math.max(...columns.map((c) => c.right));
@@ -506,7 +560,7 @@ function readBody(
   for (let k = start; k < lines.length; k++) {
     if (claimed.has(k)) break;
     const line = lines[k] as ReadLine;
-    if (headerCellsOf(line)) break;
+    if (headerCellsOf(line) || repeats?.(line)) break;
     const gap = lastBaseline - line.baseline;
     const pitch = gaps.length ? median(gaps) : 1.5 * em;
     const figs = figuresOf(line).filter((c) => c.box[2] > left - em && c.box[0] < rightEdge + 4 * em);
@@ -652,13 +706,14 @@ function bodyUnderHeader(
   source: PieceSource,
   claimed: Set<number>,
   id: () => number,
+  repeats?: (line: ReadLine) => boolean,
 ): Table | undefined {
   const hl = headerLines[headerLines.length - 1] as ReadLine;
   const em = Math.max(4, hl.size);
   const columns = header.map(columnFromHeader);
   const numeric = columns.filter((c) => NUMERIC_ROLES.has(c.role as ColumnRole));
   const words = headerLines.flatMap((h) => h.cells.map((c) => c.box));
-  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed, words);
+  const { rows, taken } = readBody(lines, start, columns, hl.baseline, em, claimed, words, repeats);
   const entries = rows.filter((r) => r.kind === "entry");
   if (entries.length === 0 || rows.length < 2) {
     if (!(rows.length === 1 && entries.length === 1 && numeric.length >= 2)) return undefined;
@@ -687,7 +742,13 @@ function bodyUnderHeader(
  * The top of a page continuing the table the previous page ended with, when that page repeats no
  * header: from the first line whose figures line up with the table's columns, read under its columns.
  */
-function continueTable(lines: ReadLine[], open: Table, source: PieceSource, claimed: Set<number>): boolean {
+function continueTable(
+  lines: ReadLine[],
+  open: Table,
+  source: PieceSource,
+  claimed: Set<number>,
+  repeats?: (line: ReadLine) => boolean,
+): boolean {
   const em = Math.max(4, open.headers[0]?.size ?? open.rows[0]?.lines[0]?.size ?? 8);
   const tol = Math.max(1.5, 0.45 * em);
   const numeric = open.columns.filter((c) => isNumericColumn(c) && open.rows.some((r) => r.figures[c.index]));
@@ -711,7 +772,7 @@ function continueTable(lines: ReadLine[], open: Table, source: PieceSource, clai
   }
   if (start < 0) return false;
   const words = open.headers.flatMap((h) => h.cells.map((c) => c.box));
-  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed, words);
+  const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed, words, repeats);
   if (rows.length === 0) return false;
   const page = rows[0]?.page as number;
   open.rows.push(...rows);
