@@ -84,7 +84,7 @@ describe("runCheckStep", () => {
     expect(result.discovered).toEqual(["scanned", expect.stringMatching(/^capture_/)]);
   });
 
-  it("runs the pixel-only checks and the prepare hooks while the OCR reads, the text checks after it", async () => {
+  it("runs the pixel-only checks and the prepare hooks while the OCR reads (once it has the page), the text checks after it", async () => {
     const events: string[] = [];
     let pixelStarted!: () => void;
     const started = new Promise<void>((resolve) => {
@@ -92,8 +92,9 @@ describe("runCheckStep", () => {
     });
     // The OCR finishes only once the pixel check has started (or after 20 s, so a failure does not hang).
     const ocr: OcrEngine = {
-      async recognize() {
+      async recognize(_png, opts) {
         events.push("ocr sent");
+        opts?.onSent?.();
         await Promise.race([started, new Promise((r) => setTimeout(r, 20_000))]);
         events.push("ocr done");
         return { text: "", confidence: 0, words: [] };
@@ -124,6 +125,9 @@ describe("runCheckStep", () => {
     const at = (e: string) => events.indexOf(e);
     expect(at("test.pixels runs")).toBeGreaterThanOrEqual(0);
     expect(at("test.pixels runs")).toBeLessThan(at("ocr done"));
+    // …started once tesseract has the page (RecognizeOptions.onSent), not while this thread prepares it.
+    expect(at("test.pixels runs")).toBeGreaterThan(at("ocr sent"));
+    expect(at("test.prepared prepares")).toBeGreaterThan(at("ocr sent"));
     expect(at("test.prepared prepares")).toBeLessThan(at("ocr done"));
     expect(at("test.text runs")).toBeGreaterThan(at("ocr done"));
     expect(at("test.prepared runs")).toBeGreaterThan(at("ocr done"));

@@ -238,16 +238,18 @@ export async function runCheckStep(
   });
 
   // Image documents and image-only PDF pages get their text by OCR before the text checks read it. The
-  // checks that read only the pixels (and the pixel part of qr.codes) start now, so they run on the other
-  // core while tesseract reads (its worker has a thread of its own).
+  // checks that read only the pixels (and the pixel part of qr.codes) start as soon as tesseract has the
+  // first page (RecognizeOptions.onSent), so they run on the other core while its worker reads and do not
+  // hold up the page's preparation on this thread; without OCR they start right after the pass.
   try {
-    early.start();
     const ocr = await ocrForStep(doc, {
       engine: opts.ocr,
       timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
       log,
+      onSent: early.start,
     });
     try {
+      early.start();
       return await checkAndReport(doc, ocr, early, input, ctx, opts, {
         log,
         stepMs,
@@ -265,7 +267,7 @@ export async function runCheckStep(
 
 /**
  * The work that needs no text: the applicable `pixelsOnly` checks and the `prepare` hooks of the others,
- * started once by `start()` (before the OCR). `result`
+ * started once by `start()` (the OCR's first page handed to tesseract, or the OCR pass over). `result`
  * gives each pixel check's result (its time bound counts from its start); `settled()` waits for all of it.
  */
 interface PixelWork {

@@ -60,6 +60,8 @@ export async function ocrForStep(
     startEngine?: (languages: readonly OcrLanguage[]) => Promise<OcrEngine>;
     log: Logger;
     signal?: AbortSignal;
+    /** RecognizeOptions.onSent: called when a page of the first pass has been handed to tesseract. */
+    onSent?: () => void;
   },
 ): Promise<OcrSession> {
   // Slot 0 reads every image and every PDF page in turn and does the re-reads; further slots (owned
@@ -92,6 +94,7 @@ export async function ocrForStep(
       signal: opts.signal,
       deadline,
       moreEngines,
+      ...(opts.onSent ? { onSent: opts.onSent } : {}),
     });
     // The page pass is over: the further workers' memory is given back before the checks run.
     await Promise.all(

@@ -140,6 +140,19 @@ describe("OCR workers", () => {
     expect(events).toContain("page decoded");
   }, 300_000);
 
+  it("calls onSent once the picture is handed to the worker, before the reading comes back", async () => {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="120"><rect width="100%" height="100%" fill="white"/><text x="20" y="80" font-family="sans-serif" font-size="48">Total 42.00</text></svg>`;
+    const png = await sharp(Buffer.from(svg)).png().toBuffer();
+    const engine = await createOcrEngine();
+    started.push(engine);
+    const events: string[] = [];
+    const reading = engine
+      .recognize(png, { mode: "block", onSent: () => events.push("sent") })
+      .then((r) => events.push(`read ${r.text.trim()}`));
+    await reading;
+    expect(events).toEqual(["sent", "read Total 42.00"]);
+  }, 300_000);
+
   it("reads white text on a dark band with the default engine (tessedit_do_invert kept on)", async () => {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="200"><rect width="100%" height="100%" fill="black"/><text x="30" y="120" font-family="sans-serif" font-size="48" fill="white">Invoice 4711 total 99.50</text></svg>`;
     const png = await sharp(Buffer.from(svg)).png().toBuffer();
