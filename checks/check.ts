@@ -40,6 +40,17 @@ export interface Check {
   version?: string;
   appliesTo(doc: DocumentModel): boolean;
   run(doc: DocumentModel, ctx: CheckContext): Promise<CheckResult>;
+  /**
+   * The check reads only the page pixels, never the text (OCR'd or not), and its `appliesTo` does not depend
+   * on the text: the check step runs it while tesseract reads, instead of after the OCR (checks/step.ts).
+   */
+  pixelsOnly?: boolean;
+  /**
+   * Work the check can do before the OCR's text exists (its pixels: decoding QR codes), started by the check
+   * step while tesseract reads when `appliesTo` already holds; `run` uses what it left (memoised on the
+   * model) and does the work itself when it was not prepared. Never throws; aborted with `signal`.
+   */
+  prepare?(doc: DocumentModel, signal?: AbortSignal): Promise<void>;
 }
 
 /**
@@ -101,6 +112,10 @@ export interface CheckDefinition<R extends Inspection> {
    */
   version?: number;
   appliesTo(doc: DocumentModel): boolean;
+  /** Check.pixelsOnly: the check reads the page pixels only, so it may run while the OCR reads. */
+  pixelsOnly?: boolean;
+  /** Check.prepare: the part of the work that needs no text, started while the OCR reads. */
+  prepare?(doc: DocumentModel, signal?: AbortSignal): Promise<void>;
   /** Reads the document model (and nothing else) into findings, or says why it skips. */
   inspect(
     doc: DocumentModel,
@@ -154,6 +169,8 @@ export function defineCheck<R extends Inspection>(def: CheckDefinition<R>): Chec
     codes: def.codes,
     version: checkVersion(def.version ?? 1, def.codes),
     appliesTo: (doc) => def.appliesTo(doc),
+    ...(def.pixelsOnly ? { pixelsOnly: true } : {}),
+    ...(def.prepare ? { prepare: def.prepare } : {}),
     async run(doc, ctx): Promise<CheckResult> {
       const raw = await def.inspect(doc, ctx);
       if ("unreadable" in raw) return result(def.id, "error", 0, raw.unreadable, []);

@@ -9,6 +9,7 @@ import {
   makePng,
   makeRandomBytes,
 } from "../fixtures/documents.js";
+import type { OcrEngine } from "../document/ocr.js";
 import type { Check } from "./check.js";
 import { CHECKS } from "./registry.js";
 import { runCheckStep } from "./step.js";
@@ -81,6 +82,55 @@ describe("runCheckStep", () => {
     expect(result.checks.find((c) => c.checkId === "file.type")?.outcome).toBe("pass");
     // And how the picture was captured (image.capture): noise has no scanner's traits.
     expect(result.discovered).toEqual(["scanned", expect.stringMatching(/^capture_/)]);
+  });
+
+  it("runs the pixel-only checks and the prepare hooks while the OCR reads (once it has the page), the text checks after it", async () => {
+    const events: string[] = [];
+    let pixelStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      pixelStarted = resolve;
+    });
+    // The OCR finishes only once the pixel check has started (or after 20 s, so a failure does not hang).
+    const ocr: OcrEngine = {
+      async recognize(_png, opts) {
+        events.push("ocr sent");
+        opts?.onSent?.();
+        await Promise.race([started, new Promise((r) => setTimeout(r, 20_000))]);
+        events.push("ocr done");
+        return { text: "", confidence: 0, words: [] };
+      },
+      terminate: async () => undefined,
+    };
+    const check = (id: string, extra: Partial<Check>): Check => ({
+      id,
+      codes: {},
+      appliesTo: () => true,
+      run: async () => {
+        events.push(`${id} runs`);
+        if (id === "test.pixels") pixelStarted();
+        return { checkId: id, outcome: "pass", severity: 0, summary: id, findings: [] };
+      },
+      ...extra,
+    });
+    const text = check("test.text", {});
+    const pixels = check("test.pixels", { pixelsOnly: true });
+    const prepared1 = check("test.prepared", {
+      prepare: async () => {
+        events.push("test.prepared prepares");
+      },
+    });
+    const input = await prepared(makePng(4), "image/png", "statement.png");
+    const result = await runCheckStep(input, ctx, { checks: [text, pixels, prepared1], ocr });
+    expect(result.checks.map((c) => c.checkId)).toEqual(["test.text", "test.pixels", "test.prepared"]);
+    const at = (e: string) => events.indexOf(e);
+    expect(at("test.pixels runs")).toBeGreaterThanOrEqual(0);
+    expect(at("test.pixels runs")).toBeLessThan(at("ocr done"));
+    // …started once tesseract has the page (RecognizeOptions.onSent), not while this thread prepares it.
+    expect(at("test.pixels runs")).toBeGreaterThan(at("ocr sent"));
+    expect(at("test.prepared prepares")).toBeGreaterThan(at("ocr sent"));
+    expect(at("test.prepared prepares")).toBeLessThan(at("ocr done"));
+    expect(at("test.text runs")).toBeGreaterThan(at("ocr done"));
+    expect(at("test.prepared runs")).toBeGreaterThan(at("ocr done"));
   });
 
   it("fails document_unreadable for bytes that are no PDF at all", async () => {

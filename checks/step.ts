@@ -226,32 +226,118 @@ export async function runCheckStep(
     "document parsed",
   );
 
-  // Image documents and image-only PDF pages get their text by OCR before the text checks read it.
-  const ocr = await ocrForStep(doc, {
-    engine: opts.ocr,
-    timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
+  const registry = opts.checks ?? CHECKS;
+  const anchors = await loadTrustAnchors(ctx.config.trustAnchorsFile);
+  if (anchors.error) log.warn({ reason: anchors.error }, "the trust anchors file cannot be read");
+  const early = pixelWork(doc, registry, {
+    now: ctx.clock.now(),
+    ...(anchors.pem ? { trustAnchorsPem: anchors.pem } : {}),
+    ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
     log,
+    checkTimeoutMs,
   });
+
+  // Image documents and image-only PDF pages get their text by OCR before the text checks read it. The
+  // checks that read only the pixels (and the pixel part of qr.codes) start as soon as tesseract has the
+  // first page (RecognizeOptions.onSent), so they run on the other core while its worker reads and do not
+  // hold up the page's preparation on this thread; without OCR they start right after the pass.
   try {
-    return await checkAndReport(doc, ocr, input, ctx, opts, { log, stepMs, checkTimeoutMs });
+    const ocr = await ocrForStep(doc, {
+      engine: opts.ocr,
+      timeoutMs: opts.ocrTimeoutMs ?? Math.max(5_000, Math.floor(stepMs / 2)),
+      log,
+      onSent: early.start,
+    });
+    try {
+      early.start();
+      return await checkAndReport(doc, ocr, early, input, ctx, opts, {
+        log,
+        stepMs,
+        checkTimeoutMs,
+        anchors,
+      });
+    } finally {
+      await ocr.close();
+    }
   } finally {
-    await ocr.close();
+    await early.settled();
     await releasePixels(doc);
   }
+}
+
+/**
+ * The work that needs no text: the applicable `pixelsOnly` checks and the `prepare` hooks of the others,
+ * started once by `start()` (the OCR's first page handed to tesseract, or the OCR pass over). `result`
+ * gives each pixel check's result (its time bound counts from its start); `settled()` waits for all of it.
+ */
+interface PixelWork {
+  start: () => void;
+  /** The pixel checks it runs, in registry order. */
+  checks: readonly Check[];
+  result(check: Check): Promise<CheckResult> | undefined;
+  settled(): Promise<void>;
+}
+
+function pixelWork(
+  doc: DocumentModel,
+  registry: readonly Check[],
+  o: Omit<CheckContext, "signal"> & { log: StepContext["log"]; checkTimeoutMs: number },
+): PixelWork {
+  const { log, checkTimeoutMs, ...base } = o;
+  const applies = (c: Check) => {
+    try {
+      return c.appliesTo(doc);
+    } catch {
+      return false;
+    }
+  };
+  const checks = registry.filter((c) => c.pixelsOnly && applies(c));
+  const preparing = registry.filter((c) => !c.pixelsOnly && c.prepare && applies(c));
+  const results = new Map<Check, Promise<CheckResult>>();
+  const prepared: Promise<void>[] = [];
+  let startedAt: number | undefined;
+  return {
+    checks,
+    start() {
+      if (startedAt !== undefined) return;
+      startedAt = performance.now();
+      for (const c of checks) results.set(c, runOne(c, doc, base, checkTimeoutMs));
+      for (const c of preparing) {
+        prepared.push(
+          withTimeout(checkTimeoutMs, (signal) => c.prepare!(doc, signal), `Preparing ${c.id}`).catch((err) =>
+            log.warn({ check: c.id, reason: String(err) }, "a check's preparation failed"),
+          ),
+        );
+      }
+    },
+    result: (c) => results.get(c),
+    async settled() {
+      await Promise.all([...results.values(), ...prepared]);
+    },
+  };
 }
 
 async function checkAndReport(
   doc: DocumentModel,
   ocr: OcrSession,
+  early: PixelWork,
   input: StepInput,
   ctx: StepContext,
   opts: CheckStepOptions,
-  s: { log: StepContext["log"]; stepMs: number; checkTimeoutMs: number },
+  s: {
+    log: StepContext["log"];
+    stepMs: number;
+    checkTimeoutMs: number;
+    anchors: Awaited<ReturnType<typeof loadTrustAnchors>>;
+  },
 ): Promise<CheckStepResult> {
-  const { log, stepMs, checkTimeoutMs } = s;
+  const { log, stepMs, checkTimeoutMs, anchors } = s;
   const now = ctx.clock.now();
   const registry = opts.checks ?? CHECKS;
+  const started = new Set(early.checks);
   const applicable = registry.filter((c) => {
+    if (started.has(c)) return true;
+    if (c.pixelsOnly) return false;
     try {
       return c.appliesTo(doc);
     } catch (err) {
@@ -259,8 +345,6 @@ async function checkAndReport(
       return true;
     }
   });
-  const anchors = await loadTrustAnchors(ctx.config.trustAnchorsFile);
-  if (anchors.error) log.warn({ reason: anchors.error }, "the trust anchors file cannot be read");
   const history = await gatherMemory(doc, input, ctx, log);
   const base: Omit<CheckContext, "signal"> = {
     now,
@@ -268,7 +352,9 @@ async function checkAndReport(
     ...(anchors.error ? { trustAnchorsError: anchors.error } : {}),
     ...(history ? { history } : {}),
   };
-  let checks = await Promise.all(applicable.map((c) => runOne(c, doc, base, checkTimeoutMs)));
+  let checks = await Promise.all(
+    applicable.map((c) => early.result(c) ?? runOne(c, doc, base, checkTimeoutMs)),
+  );
 
   // Findings resting on OCR'd text pass through the one OCR-uncertainty rule (checks/ocr-review.ts).
   if (ocr.pages.length > 0) {

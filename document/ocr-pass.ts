@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { BoxTuple } from "../core/page-geometry.js";
 import type { DocumentModel } from "./model.js";
+import { languagesForRegion, type OcrLanguage } from "./ocr-languages.js";
+import { imageOnlyPages, scanPdfImages } from "./pdf-images.js";
 import {
   applyOcr,
   createOcrEngine,
@@ -32,6 +34,16 @@ export interface OcrSession extends OcrPassResult {
   close(): Promise<void>;
 }
 
+/** How many engines the OCR pass will use: one for an image, one per image-only page of a PDF up to `workers`. */
+async function enginesNeeded(doc: DocumentModel, workers: number): Promise<number> {
+  if (!doc.pdf) return doc.contentType.startsWith("image/") ? 1 : 0;
+  const scanned = imageOnlyPages(
+    doc,
+    (await scanPdfImages(doc).catch(() => undefined)) ?? { images: [], pages: [], problems: [] },
+  );
+  return Math.min(workers, scanned.length);
+}
+
 export async function ocrForStep(
   doc: DocumentModel,
   opts: {
@@ -44,23 +56,31 @@ export async function ocrForStep(
      * engine, that one reads every page (the eval keeps one warm engine).
      */
     workers?: number;
-    /** Starts an engine the session owns (default `createOcrEngine()`). */
-    startEngine?: () => Promise<OcrEngine>;
+    /** Starts an engine the session owns with the region's languages (default `createOcrEngine`). */
+    startEngine?: (languages: readonly OcrLanguage[]) => Promise<OcrEngine>;
     log: Logger;
     signal?: AbortSignal;
+    /** RecognizeOptions.onSent: called when a page of the first pass has been handed to tesseract. */
+    onSent?: () => void;
   },
 ): Promise<OcrSession> {
   // Slot 0 reads every image and every PDF page in turn and does the re-reads; further slots (owned
-  // engines only) read more pages of a PDF at the same time. Each engine starts when its slot first reads.
+  // engines only) read more pages of a PDF at the same time. Each engine starts on its slot's first use.
   const owned: (Promise<OcrEngine> | undefined)[] = [];
+  const languages = languagesForRegion(doc.region);
+  const startEngine = opts.startEngine ?? createOcrEngine;
   const slot = (i: number) => () => {
     if (opts.engine && i === 0) return Promise.resolve(opts.engine);
-    owned[i] ??= (opts.startEngine ?? createOcrEngine)();
+    owned[i] ??= startEngine(languages);
     return owned[i]!;
   };
   const getEngine = slot(0);
   const workers = opts.engine ? 1 : Math.max(1, opts.workers ?? OCR_LIMITS.workers);
   const moreEngines = Array.from({ length: workers - 1 }, (_, i) => slot(i + 1));
+  // The engines the pages need start loading now (WebAssembly, the region's models: ~0.5-1 s on their own
+  // threads), while this thread decodes, measures and straightens the first page, not after it.
+  const needed = await enginesNeeded(doc, workers);
+  for (const s of [getEngine, ...moreEngines].slice(0, needed)) void s().catch(() => undefined);
   const close = async () => {
     const engines = owned.splice(0);
     await Promise.all(engines.map(async (e) => (await e?.catch(() => undefined))?.terminate()));
@@ -74,6 +94,7 @@ export async function ocrForStep(
       signal: opts.signal,
       deadline,
       moreEngines,
+      ...(opts.onSent ? { onSent: opts.onSent } : {}),
     });
     // The page pass is over: the further workers' memory is given back before the checks run.
     await Promise.all(

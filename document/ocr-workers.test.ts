@@ -6,7 +6,7 @@ import { makeImageOnlyPdf } from "../fixtures/scans.js";
 import { buildDocumentModel } from "./pdf-model.js";
 import { applyOcr, createOcrEngine, createReusableOcrEngine, type OcrEngine } from "./ocr.js";
 import { ocrForStep } from "./ocr-pass.js";
-import { releasePixels } from "./pixels.js";
+import { pixelsOf, releasePixels } from "./pixels.js";
 
 /** OCR bound for these tests: a loaded machine may take minutes, and the bound is not what they test. */
 const OCR_MS = 600_000;
@@ -107,6 +107,51 @@ describe("OCR workers", () => {
     // Both stopped: the second right after the page pass, the first at close().
     for (const e of engines) await expect(e.recognize(Buffer.alloc(0))).rejects.toThrow(/stopped/);
   }, 900_000);
+
+  it("starts the engines the pages need, with the region's languages, before any page is decoded", async () => {
+    const bytes = await threePageScan();
+    const doc = await buildDocumentModel({
+      bytes,
+      contentType: "application/pdf",
+      filename: "three.pdf",
+      declaredDocType: "other",
+      region: "DE",
+    });
+    const events: string[] = [];
+    const px = pixelsOf(doc);
+    const page = px.page.bind(px);
+    px.page = (n, req, signal) => {
+      events.push("page decoded");
+      return page(n, req, signal);
+    };
+    // Engines that read nothing (the order of events is what is tested, not the reading).
+    const session = await ocrForStep(doc, {
+      timeoutMs: OCR_MS,
+      log: pino({ level: "silent" }),
+      startEngine: async (languages) => {
+        events.push(`engine starts (${languages.join("+")})`);
+        return { recognize: async () => ({ text: "", confidence: 0, words: [] }), terminate: async () => {} };
+      },
+    });
+    await session.close();
+    await releasePixels(doc);
+    expect(events.slice(0, 2)).toEqual(["engine starts (deu)", "engine starts (deu)"]);
+    expect(events.filter((e) => e.startsWith("engine"))).toHaveLength(2);
+    expect(events).toContain("page decoded");
+  }, 300_000);
+
+  it("calls onSent once the picture is handed to the worker, before the reading comes back", async () => {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="120"><rect width="100%" height="100%" fill="white"/><text x="20" y="80" font-family="sans-serif" font-size="48">Total 42.00</text></svg>`;
+    const png = await sharp(Buffer.from(svg)).png().toBuffer();
+    const engine = await createOcrEngine();
+    started.push(engine);
+    const events: string[] = [];
+    const reading = engine
+      .recognize(png, { mode: "block", onSent: () => events.push("sent") })
+      .then((r) => events.push(`read ${r.text.trim()}`));
+    await reading;
+    expect(events).toEqual(["sent", "read Total 42.00"]);
+  }, 300_000);
 
   it("reads white text on a dark band with the default engine (tessedit_do_invert kept on)", async () => {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="200"><rect width="100%" height="100%" fill="black"/><text x="30" y="120" font-family="sans-serif" font-size="48" fill="white">Invoice 4711 total 99.50</text></svg>`;

@@ -75,6 +75,11 @@ export interface RecognizeOptions {
    * is not lit evenly (a phone photo's light falloff: one threshold there loses the words of the darker part).
    */
   threshold?: "global" | "local";
+  /**
+   * Called once the picture has been handed to the tesseract worker (it reads on its own thread from then
+   * on): the check step starts the work that needs no text then, on the other core (checks/step.ts).
+   */
+  onSent?: () => void;
 }
 
 /** How a tesseract worker is set up (the defaults are the product's; the OCR bench varies them). */
@@ -169,7 +174,9 @@ export async function createOcrEngine(
         user_defined_dpi: String(Math.round(Math.min(1200, Math.max(70, opts.dpi ?? 300)))),
         thresholding_method: opts.threshold === "local" ? "2" : "0",
       });
-      const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
+      const reading = worker.recognize(png, {}, { text: true, blocks: true });
+      opts.onSent?.();
+      const { data } = await reading;
       return { text: data.text ?? "", confidence: data.confidence ?? 0, words: wordsOf(data.blocks) };
     },
     async terminate() {
@@ -413,6 +420,8 @@ export interface PageReadingOptions {
   targetGlyphPx?: number;
   /** Ink from paper (RecognizeOptions.threshold); default "local" for a photographed sheet, else "global". */
   threshold?: "global" | "local";
+  /** RecognizeOptions.onSent, for the page's first reading. */
+  onSent?: () => void;
 }
 
 /** Reads a page raster; returns its runs (page units) and how it was read. */
@@ -434,6 +443,7 @@ export async function readRaster(
     dpi,
     mode,
     threshold,
+    ...(opts.onSent ? { onSent: opts.onSent } : {}),
   });
   const spoken = mode === "page" ? languageOfText(result.text) : undefined;
   if (spoken && !languages.includes(spoken)) {
@@ -558,6 +568,8 @@ export async function applyOcr(
      * taking the next unread page, so two pages are read at once on two cores. Pages keep their order.
      */
     moreEngines?: readonly (() => Promise<OcrEngine>)[];
+    /** RecognizeOptions.onSent, for each page's first reading. */
+    onSent?: () => void;
   },
 ): Promise<OcrPassResult> {
   const deadline = opts.deadline ?? Date.now() + opts.timeoutMs;
@@ -571,6 +583,7 @@ export async function applyOcr(
         languages,
         signal: opts.signal,
         targetGlyphPx: opts.targetGlyphPx,
+        ...(opts.onSent ? { onSent: opts.onSent } : {}),
       });
     } catch (err) {
       if (err instanceof OcrTimeoutError) {

@@ -67,6 +67,7 @@ export const CODES = {
 export const imageCaptureCheck = defineCheck({
   id: IMAGE_CAPTURE_CHECK_ID,
   codes: CODES,
+  pixelsOnly: true,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   async inspect(doc) {
     const { pages, problems } = await pagePixels(doc);

@@ -76,6 +76,7 @@ export const CODES = {
 export const jpegProvenanceCheck = defineCheck({
   id: JPEG_PROVENANCE_CHECK_ID,
   codes: CODES,
+  pixelsOnly: true,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType === "image/jpeg",
   async inspect(doc) {
     const list = await subjects(doc);

@@ -173,6 +173,7 @@ export const CODES = {
 export const pixelsCompressionCheck = defineCheck({
   id: PIXELS_COMPRESSION_CHECK_ID,
   codes: CODES,
+  pixelsOnly: true,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType === "image/jpeg",
   inspect: (doc, ctx) =>
     inspectCapturedPages(doc, ctx.signal, {

@@ -244,6 +244,7 @@ export const CODES = {
 export const pixelsGlyphsCheck = defineCheck({
   id: PIXELS_GLYPHS_CHECK_ID,
   codes: CODES,
+  pixelsOnly: true,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   inspect: (doc, ctx) =>
     inspectCapturedPages(doc, ctx.signal, {

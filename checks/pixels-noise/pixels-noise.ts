@@ -234,6 +234,7 @@ export const CODES = {
 export const pixelsNoiseCheck = defineCheck({
   id: PIXELS_NOISE_CHECK_ID,
   codes: CODES,
+  pixelsOnly: true,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
   inspect: (doc, ctx) =>
     inspectCapturedPages(doc, ctx.signal, {

@@ -7,6 +7,7 @@ import { modelOf } from "../../document/testdata/model-kit.js";
 import { documentFacts, issuerHost } from "../../fixtures/doc-facts.js";
 import { makeDocument, type Region } from "../../fixtures/documents.js";
 import { addQrCode, paymentPayload, qrPng } from "../../fixtures/qr.js";
+import { pixelsOf } from "../../document/pixels.js";
 import { qrCodesCheck } from "./qr-codes.js";
 
 const now = new Date("2026-01-15T12:00:00Z");
@@ -99,6 +100,29 @@ describe("qr.codes", () => {
     const r = await run(await modelOf(new Uint8Array(png), { filename: "code.png" }));
     expect(r.discovered).toEqual(["qr_present"]);
     expect(r.summary).toMatch(/verify\.example\.org/);
+  });
+
+  it("decodes in prepare (while the OCR reads) and run() uses that decode instead of decoding again", async () => {
+    const png = await qrPng("https://verify.example.org/d/123", 6);
+    const model = await modelOf(new Uint8Array(png), { filename: "code.png" });
+    const px = pixelsOf(model);
+    const page = px.page.bind(px);
+    let decodes = 0;
+    px.page = (n, req, signal) => {
+      decodes++;
+      return page(n, req, signal);
+    };
+    await qrCodesCheck.prepare!(model);
+    expect(decodes).toBe(1);
+    const r = await run(model);
+    expect(decodes).toBe(1);
+    expect(r.summary).toMatch(/verify\.example\.org/);
+    // An aborted preparation leaves nothing: run() decodes itself.
+    const again = await modelOf(new Uint8Array(png), { filename: "code.png" });
+    const ctl = new AbortController();
+    ctl.abort();
+    await qrCodesCheck.prepare!(again, ctl.signal);
+    expect((await run(again)).summary).toMatch(/verify\.example\.org/);
   });
 
   it("skips a document without QR codes, at no rendering cost for text-only pages", async () => {

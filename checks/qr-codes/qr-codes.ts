@@ -10,7 +10,7 @@ import { defineCheck, skip, unreadable } from "../check.js";
 import { registrableDomain } from "./domains.js";
 import { findIssuer, hostBelongsToIssuer } from "./issuer.js";
 import { parseQrPayload, type QrClaims } from "./qr-payload.js";
-import { type FoundQr, scanQrCodes } from "./qr-scan.js";
+import { type FoundQr, type QrScan, scanQrCodes } from "./qr-scan.js";
 
 /**
  * qr.codes: finds QR codes in the document (embedded images, rendered pages, image documents), reports
@@ -218,14 +218,28 @@ export const CODES = {
   },
 } as const satisfies CodeTable;
 
+/**
+ * QR codes decoded by `prepare` while the OCR reads (the decode needs the pixels only), per model; undefined
+ * when the preparation was aborted or failed (inspect then decodes them itself and reports what failed).
+ */
+const prepared = new WeakMap<DocumentModel, Promise<QrScan | undefined>>();
+
 export const qrCodesCheck = defineCheck({
   id: QR_CODES_CHECK_ID,
   codes: CODES,
   appliesTo: (doc) => doc.pdf !== undefined || doc.contentType.startsWith("image/"),
+  async prepare(doc, signal) {
+    const scan = scanQrCodes(doc, signal).then(
+      (s) => (signal?.aborted ? undefined : s),
+      () => undefined,
+    );
+    prepared.set(doc, scan);
+    await scan;
+  },
   async inspect(doc, ctx) {
-    let scan: Awaited<ReturnType<typeof scanQrCodes>>;
+    let scan: QrScan;
     try {
-      scan = await scanQrCodes(doc, ctx.signal);
+      scan = (await prepared.get(doc)) ?? (await scanQrCodes(doc, ctx.signal));
     } catch (err) {
       if (err instanceof ImageDecodeError) {
         return unreadable(`The image could not be decoded to look for QR codes (${err.message}).`);
