@@ -5,12 +5,7 @@ import type { DocumentModel, PdfPage } from "../document/model.js";
 import type { TextRun } from "../document/page-layout.js";
 import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument } from "../fixtures/documents.js";
-import {
-  keepConfidentFirstReading,
-  OCR_REVIEW,
-  type OcrReviewDeps,
-  reviewOcrFindings,
-} from "./ocr-review.js";
+import { OCR_REVIEW, type OcrReviewDeps, reviewOcrFindings } from "./ocr-review.js";
 import { TEST_NOW } from "./testdata/text-check-kit.js";
 import { textArithmeticCheck } from "./text-arithmetic/text-arithmetic.js";
 import { textIdentifiersCheck } from "./text-identifiers.js";
@@ -201,49 +196,6 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
         "one_character",
       );
     }
-  });
-
-  it("a confident first reading stands against a doubtful re-reading that disagrees (keepConfidentFirstReading)", async () => {
-    // A digit replaced on the picture (a box pasted over the figure) reads confidently as printed; the
-    // sharper crop, without the page around it, runs the figure into its neighbour and reads it doubtfully.
-    const doc = await ocrModel((runs) => {
-      runOf(runs, "£57.86").text = "£57.36";
-      return runs;
-    });
-    const before = await arithmetic(doc);
-    const accused = mismatches(before).filter((f) => f.severity === 9);
-    expect(accused.length).toBeGreaterThan(0);
-    const rereadAs = (text: string, confidence: number): OcrReviewDeps => {
-      const deps = depsFrom(doc, 97);
-      return {
-        ...deps,
-        async reread(page, box, factor) {
-          const runs = (await deps.reread(page, box, factor)) ?? [];
-          return runs.map((r) => (r.text === "£57.36" ? { ...r, text, confidence } : r));
-        },
-      };
-    };
-    // Doubtful re-reading (28 %, below OCR_REVIEW.rereadDoubt): the first reading stands, so does the mismatch.
-    const kept = await reviewOcrFindings(doc, [before], rereadAs("£5736", 28));
-    expect(kept.dropped).toEqual([]);
-    expect(mismatches(kept.results[0]!).some((f) => f.severity === 9)).toBe(true);
-    // A confident re-reading that disagrees is a real doubt: it replaces the first reading.
-    const replaced = await reviewOcrFindings(doc, [before], rereadAs("£57.86", OCR_REVIEW.rereadDoubt + 20));
-    expect(replaced.dropped.length).toBeGreaterThan(0);
-    expect(mismatches(replaced.results[0]!).filter((f) => (f.severity ?? 0) >= 2)).toEqual([]);
-  });
-
-  it("keepConfidentFirstReading: agreeing words take the re-reading, a lost confident word is kept", () => {
-    const run = (text: string, x: number, confidence: number): TextRun =>
-      ({ text, bbox: [x, 0, x + 40, 10], confidence, x, y: 0, font: "", size: 10, order: 0 }) as TextRun;
-    const first = [run("Total", 0, 96), run("40.371,20", 100, 95), run("€", 145, 96), run("lost", 200, 60)];
-    const second = [run("Total", 1, 90), run("20.371208", 100, 28)];
-    const out = keepConfidentFirstReading(first, second);
-    expect(out.map((r) => [r.text, r.confidence])).toEqual([
-      ["Total", 90],
-      ["40.371,20", 95],
-      ["€", 96],
-    ]);
   });
 
   it("a row the OCR lost or misread does not make the table reader accuse the document", async () => {

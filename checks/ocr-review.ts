@@ -33,15 +33,6 @@ export const OCR_REVIEW = {
   maxRereads: 12,
   /** Resolution of a re-read, as a multiple of the page's reading. */
   rereadFactor: 2,
-  /**
-   * A re-reading that disagrees with a word the first pass read confidently (≥ `confident`) replaces it
-   * only when it is itself read with at least this confidence (0-100): otherwise the doubt it raises is not
-   * real and the confident first reading is kept (keepConfidentFirstReading). A re-read crop loses the
-   * context of the page (a currency sign run into the figure, a pasted box's edges): on a photographed
-   * invoice whose total was boxed over it read "40.371,20 €" (95 %) as "20.371208" (28 %) and dropped a
-   * true mismatch (captures dev, white_box). docs/decisions.md, "OCR".
-   */
-  rereadDoubt: 70,
   /** A gap above a line larger than this many typical line pitches means a line may be missing. */
   gapPitches: 1.7,
   /** Severity a finding that cannot be verified on the scan keeps (a note). */
@@ -296,52 +287,7 @@ const union = (a: BoxTuple, b: BoxTuple): BoxTuple => [
   Math.max(a[3], b[3]),
 ];
 
-const squeezed = (runs: readonly TextRun[]) =>
-  [...runs]
-    .sort((a, b) => a.bbox[0] - b.bbox[0])
-    .map((r) => r.text)
-    .join("")
-    .replace(/\s+/g, "");
-
-/**
- * Which words of a re-read box stand: the first reading's words and the re-reading's are grouped where
- * their boxes overlap; a group both readings agree on (the same characters) takes the re-reading (its
- * boxes and confidences); a group where they disagree keeps the first reading when every word of it was
- * read confidently and the re-reading is not itself confident (`OCR_REVIEW.rereadDoubt`), and takes the
- * re-reading otherwise. A word only one reading has is taken from it, unless the first reading's word was
- * confident (the re-reading lost it).
- */
-export function keepConfidentFirstReading(first: readonly TextRun[], second: readonly TextRun[]): TextRun[] {
-  const all = [...first, ...second];
-  const group = all.map((_, i) => i);
-  const root = (i: number): number => {
-    let r = i;
-    while (group[r] !== r) r = group[r]!;
-    return r;
-  };
-  for (let i = 0; i < first.length; i++)
-    for (let j = 0; j < second.length; j++)
-      if (overlaps(first[i]!.bbox, second[j]!.bbox)) group[root(i)] = root(first.length + j);
-  const groups = new Map<number, { first: TextRun[]; second: TextRun[] }>();
-  all.forEach((r, i) => {
-    const g = groups.get(root(i)) ?? { first: [], second: [] };
-    (i < first.length ? g.first : g.second).push(r);
-    groups.set(root(i), g);
-  });
-  const confidentFirst = (runs: readonly TextRun[]) =>
-    runs.length > 0 && runs.every((r) => (r.confidence ?? 0) >= OCR_REVIEW.confident);
-  const doubtful = (runs: readonly TextRun[]) =>
-    runs.length === 0 || runs.some((r) => (r.confidence ?? 0) < OCR_REVIEW.rereadDoubt);
-  const out: TextRun[] = [];
-  for (const g of groups.values()) {
-    const agree = squeezed(g.first) === squeezed(g.second);
-    const keepFirst = !agree && confidentFirst(g.first) && doubtful(g.second);
-    out.push(...(keepFirst ? g.first : g.second));
-  }
-  return out;
-}
-
-/** The page with the runs inside `box` replaced by a re-reading of it (keepConfidentFirstReading). */
+/** The page with the runs inside `box` replaced by a re-reading of it. */
 function withReread(page: PdfPage, box: BoxTuple, runs: TextRun[]): PdfPage {
   const layout = page.layout!;
   const centreIn = (r: TextRun) => {
@@ -351,8 +297,7 @@ function withReread(page: PdfPage, box: BoxTuple, runs: TextRun[]): PdfPage {
   };
   const kept = layout.runs.filter((r) => !centreIn(r));
   const order = kept.length;
-  const read = keepConfidentFirstReading(layout.runs.filter(centreIn), runs.filter(centreIn));
-  const merged = [...kept, ...read.map((r, i) => ({ ...r, order: order + i }))];
+  const merged = [...kept, ...runs.filter(centreIn).map((r, i) => ({ ...r, order: order + i }))];
   const lines = layoutLines(page.number, merged, layout.units);
   return { ...page, text: lines.map((l) => l.text).join("\n"), layout: { ...layout, runs: merged } };
 }
@@ -382,8 +327,7 @@ export function raisedSeverity(checkId: string, f: Finding, a: OcrAssessment): n
   if (checkId !== "text.arithmetic" || (f.severity ?? 0) !== 2) return undefined;
   const reading = f.evidence?.readingConfidence;
   if (typeof reading !== "number" || reading < OCR_REVIEW.confirmedNoteMinReading) return undefined;
-  if (a.confidence === undefined || a.confidence < OCR_REVIEW.confident || a.explanations.length)
-    return undefined;
+  if (a.confidence === undefined || a.confidence < OCR_REVIEW.confident || a.explanations.length) return undefined;
   return OCR_REVIEW.confirmedNoteSeverity;
 }
 
