@@ -28,6 +28,17 @@ async function threePageScan(): Promise<Uint8Array> {
   return makeImageOnlyPdf(await pdf.save(), { scale: 2 });
 }
 
+/** The three-page scan as a document model, declared "other", from the given region. */
+async function threePageScanDocument(region: string) {
+  return buildDocumentModel({
+    bytes: await threePageScan(),
+    contentType: "application/pdf",
+    filename: "three.pdf",
+    declaredDocType: "other",
+    region,
+  });
+}
+
 /** A real engine whose passes are counted. */
 function counted(inner: OcrEngine, seen: number[]): OcrEngine {
   return {
@@ -42,14 +53,7 @@ function counted(inner: OcrEngine, seen: number[]): OcrEngine {
 
 describe("OCR workers", () => {
   it("shares the image-only pages of a PDF between two engines and fills them in in page order", async () => {
-    const bytes = await threePageScan();
-    const doc = await buildDocumentModel({
-      bytes,
-      contentType: "application/pdf",
-      filename: "three.pdf",
-      declaredDocType: "other",
-      region: "GB",
-    });
+    const doc = await threePageScanDocument("GB");
     const a = createReusableOcrEngine();
     const b = createReusableOcrEngine();
     started.push(a, b);
@@ -76,14 +80,7 @@ describe("OCR workers", () => {
   }, 900_000);
 
   it("the check step's OCR pass starts two engines of its own for a multi-page scan and stops both", async () => {
-    const bytes = await threePageScan();
-    const doc = await buildDocumentModel({
-      bytes,
-      contentType: "application/pdf",
-      filename: "three.pdf",
-      declaredDocType: "other",
-      region: "GB",
-    });
+    const doc = await threePageScanDocument("GB");
     const engines: OcrEngine[] = [];
     const session = await ocrForStep(doc, {
       timeoutMs: OCR_MS,
@@ -109,14 +106,7 @@ describe("OCR workers", () => {
   }, 900_000);
 
   it("starts the engines the pages need, with the region's languages, before any page is decoded", async () => {
-    const bytes = await threePageScan();
-    const doc = await buildDocumentModel({
-      bytes,
-      contentType: "application/pdf",
-      filename: "three.pdf",
-      declaredDocType: "other",
-      region: "DE",
-    });
+    const doc = await threePageScanDocument("DE");
     const events: string[] = [];
     const px = pixelsOf(doc);
     const page = px.page.bind(px);
