@@ -174,6 +174,18 @@ describe("runCheckStep", () => {
       appliesTo: () => true,
       run: () => new Promise(() => undefined),
     };
+    // A pixel check (run beside the OCR) whose appliesTo throws still runs and reports.
+    const pixelsThrowing: Check = {
+      id: "test.pixels-throws",
+      codes: {},
+      pixelsOnly: true,
+      appliesTo: () => {
+        throw new Error("no pixels");
+      },
+      run: async () => {
+        throw new Error("no pixels");
+      },
+    };
     const notApplicable: Check = {
       id: "test.never",
       codes: {},
@@ -188,7 +200,7 @@ describe("runCheckStep", () => {
       "i.pdf",
     );
     const result = await runCheckStep(input, ctx, {
-      checks: [...CHECKS, throwing, hanging, notApplicable],
+      checks: [...CHECKS, throwing, hanging, pixelsThrowing, notApplicable],
       checkTimeoutMs: 200,
     });
     expect(result.failure).toBeUndefined();
@@ -197,6 +209,8 @@ describe("runCheckStep", () => {
     expect(byId["test.throws"]?.summary).toMatch(/boom/);
     expect(byId["test.hangs"]).toMatchObject({ outcome: "error" });
     expect(byId["test.hangs"]?.summary).toMatch(/did not finish within 200 ms/);
+    expect(byId["test.pixels-throws"]).toMatchObject({ outcome: "error", severity: 0 });
+    expect(byId["test.pixels-throws"]?.summary).toMatch(/no pixels/);
     expect(byId["test.never"]).toBeUndefined();
     expect(byId["file.type"]?.outcome).toBe("pass");
   });

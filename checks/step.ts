@@ -284,15 +284,19 @@ function pixelWork(
   o: Omit<CheckContext, "signal"> & { log: StepContext["log"]; checkTimeoutMs: number },
 ): PixelWork {
   const { log, checkTimeoutMs, ...base } = o;
-  const applies = (c: Check) => {
+  // A throwing appliesTo: the pixel check runs anyway so it reports its error (as checkAndReport does for the
+  // others); a preparation is only skipped (the check then does the work itself when it runs).
+  const applies = (c: Check, onThrow: boolean) => {
     try {
       return c.appliesTo(doc);
-    } catch {
-      return false;
+    } catch (err) {
+      if (onThrow)
+        log.warn({ check: c.id, err }, "appliesTo threw; running the check anyway so it reports its error");
+      return onThrow;
     }
   };
-  const checks = registry.filter((c) => c.pixelsOnly && applies(c));
-  const preparing = registry.filter((c) => !c.pixelsOnly && c.prepare && applies(c));
+  const checks = registry.filter((c) => c.pixelsOnly && applies(c, true));
+  const preparing = registry.filter((c) => !c.pixelsOnly && c.prepare && applies(c, false));
   const results = new Map<Check, Promise<CheckResult>>();
   const prepared: Promise<void>[] = [];
   let startedAt: number | undefined;
