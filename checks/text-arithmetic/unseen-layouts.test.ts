@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
-import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
 import { documentTables } from "../../document/tables/document-tables.js";
+import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
+import { formatCents } from "../../document/values/amounts.js";
 import { arithmeticFindings } from "./text-arithmetic.js";
 
 /**
@@ -1147,5 +1148,54 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     const f = arithmeticFindings(unreadMoves()).findings;
     expect(only(f, "statement_totals_mismatch")).toEqual([]);
     expect(maxSeverity(f)).toBeLessThan(4);
+  });
+
+  // A statement of signed amounts with no balance column whose page carries its balance at the foot under
+  // words the vocabulary does not know ("Saldo a cuenta nueva"; here "Pasa a la hoja siguiente"), brought
+  // forward at the top of the next page ("Suma y sigue"). The foot row was summed as one more amount, so the
+  // balance brought forward was "wrong" by itself: proof on a genuine print-to-PDF statement (draw 47).
+  const footCarried = (edit?: string) => {
+    const cols = [{ x: 50 }, { x: 200 }, R(544)];
+    const eur = (c: number) => `${c < 0 ? "-" : "+"}${formatCents(Math.abs(c), "comma_decimal")} EUR`;
+    const pages = [
+      [6942, -3001, 56366, 23407, -7567],
+      [-15331, -6624, 37004, -133819, 267879],
+      [-6484, -8455, 83259],
+    ];
+    const opening = 424588;
+    const closing = opening + pages.flat().reduce((a, m) => a + m, 0);
+    let b = opening;
+    const box = grid(
+      [{ x: 300 }, R(536)],
+      [
+        ["Saldo anterior", `${formatCents(opening, "comma_decimal")} €`],
+        ["Saldo final", `${formatCents(closing, "comma_decimal")} €`],
+      ],
+      780,
+    );
+    return layoutDocument(
+      pages.map((moves, p) => {
+        const rows: (string | undefined)[][] = [["Fecha", "Concepto", "Cantidad"]];
+        rows.push([p === 0 ? "01/08/2024" : undefined, p === 0 ? "Saldo anterior" : "Suma y sigue", eur(b)]);
+        for (const [k, m] of moves.entries()) {
+          b += m;
+          rows.push([
+            `${10 * p + k + 10}/08/2024`,
+            `Operación ${p}${k}`,
+            p === 1 && k === 1 && edit ? edit : eur(m),
+          ]);
+        }
+        if (p < pages.length - 1) rows.push([undefined, "Pasa a la hoja siguiente", eur(b)]);
+        return [...(p === 0 ? box : []), ...grid(cols, rows, 740)];
+      }),
+      { docType: "bank_statement", region: "ES" },
+    );
+  };
+
+  it("an undated row at a page's foot whose figure is the balance its rows reach is that balance carried", () => {
+    expect(maxSeverity(arithmeticFindings(footCarried()).findings)).toBeLessThan(4);
+    // An amount of page 2 edited: its page no longer reaches the balance it carries.
+    const f = arithmeticFindings(footCarried("-96,24 EUR")).findings;
+    expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
   });
 });
