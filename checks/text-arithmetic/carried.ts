@@ -76,6 +76,20 @@ function amountColumn(table: Table): TableColumn | undefined {
 
 const signed = (f: Figure) => (f.credit ? Math.abs(f.cents) : f.cents);
 
+/**
+ * Whether an entry row is a balance carried at the foot of its page: the table goes on on a later page, the
+ * row is its page's last, it has no date while most of the table's entries have one, and its figure is the
+ * balance the rows above it reach (`reached`, in cents).
+ */
+function carriedAtFoot(table: Table, row: TableRow, f: Figure, reached: number): boolean {
+  if (row.date || Math.abs(signed(f) - reached) > SLACK) return false;
+  const i = table.rows.indexOf(row);
+  const next = table.rows[i + 1];
+  if (!next || next.page === row.page) return false;
+  const entries = table.rows.filter((r) => r.kind === "entry");
+  return entries.filter((r) => r.date).length >= 0.8 * entries.length;
+}
+
 /** Every table read as balances carried over its amounts. */
 export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): CarriedReading[] {
   const out: CarriedReading[] = [];
@@ -99,6 +113,26 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
           continue;
         }
         if (row.unreadable || row.strays.some((s) => s.money)) open.doubt = true;
+        // An undated row at the foot of a page, among dated rows, whose figure is the balance the page's rows
+        // reach is that balance carried to the next page under words the vocabulary does not know ("Saldo a
+        // cuenta nueva"): summed as one more amount, it doubled the balance brought forward on the next page.
+        if (f?.money && open.rows > 0 && carriedAtFoot(table, row, f, open.start + open.sum)) {
+          relations.push({
+            kind: "segment",
+            from: open.from,
+            start: open.start,
+            sum: open.sum,
+            rows: open.rows,
+            to: row,
+            end: f,
+            endLabel: row.label,
+            holds: true,
+            page: row.page,
+          });
+          carried = f.cents;
+          open = undefined;
+          continue;
+        }
         if (f?.money) {
           open.sum += signed(f);
           open.rows++;

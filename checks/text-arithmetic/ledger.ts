@@ -65,6 +65,8 @@ export interface Ledger {
   /** The opening balances the table's own rows imply (its first balance, or the first before its row's move). */
   openings: number[];
   entries: number;
+  /** Transactions whose balance moved by an amount that was not read: each a relation that could not be checked. */
+  unread: number;
   confidence: number;
   hypothesis: Hypothesis;
 }
@@ -180,7 +182,7 @@ function strayMoves(row: TableRow, moves: readonly Move[]): Move[] {
  * The ledger's relations under a hypothesis, row by row. `seed` is an opening balance printed outside
  * the table (a summary box): the first row is checked against it when the table prints none.
  */
-function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
+function walk(table: Table, h: Hypothesis, seed?: Figure, unread: TableRow[] = []): Relation[] {
   const relations: Relation[] = [];
   let prev: { cents: number; row?: TableRow } | undefined = seed ? { cents: seed.cents } : undefined;
   let pending: Move[] = [];
@@ -235,6 +237,10 @@ function walk(table: Table, h: Hypothesis, seed?: Figure): Relation[] {
     }
     const all = [...pending, ...moves];
     pending = [];
+    // A transaction whose balance moved but whose amount was not read (a sign mark the reader does not know,
+    // a figure split apart): the chain goes on from its balance, but the move it made is unknown.
+    if (prev !== undefined && all.length === 0 && row.kind === "entry" && Math.abs(bal.cents - prev.cents) > SLACK)
+      unread.push(row);
     if (prev === undefined || all.length === 0) {
       prev = { cents: bal.cents, row };
       since++;
@@ -306,15 +312,18 @@ export function readLedgers(ctx: Ctx): Ledger[] {
     // The statement's opening balance is the first ledger's: a later table (the rest of the transactions read
     // apart, another account) starts from a balance of its own.
     const seed = out.length === 0 ? seeds[0]?.figure : undefined;
-    let best: { h: Hypothesis; relations: Relation[]; held: number; table: Table } | undefined;
+    let best:
+      | { h: Hypothesis; relations: Relation[]; held: number; table: Table; unread: TableRow[] }
+      | undefined;
     for (const table of inEitherOrder(read)) {
       const opensItself = table.rows.find((r) => r.kind !== "total")?.kind === "opening";
       for (const h of hypotheses(table)) {
-        const relations = walk(table, h, opensItself ? undefined : seed);
+        const unread: TableRow[] = [];
+        const relations = walk(table, h, opensItself ? undefined : seed, unread);
         const held = relations.filter(holds).length;
         // A hypothesis naming fewer unknown signs wins a tie (it explains the same rows with less freedom),
         // and the order printed wins a tie with its reverse.
-        if (!best || held > best.held) best = { h, relations, held, table };
+        if (!best || held > best.held) best = { h, relations, held, table, unread };
       }
     }
     if (!best) continue;
@@ -323,7 +332,7 @@ export function readLedgers(ctx: Ctx): Ledger[] {
     const brokenMoves = moves.filter((r) => !r.hit).length;
     const heldMoves = moves.length - brokenMoves;
     // Trust the ledger only when it mostly reconciles: otherwise the columns were misread (or it is none).
-    if (moves.length < 2 || heldMoves < 2 || heldMoves < brokenMoves) continue;
+    if (moves.length < 2 || heldMoves < 2 || heldMoves < brokenMoves + best.unread.length) continue;
     // Money in and out: each move as its relation read it, or by its column's rule; unknown when a
     // move outside every relation has no sign to go by.
     let credits: number | undefined = 0;
@@ -356,6 +365,11 @@ export function readLedgers(ctx: Ctx): Ledger[] {
         else debits += Math.abs(m.figure.cents);
       }
     }
+    // Rows that moved the balance by an amount not read: the money in and out over the rows is not known.
+    if (best.unread.length > 0) {
+      credits = undefined;
+      debits = undefined;
+    }
     const withBalance = table.rows.filter((r) => r.figures[best.h.balance.index] && r.kind === "entry");
     const openings: number[] = [];
     const first = best.relations[0];
@@ -381,6 +395,7 @@ export function readLedgers(ctx: Ctx): Ledger[] {
         ? { lastBalance: withBalance[withBalance.length - 1]?.figures[best.h.balance.index] }
         : {}),
       entries: table.rows.filter((r) => r.kind === "entry").length,
+      unread: best.unread.length,
       confidence: 0,
       hypothesis: best.h,
     });
@@ -500,14 +515,15 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
       const before = rels[i - 1];
       return (before !== undefined && holds(before)) || recovers(i) ? held : 0;
     };
-    ledger.confidence = confidenceOf(table.structure, held, checked);
+    // A row whose move was not read is a relation the chain could not confirm.
+    ledger.confidence = confidenceOf(table.structure, held, checked + ledger.unread);
     ctx.checked += checked;
     ctx.verified += held;
     ctx.statementRows += ledger.entries;
     for (let i = 0; i < rels.length; i++) {
       const r = rels[i] as Relation;
       if (holds(r) || consumed.has(r)) continue;
-      const conf = confidenceOf(table.structure, held, checked, [
+      const conf = confidenceOf(table.structure, held, checked + ledger.unread, [
         r.balance,
         ...(r.kind === "move" ? r.moves.map((m) => m.figure) : []),
       ]);
@@ -622,7 +638,7 @@ export function checkLedgers(ctx: Ctx, ledgers: Ledger[]): void {
           : {}),
       });
     }
-    checkLedgerTotals(ctx, ledger, broken);
+    checkLedgerTotals(ctx, ledger, broken + ledger.unread);
   }
 }
 

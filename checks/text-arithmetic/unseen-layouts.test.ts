@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
-import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
 import { documentTables } from "../../document/tables/document-tables.js";
+import { grid, layoutDocument, rightRun, run } from "../../document/testdata/layout-kit.js";
+import { formatCents } from "../../document/values/amounts.js";
 import { arithmeticFindings } from "./text-arithmetic.js";
 
 /**
@@ -1102,5 +1103,99 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
       { region: "IE", docType: "invoice" },
     );
     expect(only(arithmeticFindings(doc).findings, "tax_amount_mismatch")).toEqual([]);
+  });
+
+  // A statement whose debits carry a mark the reader does not know ("466.36 DT"): those rows moved the balance
+  // by an amount that was not read. The chain went on from each balance as if nothing had moved, and the
+  // summary's total out was compared with the debits read (none): proof on a genuine statement (draw 46,
+  // "466,36 DB"). Such a row is a move the chain could not confirm: the money out over the rows is unknown.
+  const unreadMoves = () => {
+    const moves: [string, string, number][] = [
+      ["Refund", "152.84 CR", 15284],
+      ["Transfer", "466.36 DT", -46636],
+      ["Salary", "2,890.84 CR", 289084],
+      ["Card payment", "752.07 DT", -75207],
+      ["Cash", "6.06 DT", -606],
+      ["Interest", "808.45 CR", 80845],
+    ];
+    let b = 503386;
+    const fmt = (c: number) =>
+      `${Math.floor(c / 100).toLocaleString("en-US")}.${String(c % 100).padStart(2, "0")}`;
+    const rows: (string | undefined)[][] = [["Date", "Description", "Amount", "Balance"]];
+    rows.push(["01/03/2025", "Opening balance", undefined, fmt(b)]);
+    for (const [i, [label, amount, c]] of moves.entries()) {
+      b += c;
+      rows.push([`0${i + 2}/03/2025`, label, amount, fmt(b)]);
+    }
+    return layoutDocument([
+      [
+        ...grid(
+          [{ x: 300 }, R(545)],
+          [
+            ["Opening balance", fmt(503386)],
+            ["Total credits", fmt(15284 + 289084 + 80845)],
+            ["Total debits", fmt(46636 + 75207 + 606)],
+            ["Closing balance", fmt(b)],
+          ],
+          780,
+        ),
+        ...grid([{ x: 50 }, { x: 130 }, R(450), R(545)], rows, 680),
+      ],
+    ]);
+  };
+
+  it("a transaction whose balance moved by an amount not read leaves the totals in and out unknown", () => {
+    const f = arithmeticFindings(unreadMoves()).findings;
+    expect(only(f, "statement_totals_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(4);
+  });
+
+  // A statement of signed amounts with no balance column whose page carries its balance at the foot under
+  // words the vocabulary does not know ("Saldo a cuenta nueva"; here "Pasa a la hoja siguiente"), brought
+  // forward at the top of the next page ("Suma y sigue"). The foot row was summed as one more amount, so the
+  // balance brought forward was "wrong" by itself: proof on a genuine print-to-PDF statement (draw 47).
+  const footCarried = (edit?: string) => {
+    const cols = [{ x: 50 }, { x: 200 }, R(544)];
+    const eur = (c: number) => `${c < 0 ? "-" : "+"}${formatCents(Math.abs(c), "comma_decimal")} EUR`;
+    const pages = [
+      [6942, -3001, 56366, 23407, -7567],
+      [-15331, -6624, 37004, -133819, 267879],
+      [-6484, -8455, 83259],
+    ];
+    const opening = 424588;
+    const closing = opening + pages.flat().reduce((a, m) => a + m, 0);
+    let b = opening;
+    const box = grid(
+      [{ x: 300 }, R(536)],
+      [
+        ["Saldo anterior", `${formatCents(opening, "comma_decimal")} €`],
+        ["Saldo final", `${formatCents(closing, "comma_decimal")} €`],
+      ],
+      780,
+    );
+    return layoutDocument(
+      pages.map((moves, p) => {
+        const rows: (string | undefined)[][] = [["Fecha", "Concepto", "Cantidad"]];
+        rows.push([p === 0 ? "01/08/2024" : undefined, p === 0 ? "Saldo anterior" : "Suma y sigue", eur(b)]);
+        for (const [k, m] of moves.entries()) {
+          b += m;
+          rows.push([
+            `${10 * p + k + 10}/08/2024`,
+            `Operación ${p}${k}`,
+            p === 1 && k === 1 && edit ? edit : eur(m),
+          ]);
+        }
+        if (p < pages.length - 1) rows.push([undefined, "Pasa a la hoja siguiente", eur(b)]);
+        return [...(p === 0 ? box : []), ...grid(cols, rows, 740)];
+      }),
+      { docType: "bank_statement", region: "ES" },
+    );
+  };
+
+  it("an undated row at a page's foot whose figure is the balance its rows reach is that balance carried", () => {
+    expect(maxSeverity(arithmeticFindings(footCarried()).findings)).toBeLessThan(4);
+    // An amount of page 2 edited: its page no longer reaches the balance it carries.
+    const f = arithmeticFindings(footCarried("-96,24 EUR")).findings;
+    expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
   });
 });

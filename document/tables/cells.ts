@@ -179,11 +179,15 @@ function signThenCurrency(t: string, style: NumberStyle) {
 // "A" is the Italian avere (credit) beside "D" for dare (debit); "S" the German Soll (debit), whose credit
 // mark "H" (Haben, also the Spanish haber beside "D") is read as one only where the document marks its
 // debits so (readCells: "7,50 H" is seven and a half hours elsewhere).
-const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR", S: "DR" };
+// "DB" (débito, Spanish and Portuguese statements: "466,36 DB" beside "152,84 CR") is a debit too.
+const LETTER_MARK: Record<string, string> = { C: "CR", D: "DR", A: "CR", S: "DR", DB: "DR", Db: "DR" };
 
-/** "806.15 C", "164.72 D": an amount whose debit/credit mark is its initial, printed after it in the same cell. */
+/**
+ * "806.15 C", "164.72 D", "466,36 DB": an amount whose debit/credit mark is its initial (or "DB"), printed after
+ * it in the same cell.
+ */
 function letterMarked(t: string, style: NumberStyle) {
-  const m = /^(.*\d)\s([CDAS])$/.exec(t);
+  const m = /^(.*\d)\s(D[Bb]|[CDAS])$/.exec(t);
   if (!m?.[1] || !m[2]) return undefined;
   const a = parseAmount(`${m[1]} ${LETTER_MARK[m[2]]}`, { style, loose: true });
   return a && (a.credit || a.negative) ? a : undefined;

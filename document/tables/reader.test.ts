@@ -467,8 +467,13 @@ describe("document/tables: reading tables from positioned text", () => {
     // Italian statements: "A" (avere) is a credit, "D" (dare) a debit.
     expect(figureOf("4093.31 A", "dot_decimal", at)?.credit).toBe(true);
     expect(figureOf("4059.89 A CHF", "dot_decimal", at)?.credit).toBe(true);
+    // Spanish statements mark debits "DB" (débito) beside "CR": a debit, in its cell or before the currency.
+    expect(figureOf("466,36 DB", "comma_decimal", at)?.cents).toBe(-46636);
+    expect(figureOf("1.099,64 DB", "comma_decimal", at)?.negative).toBe("debit");
+    expect(figureOf("466,36 DB EUR", "comma_decimal", at)?.cents).toBe(-46636);
     // A letter that is no mark is no figure of it.
     expect(figureOf("164.72 Z", "dot_decimal", at)).toBeUndefined();
+    expect(figureOf("164.72 ZB", "dot_decimal", at)).toBeUndefined();
     // German statements: "S" (Soll) is a debit; "H" (Haben) a credit only in a document marking its debits so.
     expect(figureOf("1.234,56 S", "comma_decimal", at)?.cents).toBe(-123456);
     expect(figureOf("2’532.55 S CHF", "dot_decimal", at)?.cents).toBe(-253255);
