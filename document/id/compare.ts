@@ -1,6 +1,6 @@
 import {
-  parsePrintedDate,
   type PrintedDate,
+  parsePrintedDate,
   sameDay,
   type VizField,
   type VizFieldName,
@@ -385,6 +385,19 @@ export function sameReading(
   return lettersOf(a) !== "" && lettersOf(a) === lettersOf(b);
 }
 
+/**
+ * Whether two readings give the same value character for character: a document number's case counts (documents
+ * print capitals, so a lowercase letter is the OCR's slip, never the same reading as the capital or digit
+ * another reading has there); dates and names as `sameReading`.
+ */
+function exactReading(field: VizFieldName, a: string, b: string, order: "dmy" | "mdy"): boolean {
+  if (field === "documentNumber") {
+    const strip = (s: string) => s.replace(/[^A-Za-z0-9]/g, "");
+    return strip(a) !== "" && strip(a) === strip(b);
+  }
+  return sameReading(field, a, b, order);
+}
+
 const DIGIT_AS_LETTER: Record<string, string> = {
   "0": "O",
   "1": "I",
@@ -578,17 +591,28 @@ export function readingDoubts(
     mrzTop?: number;
     /** A third reading of the printed field, when one was made. */
     third?: string;
+    /** The confidence of the third reading's least sure word, when it was made. */
+    thirdConfidence?: number;
     /** The confidence of the second reading's least sure word, when it was made on the field alone. */
     rereadConfidence?: number;
   },
 ): ReadingDoubt[] {
   const order = ctx.order ?? "dmy";
   const out: ReadingDoubt[] = [];
+  // A confident third reading (the field's characters only, another sampling) that repeats the first or the
+  // second reading character for character settles which reading is the print's, and reads it confidently.
+  const third = ctx.third;
+  const thirdSettles =
+    third !== undefined &&
+    (ctx.thirdConfidence ?? 0) >= CONFIDENT_WORD &&
+    (exactReading(d.field, third, d.viz.text, order) || exactReading(d.field, third, reread, order));
   const same = sameReading(d.field, d.viz.text, reread, order);
-  if (!same) out.push("readings_differ");
+  if (!same && !thirdSettles) out.push("readings_differ");
   // A second reading of the field alone that gives the same value confidently makes the value confident.
   const confident =
-    d.viz.confidence >= CONFIDENT_WORD || (same && (ctx.rereadConfidence ?? 0) >= CONFIDENT_WORD);
+    d.viz.confidence >= CONFIDENT_WORD ||
+    (same && (ctx.rereadConfidence ?? 0) >= CONFIDENT_WORD) ||
+    thirdSettles;
   if (!confident && d.viz.label === FOUND_BY_VALUE) out.push("low_confidence", "found_by_value");
   if (
     explainedByOcr(d.field, ctx.encoded, d.viz.text, order) ||

@@ -345,6 +345,56 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
     expect(readingDoubts(s, "MARTINEZ", { ...ctx, third: "MARTINEZ" })).toEqual([]);
   });
 
+  it("takes a confident third reading that repeats a disagreeing reading as settling it", () => {
+    const lines: ReturnType<typeof line>[] = [];
+    const ctx = { encoded: passport, lines };
+    // Found by its value at a low confidence, the two readings apart by a look-alike (B for 8): a third reading
+    // with the field's characters only, confident and equal to the second, makes the changed digit proof.
+    const weak = w("LB98907C3", 300, 500, CONFIDENT_WORD - 20);
+    const d = one(passport, "documentNumber", weak, FOUND_BY_VALUE);
+    expect(readingDoubts(d, "L898907C3", ctx)).toEqual([
+      "readings_differ",
+      "low_confidence",
+      "found_by_value",
+    ]);
+    const third = (text: string, thirdConfidence: number) =>
+      readingDoubts(d, "L898907C3", { ...ctx, third: text, thirdConfidence });
+    expect(third("L898907C3", CONFIDENT_WORD + 5)).toEqual([]);
+    // Not confident, or another value: the doubts stay.
+    expect(third("L898907C3", CONFIDENT_WORD - 5)).toEqual([
+      "readings_differ",
+      "low_confidence",
+      "found_by_value",
+    ]);
+    expect(third("L898917C3", CONFIDENT_WORD + 5)).toEqual([
+      "readings_differ",
+      "low_confidence",
+      "found_by_value",
+    ]);
+    // A lowercase letter is the OCR's slip: a capital read there is not the same reading.
+    const slip = one(
+      passport,
+      "documentNumber",
+      w("L8989v7C3", 300, 500, CONFIDENT_WORD - 50),
+      FOUND_BY_VALUE,
+    );
+    expect(
+      readingDoubts(slip, "L8989v7C3", { ...ctx, third: "L8989V7C3", thirdConfidence: CONFIDENT_WORD + 5 }),
+    ).toEqual(["low_confidence", "found_by_value"]);
+    // A date read twice at a low confidence, then confidently: its changed year is proof.
+    const date = one(passport, "birth", w("12 AUG 1979", 300, 300, CONFIDENT_WORD - 16), FOUND_BY_VALUE);
+    expect(readingDoubts(date, "12AUG 1979", ctx)).toEqual(["low_confidence", "found_by_value"]);
+    expect(readingDoubts(date, "12AUG 1979", { ...ctx, third: "12 AUG 1979", thirdConfidence: 90 })).toEqual(
+      [],
+    );
+    // A third reading that gives the encoded value is still a doubt of its own.
+    expect(readingDoubts(date, "12AUG 1979", { ...ctx, third: "12 AUG 1974", thirdConfidence: 90 })).toEqual([
+      "low_confidence",
+      "found_by_value",
+      "reading_matches",
+    ]);
+  });
+
   it("holds a second reading that gives another value, and a low-confidence value found by resemblance, as doubts", () => {
     const lines: ReturnType<typeof line>[] = [];
     const birth = w("12.08.1976", 300, 300);

@@ -2,7 +2,7 @@ import type { DocumentModel } from "../model.js";
 import { renderPdfPages } from "../pdf-images.js";
 import { decodeImageFile, downscale, type RgbaImage } from "../raster.js";
 import { type AamvaRecord, isAamva, parseAamva } from "./aamva.js";
-import { findBarcodes, type FoundBarcode } from "./barcodes.js";
+import { type FoundBarcode, findBarcodes } from "./barcodes.js";
 import {
   type Disagreement,
   disagreements,
@@ -31,12 +31,12 @@ import {
   loneCaptions,
   parsePrintedDate,
   plausibleValue,
-  valueWords,
   type VizField,
-  vizField,
   type VizFieldName,
   type VizLine,
   type VizWord,
+  valueWords,
+  vizField,
 } from "./viz.js";
 
 /**
@@ -253,13 +253,9 @@ function crop(img: GreyImage, b: Box, pad: number, scale: number): GreyImage {
 
 /**
  * Another reading of a field: its box alone, one line, at `scale` times the resolution of the page's reading
- * (the second reading: twice), restricted to `whitelist` when given (the third).
+ * (the second reading: twice), restricted to `whitelist` when given (the third); with the confidence of the
+ * reading's least sure word (0 when it read nothing).
  */
-async function reread(ocr: IdOcr, upright: GreyImage, box: Box, scale = 2, whitelist = ""): Promise<string> {
-  return (await readAlone(ocr, upright, box, scale, whitelist)).text;
-}
-
-/** `reread`, with the confidence of the reading's least sure word (0 when it read nothing). */
 async function readAlone(
   ocr: IdOcr,
   upright: GreyImage,
@@ -313,16 +309,18 @@ async function confirm(
       };
       let doubts = readingDoubts(d, again, ctx);
       // A would-be proof is read a third time, with other pixels and the field's characters only: a reading
-      // that gives the encoded value leaves the printed one in doubt.
-      if (doubts.length === 0) {
-        const third = await reread(
+      // that gives the encoded value leaves the printed one in doubt. So is one that only the readings' own
+      // disagreement or their low confidence keeps from proof: a confident third reading that repeats one of
+      // them settles it (`readingDoubts`).
+      if (doubts.every((x) => SETTLED_BY_THIRD.has(x))) {
+        const third = await readAlone(
           ocr,
           upright.image,
           d.viz.box,
           THIRD_READING_SCALE,
           fieldAlphabet(d.field, d.viz.text),
         );
-        doubts = readingDoubts(d, again, { ...ctx, third });
+        doubts = readingDoubts(d, again, { ...ctx, third: third.text, thirdConfidence: third.confidence });
       }
       out.push({ ...d, reread: again, doubts });
     } else unconfirmed.push(`${d.field}: first read “${d.printed}”, second “${again}”`);
@@ -459,6 +457,13 @@ const MISSING_READS = 4;
 
 /** At most this many lone captions are read again (each costs one line of OCR). */
 const LONE_CAPTIONS_READ = 6;
+
+/** The doubts a confident third reading can settle (`readingDoubts`); none of the others. */
+const SETTLED_BY_THIRD: ReadonlySet<ReadingDoubt> = new Set([
+  "readings_differ",
+  "low_confidence",
+  "found_by_value",
+]);
 
 /** The third reading's scale (the page's reading is 1, the second 2): another sampling of the same print. */
 const THIRD_READING_SCALE = 1.4;
