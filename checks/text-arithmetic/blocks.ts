@@ -442,7 +442,17 @@ export function checkBlocks(
       runBefore.length > 0 && runBase !== undefined && tailsOf(runBase).some((t) => near(t + runSum));
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
-    const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
+    // A deductions total under a gross total that summed another block ("Lordo / Totale trattenute" under the
+    // earnings and the deductions tables): the amounts above the run are its terms, never the gross above it.
+    const deductionsInRun =
+      terms.length === 1 &&
+      runBefore.length > 0 &&
+      LABELS.deductionsTotal.test(r.label) &&
+      !LABELS.gross.test(r.label) &&
+      runBase !== undefined &&
+      runBase.length >= 2 &&
+      !runBase.some((t) => t.unknown);
+    const judged = terms.length >= 2 || (terms.length === 1 && sameTable) || deductionsInRun;
     const byOtherBlock =
       !byTerms &&
       !byTotals &&

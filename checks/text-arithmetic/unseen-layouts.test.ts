@@ -1198,4 +1198,60 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     const f = arithmeticFindings(footCarried("-96,24 EUR")).findings;
     expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
   });
+
+  // A payslip whose earnings header is set under a heading the vocabulary reads as a column word
+  // ("Competenze" over "Operazione | Quantità | Importo": a header on two lines), the deductions under their
+  // own heading repeating the lower line only ("Ritenute", "Operazione | Importo"). The repetition was never
+  // matched (only one-line headers were remembered), so the deductions were rows of the earnings table and
+  // the gross ("Lordo") was judged on all six amounts: proof on a genuine payslip (draw 47).
+  const twoSections = (irpef: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid([{ x: 36 }], [["Competenze"]], 600),
+          ...grid(
+            [{ x: 39 }, R(432), R(556)],
+            [
+              ["Operazione", "Quantità", "Importo"],
+              ["Retribuzione base", undefined, "4’163.56"],
+              ["Premio", undefined, "784.97"],
+              ["Ferie", undefined, "736.57"],
+            ],
+            588,
+          ),
+          ...grid([{ x: 36 }], [["Ritenute"]], 530),
+          ...grid(
+            [{ x: 39 }, R(556)],
+            [
+              ["Operazione", "Importo"],
+              ["IRPEF", irpef],
+              ["Contributi INPS", "522.46"],
+              ["Addizionale regionale", "69.93"],
+            ],
+            518,
+          ),
+          ...grid(
+            [{ x: 38 }, R(285)],
+            [
+              ["Lordo", "CHF 5’685.10"],
+              ["Totale trattenute", "CHF 1’313.90"],
+              ["Netto in busta", "CHF 4’371.20"],
+            ],
+            440,
+          ),
+        ],
+      ],
+      { docType: "payslip", region: "CH" },
+    );
+
+  it("a header on two lines is repeated by its lower line: the section under it is a table of its own", () => {
+    expect(maxSeverity(arithmeticFindings(twoSections("721.51")).findings)).toBeLessThan(4);
+  });
+
+  it("a deductions total under a gross that summed the earnings is judged on the deductions (not dropped)", () => {
+    const f = only(arithmeticFindings(twoSections("791.51")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.evidence?.after).toBe("CHF 1’313.90");
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
 });

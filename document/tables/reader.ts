@@ -440,7 +440,10 @@ function tablesOfPage(
     // under the same columns, though the words repeated alone may name too few columns to be a header.
     if (!header) header = repeatedHeader(line, seen);
     if (!header) continue;
-    if (headerLines.length === 1) seen.push({ cells: header, line });
+    // A header on two lines is seen by its lower line: a heading above it ("Competenze" over "Operazione |
+    // Quantità | Importo") is read as its upper line, and the header repeated under the next heading
+    // ("Ritenute", then "Operazione | Importo") repeats the lower line's words only.
+    seen.push({ cells: header, line: headerLines[headerLines.length - 1] as ReadLine });
     // Words right under the header, each under one of its cells (the rest of a header word its narrow
     // column wrapped, "(EUR)" under "Saldo"), are the header's too: no row, and no line that ends the table.
     for (let k = i + headerLines.length; k < lines.length && !claimed.has(k); k++) {
