@@ -1254,4 +1254,28 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     expect(f[0]?.evidence?.after).toBe("CHF 1’313.90");
     expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
   });
+
+  // A Spanish invoice counting its lines in "Uds." (unidades) with the unit beside the quantity ("23 ud.",
+  // "6,25 h") under "Uds. Unidad": neither the header nor the cell was read, so no line item was checked and
+  // an edited line amount went unseen (draw 47, broken_arithmetic).
+  const spanishItems = (amount: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 90 }, { x: 317 }, R(458), R(536)],
+          [
+            ["Descripción", "Uds. Unidad", "Precio", "Importe"],
+            ["Licencia de software", "6,25 h", "53,00", "331,25"],
+            ["Tóner impresora", "1 ud.", "1.361,06", "1.361,06"],
+            ["Trabajo de diseño", "23 ud.", "1.138,67", amount],
+          ],
+          600,
+        ),
+      ],
+      { docType: "invoice", region: "ES" },
+    );
+
+  it("'Uds.' names a quantity column and '23 ud.' is a quantity of 23", () => {
+    cleanThenProof(spanishItems("26.189,41"), spanishItems("26.261,41"), "line_item_mismatch");
+  });
 });

@@ -51,7 +51,7 @@ export interface ReadCell extends Cell {
 
 /** Units a quantity is counted in (energy, volume, weight, time, pieces), in six languages. */
 const UNIT =
-  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st\\.|stuks?|mnd\\.?|maand(?:en)?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|pezzi|x";
+  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st\\.|stuks?|mnd\\.?|maand(?:en)?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|uds?\\.?|unid\\.?|pezzi|pz\\.?|x";
 const QUANTITY_CELL = new RegExp(`^(\\d[\\d.,\u00a0\u202f ]*)\\s*(${UNIT})$`, "i");
 const RATE_CELL = new RegExp(
   `^([£$€]?\\s?\\d[\\d.,]*)\\s*(ct|cents?|c|¢|p|pence|€|eur|£|gbp|\\$|usd)?\\s*(?:/|per|pro|par)\\s*(?:${UNIT})$`,
