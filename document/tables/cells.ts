@@ -92,7 +92,11 @@ export function figureOf(
   const t = text
     .trim()
     .replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f")
-    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "");
+    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "")
+    // A currency mark whose glyph a re-encoding mapped to another character ("¬6095.61": Ghostscript's
+    // re-distil wrote the euro's WinAnsi code without its ToUnicode entry; a C1 control, "¤", U+FFFD, a private
+    // use code) before an amount with its decimals: the amount, its mark unknown.
+    .replace(/^[\u0080-\u009f\u00a4\u00ac\ufffd\ue000-\uf8ff]\s?(?=[-\u2212]?\d[\d.,'\u2019\u202f ]*[.,]\d{2}$)/u, "");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {

@@ -451,6 +451,12 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("\u22121 .028,00", "comma_decimal", at)?.cents).toBe(-102800);
     expect(figureOf("EUR 14 .493,07", "comma_decimal", at)?.cents).toBe(1449307);
     expect(figureOf("1 ,234.50", "dot_decimal", at)?.cents).toBe(123450);
+    // A currency mark a re-distil mapped to another character ("¬6095.61" for "€6095.61"): the amount.
+    expect(figureOf("\u00ac6095.61", "dot_decimal", at)?.cents).toBe(609561);
+    expect(figureOf("\u00ac1.459,23", "comma_decimal", at)?.money).toBe(true);
+    expect(figureOf("\ufffd 54.86", "dot_decimal", at)?.cents).toBe(5486);
+    // Only before an amount with its decimals: "¬12" or a mark after the number is no figure made up.
+    expect(figureOf("\u00ac12", "dot_decimal", at)?.money).not.toBe(true);
     // Not a group of three digits after it: two figures, or none, never one made up.
     expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
     expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
