@@ -1278,4 +1278,37 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
   it("'Uds.' names a quantity column and '23 ud.' is a quantity of 23", () => {
     cleanThenProof(spanishItems("26.189,41"), spanishItems("26.261,41"), "line_item_mismatch");
   });
+
+  // A receipt whose total was edited, its tax included and its change left as printed: both were computed from
+  // the items' sum, not from the total printed. No other sum of the receipt held, so the total was left
+  // unjudged (draw 47, a Ghostscript re-distil of an edited total: a note at 2 on the tax).
+  const receipt = (total: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 44 }, R(530)],
+          [
+            ["Narrative", "Amount"],
+            ["Cheese", "12.83 GBP"],
+            ["Milk 1L", "2.38 GBP"],
+            ["Coffee beans", "19.60 GBP"],
+            ["Batteries AA", "1.50 GBP"],
+            ["Apples", "11.56 GBP"],
+            ["Chocolate", "24.92 GBP"],
+            ["Olive oil", "7.47 GBP"],
+            ["Total", total],
+            ["incl. VAT 20%", "13.38 GBP"],
+            ["Cash", "85.00"],
+            ["Change", "4.74"],
+          ],
+          620,
+        ),
+      ],
+      { docType: "receipt", region: "GB" },
+    );
+
+  it("a total whose tax and change follow from its items' sum, not from the total printed, is the figure edited", () => {
+    const f = cleanThenProof(receipt("80.26"), receipt("82.26"), "total_mismatch");
+    expect(f[0]?.evidence?.before).toBe("80.26");
+  });
 });
