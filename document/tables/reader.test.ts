@@ -461,6 +461,36 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
     expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
   });
+  it("a year among a two-line header's upper words is one of them; a reference run together is no header", () => {
+    const cols = [{ x: 59 }, { x: 230 }, R(469), R(536)];
+    const page = (upper: (string | undefined)[]) =>
+      pdf(1, [
+        ...grid(
+          cols,
+          [
+            upper,
+            [undefined, undefined, undefined, "balance"],
+            ["2024-05-02", "Transfer 1", "12.00", "112.00"],
+            ["2024-05-03", "Transfer 2", "8.00", "120.00"],
+            ["2024-05-04", "Transfer 3", "5.00", "125.00"],
+          ],
+          700,
+          { pitch: 12 },
+        ),
+      ]);
+    const read = (upper: (string | undefined)[]) => readTables([page(upper)], { region: "GB" }).tables[0];
+    expect(roles(read([undefined, "Particulars (2024)", "Sum", "Running"]))).toEqual([
+      "description",
+      "amount",
+      "balance",
+    ]);
+    expect(roles(read([undefined, "Particulars 2024", "Sum", "Running"]))).toContain("balance");
+    // Dates and a reference run together (the previous row's words left above a repeated header) stay refused.
+    expect(roles(read(["2024−05−182024−05−1871255597", "Particulars", "Sum", "Running"]))).not.toContain(
+      "balance",
+    );
+  });
+
   it("a one-letter debit/credit mark after the amount in its cell ('164.72 D', '806.15 C') signs it", () => {
     const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
     expect(figureOf("164.72 D", "dot_decimal", at)?.cents).toBe(-16472);

@@ -362,7 +362,10 @@ function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefin
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
   // A header's words are no run of digits: a line of references or dates right above a header (the last row's
   // words a page break left above the header the next page repeats) is no upper line of it.
-  if (upper.cells.some((c) => /\d{4}/.test(c.text))) return undefined;
+  // A year among a header's words ("Particulars (2024)", "2024" over a column of a comparative statement) is
+  // one of them: only a word with four digits run together that is no year alone is refused.
+  const notAYear = (w: string) => /\d{4}/.test(w) && !/^\(?(?:19|20)\d{2}\)?[:.,]?$/.test(w);
+  if (upper.cells.some((c) => c.text.split(/\s+/).some(notAYear))) return undefined;
   const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
