@@ -442,7 +442,17 @@ export function checkBlocks(
       runBefore.length > 0 && runBase !== undefined && tailsOf(runBase).some((t) => near(t + runSum));
     const sameTable =
       subtotals.length >= 2 && r.table !== undefined && subtotals.every((x) => x.table === r.table);
-    const judged = terms.length >= 2 || (terms.length === 1 && sameTable);
+    // A deductions total under a gross total that summed another block ("Lordo / Totale trattenute" under the
+    // earnings and the deductions tables): the amounts above the run are its terms, never the gross above it.
+    const deductionsInRun =
+      terms.length === 1 &&
+      runBefore.length > 0 &&
+      LABELS.deductionsTotal.test(r.label) &&
+      !LABELS.gross.test(r.label) &&
+      runBase !== undefined &&
+      runBase.length >= 2 &&
+      !runBase.some((t) => t.unknown);
+    const judged = terms.length >= 2 || (terms.length === 1 && sameTable) || deductionsInRun;
     const byOtherBlock =
       !byTerms &&
       !byTotals &&
@@ -1245,8 +1255,20 @@ export function checkRepeatedTotals(ctx: Ctx, rows: BlockRow[]): Deferred[] {
  * Reports the block mismatches, weighed by their reading and by the relations of the whole document
  * that held: a mismatching total on a document none of whose figures added up anywhere else is a note.
  */
-export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly HeldSum[] = []): void {
+export function reportDeferred(
+  ctx: Ctx,
+  deferred: Deferred[],
+  held: readonly HeldSum[] = [],
+  rows: readonly BlockRow[] = [],
+): void {
+  // Relations under a total that hold on the sum of its terms, not on the figure printed.
+  const fromExpected = new Map(deferred.map((d) => [d, followsFromExpected(ctx, rows, d)]));
+  for (const n of fromExpected.values()) {
+    ctx.checked += n;
+    ctx.verified += n;
+  }
   for (const d of deferred) {
+    const expectedHolds = fromExpected.get(d) ?? 0;
     // A mismatching total counts only once the document's figures were seen to add up somewhere else:
     // otherwise the rows above it are not what it sums (a score sheet, a report), and it is left unjudged.
     if (d.needsSupport && ctx.verified === 0) {
@@ -1254,7 +1276,7 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
       continue;
     }
     // A reading in doubt (a line not counted explains the difference) verifies nothing.
-    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held);
+    const support = d.mismatch.doubt ? 0 : blockSupport(ctx, d, held) + expectedHolds;
     const structure = verifiedBlock(ctx, d, support)
       ? { ...d.structure, header: 1, notes: d.structure.notes.filter((n) => n !== LABEL_BLOCK) }
       : d.structure;
@@ -1266,6 +1288,46 @@ export function reportDeferred(ctx: Ctx, deferred: Deferred[], held: readonly He
     }
     report(ctx, { ...d.mismatch, confidence, notes, support });
   }
+}
+
+/**
+ * A total that is not the sum of its terms, whose figures printed under it were computed from that sum and not
+ * from the total printed: the tax it includes (or adds) at the rate in its label, the change given on the
+ * amount tendered. Each such relation that holds on the sum of the terms, and fails on the total printed, says
+ * the rows were read right and the total is the figure out of line (an edited receipt total: its tax and its
+ * change still agree with its items). On a genuine document those figures agree with the total printed, so
+ * they never hold on another value. The number of them.
+ */
+function followsFromExpected(ctx: Ctx, rows: readonly BlockRow[], d: Deferred): number {
+  const code = d.mismatch.code;
+  if ((code !== "total_mismatch" && code !== "subtotal_mismatch") || d.difference === undefined) return 0;
+  const at = rows.findIndex((r) => r.figure !== undefined && r.figure === d.mismatch.at);
+  const total = rows[at];
+  if (at < 0 || !total?.figure) return 0;
+  const printed = Math.abs(total.figure.cents);
+  const expected = printed - d.difference;
+  if (expected <= 0 || Math.abs(printed - expected) <= SLACK) return 0;
+  const near = (a: number, b: number) => Math.abs(a - b) <= SLACK;
+  let n = 0;
+  const after = rows.slice(at + 1, at + 5).filter((r) => r.page === total.page && r.figure);
+  for (const [k, r] of after.entries()) {
+    const v = Math.abs(r.figure?.cents ?? 0);
+    if (LABELS.totalish.test(r.label) && !LABELS.taxIncluded.test(r.label)) break;
+    const rate = isTaxRow(r.label) ? /(\d+(?:[.,]\d+)?)\s?%/.exec(r.label)?.[1] : undefined;
+    const pct = rate ? parseNumber(rate, ctx.style)?.value : undefined;
+    if (pct !== undefined && pct > 0 && pct < 100) {
+      const of = (base: number) =>
+        LABELS.taxIncluded.test(r.label) ? (base * pct) / (100 + pct) : (base * pct) / 100;
+      if (near(v, of(expected)) && !near(v, of(printed))) n++;
+      continue;
+    }
+    const tendered = after[k - 1];
+    if (LABELS.change.test(r.label) && tendered?.figure && !LABELS.change.test(tendered.label)) {
+      const given = Math.abs(tendered.figure.cents);
+      if (near(v, given - expected) && !near(v, given - printed)) n++;
+    }
+  }
+  return n;
 }
 
 /**

@@ -87,7 +87,7 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const sums = checkBlocks(ctx, rows, items, ledgers.length > 0, held);
   if (ledgers.length === 0) checkTotalsAbove(ctx, rows, held, sums);
   const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
-  reportDeferred(ctx, deferred, held);
+  reportDeferred(ctx, deferred, held, rows);
   return {
     findings: ctx.findings,
     checked: ctx.checked,

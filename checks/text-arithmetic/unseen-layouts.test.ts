@@ -1198,4 +1198,117 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     const f = arithmeticFindings(footCarried("-96,24 EUR")).findings;
     expect(maxSeverity(f)).toBeGreaterThanOrEqual(8);
   });
+
+  // A payslip whose earnings header is set under a heading the vocabulary reads as a column word
+  // ("Competenze" over "Operazione | Quantità | Importo": a header on two lines), the deductions under their
+  // own heading repeating the lower line only ("Ritenute", "Operazione | Importo"). The repetition was never
+  // matched (only one-line headers were remembered), so the deductions were rows of the earnings table and
+  // the gross ("Lordo") was judged on all six amounts: proof on a genuine payslip (draw 47).
+  const twoSections = (irpef: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid([{ x: 36 }], [["Competenze"]], 600),
+          ...grid(
+            [{ x: 39 }, R(432), R(556)],
+            [
+              ["Operazione", "Quantità", "Importo"],
+              ["Retribuzione base", undefined, "4’163.56"],
+              ["Premio", undefined, "784.97"],
+              ["Ferie", undefined, "736.57"],
+            ],
+            588,
+          ),
+          ...grid([{ x: 36 }], [["Ritenute"]], 530),
+          ...grid(
+            [{ x: 39 }, R(556)],
+            [
+              ["Operazione", "Importo"],
+              ["IRPEF", irpef],
+              ["Contributi INPS", "522.46"],
+              ["Addizionale regionale", "69.93"],
+            ],
+            518,
+          ),
+          ...grid(
+            [{ x: 38 }, R(285)],
+            [
+              ["Lordo", "CHF 5’685.10"],
+              ["Totale trattenute", "CHF 1’313.90"],
+              ["Netto in busta", "CHF 4’371.20"],
+            ],
+            440,
+          ),
+        ],
+      ],
+      { docType: "payslip", region: "CH" },
+    );
+
+  it("a header on two lines is repeated by its lower line: the section under it is a table of its own", () => {
+    expect(maxSeverity(arithmeticFindings(twoSections("721.51")).findings)).toBeLessThan(4);
+  });
+
+  it("a deductions total under a gross that summed the earnings is judged on the deductions (not dropped)", () => {
+    const f = only(arithmeticFindings(twoSections("791.51")).findings, "total_mismatch");
+    expect(f).toHaveLength(1);
+    expect(f[0]?.evidence?.after).toBe("CHF 1’313.90");
+    expect(f[0]?.severity).toBeGreaterThanOrEqual(8);
+  });
+
+  // A Spanish invoice counting its lines in "Uds." (unidades) with the unit beside the quantity ("23 ud.",
+  // "6,25 h") under "Uds. Unidad": neither the header nor the cell was read, so no line item was checked and
+  // an edited line amount went unseen (draw 47, broken_arithmetic).
+  const spanishItems = (amount: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 90 }, { x: 317 }, R(458), R(536)],
+          [
+            ["Descripción", "Uds. Unidad", "Precio", "Importe"],
+            ["Licencia de software", "6,25 h", "53,00", "331,25"],
+            ["Tóner impresora", "1 ud.", "1.361,06", "1.361,06"],
+            ["Trabajo de diseño", "23 ud.", "1.138,67", amount],
+          ],
+          600,
+        ),
+      ],
+      { docType: "invoice", region: "ES" },
+    );
+
+  it("'Uds.' names a quantity column and '23 ud.' is a quantity of 23", () => {
+    cleanThenProof(spanishItems("26.189,41"), spanishItems("26.261,41"), "line_item_mismatch");
+  });
+
+  // A receipt whose total was edited, its tax included and its change left as printed: both were computed from
+  // the items' sum, not from the total printed. No other sum of the receipt held, so the total was left
+  // unjudged (draw 47, a Ghostscript re-distil of an edited total: a note at 2 on the tax).
+  const receipt = (total: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 44 }, R(530)],
+          [
+            ["Narrative", "Amount"],
+            ["Cheese", "12.83 GBP"],
+            ["Milk 1L", "2.38 GBP"],
+            ["Coffee beans", "19.60 GBP"],
+            ["Batteries AA", "1.50 GBP"],
+            ["Apples", "11.56 GBP"],
+            ["Chocolate", "24.92 GBP"],
+            ["Olive oil", "7.47 GBP"],
+            ["Total", total],
+            ["incl. VAT 20%", "13.38 GBP"],
+            ["Cash", "85.00"],
+            ["Change", "4.74"],
+          ],
+          620,
+        ),
+      ],
+      { docType: "receipt", region: "GB" },
+    );
+
+  it("a total whose tax and change follow from its items' sum, not from the total printed, is the figure edited", () => {
+    const f = cleanThenProof(receipt("80.26"), receipt("82.26"), "total_mismatch");
+    expect(f[0]?.evidence?.before).toBe("80.26");
+  });
 });

@@ -51,7 +51,7 @@ export interface ReadCell extends Cell {
 
 /** Units a quantity is counted in (energy, volume, weight, time, pieces), in six languages. */
 const UNIT =
-  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st\\.|stuks?|mnd\\.?|maand(?:en)?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|pezzi|x";
+  "kwh|mwh|m³|m3|l|kg|g|t|h|hrs?|hours?|std\\.?|stunden?|heures?|uur|horas?|ore|min|days?|tage?|jours?|dagen|d[ií]as|giorni|months?|monate?|mois|maanden|meses|mesi|stk\\.?|st\\.|stuks?|mnd\\.?|maand(?:en)?|st[üu]ck|pcs|pieces?|pi[èe]ces?|units?|unidades|uds?\\.?|unid\\.?|pezzi|pz\\.?|x";
 const QUANTITY_CELL = new RegExp(`^(\\d[\\d.,\u00a0\u202f ]*)\\s*(${UNIT})$`, "i");
 const RATE_CELL = new RegExp(
   `^([£$€]?\\s?\\d[\\d.,]*)\\s*(ct|cents?|c|¢|p|pence|€|eur|£|gbp|\\$|usd)?\\s*(?:/|per|pro|par)\\s*(?:${UNIT})$`,
@@ -92,7 +92,11 @@ export function figureOf(
   const t = text
     .trim()
     .replace(/(?<=\d)[\u0000-\u001f\ufffd](?=\d)/g, "\u202f")
-    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "");
+    .replace(/(?<=\d) +(?=[.,'\u2019]\d{3}(?:[.,'\u2019 ]\d{3})*(?:[.,]\d{1,2})?(?![\d.,]))/g, "")
+    // A currency mark whose glyph a re-encoding mapped to another character ("¬6095.61": Ghostscript's
+    // re-distil wrote the euro's WinAnsi code without its ToUnicode entry; a C1 control, "¤", U+FFFD, a private
+    // use code) before an amount with its decimals: the amount, its mark unknown.
+    .replace(/^[\u0080-\u009f\u00a4\u00ac\ufffd\ue000-\uf8ff]\s?(?=[-\u2212]?\d[\d.,'\u2019\u202f ]*[.,]\d{2}$)/u, "");
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {

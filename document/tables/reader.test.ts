@@ -451,10 +451,46 @@ describe("document/tables: reading tables from positioned text", () => {
     expect(figureOf("\u22121 .028,00", "comma_decimal", at)?.cents).toBe(-102800);
     expect(figureOf("EUR 14 .493,07", "comma_decimal", at)?.cents).toBe(1449307);
     expect(figureOf("1 ,234.50", "dot_decimal", at)?.cents).toBe(123450);
+    // A currency mark a re-distil mapped to another character ("¬6095.61" for "€6095.61"): the amount.
+    expect(figureOf("\u00ac6095.61", "dot_decimal", at)?.cents).toBe(609561);
+    expect(figureOf("\u00ac1.459,23", "comma_decimal", at)?.money).toBe(true);
+    expect(figureOf("\ufffd 54.86", "dot_decimal", at)?.cents).toBe(5486);
+    // Only before an amount with its decimals: "¬12" or a mark after the number is no figure made up.
+    expect(figureOf("\u00ac12", "dot_decimal", at)?.money).not.toBe(true);
     // Not a group of three digits after it: two figures, or none, never one made up.
     expect(figureOf("2 ,50", "comma_decimal", at)).toBeUndefined();
     expect(figureOf("12 .3456", "comma_decimal", at)).toBeUndefined();
   });
+  it("a year among a two-line header's upper words is one of them; a reference run together is no header", () => {
+    const cols = [{ x: 59 }, { x: 230 }, R(469), R(536)];
+    const page = (upper: (string | undefined)[]) =>
+      pdf(1, [
+        ...grid(
+          cols,
+          [
+            upper,
+            [undefined, undefined, undefined, "balance"],
+            ["2024-05-02", "Transfer 1", "12.00", "112.00"],
+            ["2024-05-03", "Transfer 2", "8.00", "120.00"],
+            ["2024-05-04", "Transfer 3", "5.00", "125.00"],
+          ],
+          700,
+          { pitch: 12 },
+        ),
+      ]);
+    const read = (upper: (string | undefined)[]) => readTables([page(upper)], { region: "GB" }).tables[0];
+    expect(roles(read([undefined, "Particulars (2024)", "Sum", "Running"]))).toEqual([
+      "description",
+      "amount",
+      "balance",
+    ]);
+    expect(roles(read([undefined, "Particulars 2024", "Sum", "Running"]))).toContain("balance");
+    // Dates and a reference run together (the previous row's words left above a repeated header) stay refused.
+    expect(roles(read(["2024−05−182024−05−1871255597", "Particulars", "Sum", "Running"]))).not.toContain(
+      "balance",
+    );
+  });
+
   it("a one-letter debit/credit mark after the amount in its cell ('164.72 D', '806.15 C') signs it", () => {
     const at = { box: [0, 0, 10, 10] as [number, number, number, number], page: 1, confidence: 1 };
     expect(figureOf("164.72 D", "dot_decimal", at)?.cents).toBe(-16472);

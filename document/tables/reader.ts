@@ -362,7 +362,10 @@ function twoLineHeader(upper: ReadLine, lower: ReadLine): HeaderCell[] | undefin
   if ([...upper.cells, ...lower.cells].some((c) => c.figure?.money || c.date)) return undefined;
   // A header's words are no run of digits: a line of references or dates right above a header (the last row's
   // words a page break left above the header the next page repeats) is no upper line of it.
-  if (upper.cells.some((c) => /\d{4}/.test(c.text))) return undefined;
+  // A year among a header's words ("Particulars (2024)", "2024" over a column of a comparative statement) is
+  // one of them: only a word with four digits run together that is no year alone is refused.
+  const notAYear = (w: string) => /\d{4}/.test(w) && !/^\(?(?:19|20)\d{2}\)?[:.,]?$/.test(w);
+  if (upper.cells.some((c) => c.text.split(/\s+/).some(notAYear))) return undefined;
   const cols = lower.cells.map((c) => ({ text: c.text, joined: c.text, left: c.box[0], right: c.box[2] }));
   for (const u of upper.cells) {
     const under = cols.find((c) => Math.min(c.right, u.box[2]) - Math.max(c.left, u.box[0]) > 0);
@@ -440,7 +443,10 @@ function tablesOfPage(
     // under the same columns, though the words repeated alone may name too few columns to be a header.
     if (!header) header = repeatedHeader(line, seen);
     if (!header) continue;
-    if (headerLines.length === 1) seen.push({ cells: header, line });
+    // A header on two lines is seen by its lower line: a heading above it ("Competenze" over "Operazione |
+    // Quantità | Importo") is read as its upper line, and the header repeated under the next heading
+    // ("Ritenute", then "Operazione | Importo") repeats the lower line's words only.
+    seen.push({ cells: header, line: headerLines[headerLines.length - 1] as ReadLine });
     // Words right under the header, each under one of its cells (the rest of a header word its narrow
     // column wrapped, "(EUR)" under "Saldo"), are the header's too: no row, and no line that ends the table.
     for (let k = i + headerLines.length; k < lines.length && !claimed.has(k); k++) {

@@ -301,6 +301,8 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "cantidad",
     "cant",
     "unidades",
+    "uds",
+    "uds.",
     "horas",
     "quantità",
     "qtà",
