@@ -53,6 +53,15 @@ export interface OcrWord {
   baseline: number;
   /** Height of its line's text (pixels). */
   lineHeight: number;
+  /** Its characters as tesseract segmented them (pixels of the image read), when it gave them. */
+  chars?: OcrChar[];
+}
+
+/** A character of an OCR'd word: its text, box and tesseract's confidence in it (0-100). */
+export interface OcrChar {
+  text: string;
+  bbox: BoxTuple;
+  confidence: number;
 }
 
 export interface OcrResult {
@@ -102,6 +111,7 @@ interface TessWord {
   text: string;
   confidence: number;
   bbox: { x0: number; y0: number; x1: number; y1: number };
+  symbols?: { text: string; confidence: number; bbox: { x0: number; y0: number; x1: number; y1: number } }[];
 }
 interface TessLine {
   words: TessWord[];
@@ -131,6 +141,15 @@ function wordsOf(blocks: unknown): OcrWord[] {
             line: lineIndex,
             baseline,
             lineHeight,
+            ...(w.symbols?.length
+              ? {
+                  chars: w.symbols.map((c) => ({
+                    text: c.text,
+                    bbox: [c.bbox.x0, c.bbox.y0, c.bbox.x1, c.bbox.y1] as BoxTuple,
+                    confidence: Math.round(c.confidence),
+                  })),
+                }
+              : {}),
           });
         }
         lineIndex++;
@@ -369,17 +388,20 @@ export async function prepareForOcr(
  * row of a tilted page share one baseline and rows are rebuilt from them as from a PDF's text.
  */
 function toRun(w: OcrWord, prepared: Prepared, raster: PageRaster, order: number): TextRun {
-  const [x0, y0, x1, y1] = w.bbox;
-  const corners = [
-    prepared.back(x0, y0),
-    prepared.back(x1, y0),
-    prepared.back(x0, y1),
-    prepared.back(x1, y1),
-  ];
-  const xs = corners.map((c) => c[0]);
-  const ys = corners.map((c) => c[1]);
-  const px: BoxTuple = [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
   const { image, geometry } = raster;
+  // A box of the picture read, mapped back onto the page as submitted (the box around its four corners).
+  const back = ([x0, y0, x1, y1]: BoxTuple): BoxTuple => {
+    const corners = [
+      prepared.back(x0, y0),
+      prepared.back(x1, y0),
+      prepared.back(x0, y1),
+      prepared.back(x1, y1),
+    ];
+    const xs = corners.map((c) => c[0]);
+    const ys = corners.map((c) => c[1]);
+    return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+  };
+  const px = back(w.bbox);
   const bbox = pixelsToBox(geometry, px, image.width, image.height);
   // The baseline in the page as straightened: every word of a row shares it, so rows are rebuilt right.
   const baseY = prepared.straightY(w.baseline);
@@ -399,6 +421,15 @@ function toRun(w: OcrWord, prepared: Prepared, raster: PageRaster, order: number
     upright: true,
     order,
     confidence: w.confidence,
+    ...(w.chars
+      ? {
+          chars: w.chars.map((c) => ({
+            text: c.text,
+            bbox: pixelsToBox(geometry, back(c.bbox), image.width, image.height),
+            confidence: c.confidence,
+          })),
+        }
+      : {}),
   };
 }
 

@@ -50,6 +50,11 @@ export interface TextRun {
    * no font (`font` is ""), and their boxes are in the page's units (see PageLayout.units).
    */
   confidence?: number;
+  /**
+   * Set on words read by OCR when the engine segmented them: each character's text, box (the page's units,
+   * as `bbox`) and the OCR's confidence in it, 0-100. The pixel checks find a character's ink by it.
+   */
+  chars?: { text: string; bbox: Box; confidence: number }[];
 }
 
 export interface PaintedArea {

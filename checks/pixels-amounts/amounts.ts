@@ -80,7 +80,16 @@ export interface AmountOnPage {
   glyphs: number[];
   /** Their union, in pixels. */
   box: BoxTuple;
+  /**
+   * The value as printed, in pixels: the amount with a currency sign or code the OCR read as a word of its
+   * own beside it ("40.371,20 €", "EUR 1,200.00"). What a finding about the amount boxes: an edit of the value
+   * takes its sign along, and a finding of another check on the sign is about the same value.
+   */
+  valueBox: BoxTuple;
 }
+
+/** A word that is only a currency sign or code. */
+const CURRENCY_WORD = /^(?:[€$£¥₹₩₽₺]|EUR|USD|GBP|CHF|CAD|AUD|JPY|SEK|NOK|DKK|PLN|CZK|Fr\.?|kr\.?|zł)$/;
 
 /** The amounts among a page's OCR runs, with the ink glyphs each covers. */
 export function amountsOnPage(
@@ -94,6 +103,40 @@ export function amountsOnPage(
     return { id, x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2 };
   });
   const out: AmountOnPage[] = [];
+  const unionOf = (boxes: readonly BoxTuple[]): BoxTuple => [
+    Math.min(...boxes.map((b) => b[0])),
+    Math.min(...boxes.map((b) => b[1])),
+    Math.max(...boxes.map((b) => b[2])),
+    Math.max(...boxes.map((b) => b[3])),
+  ];
+  const inRun = (r: TextRun) => {
+    const x0 = Math.min(r.bbox[0], r.bbox[2]);
+    const x1 = Math.max(r.bbox[0], r.bbox[2]);
+    const y0 = Math.min(r.bbox[1], r.bbox[3]);
+    const y1 = Math.max(r.bbox[1], r.bbox[3]);
+    return centres.filter((c) => c.x >= x0 && c.x <= x1 && c.y >= y0 && c.y <= y1);
+  };
+  // A currency word on the amount's line, at most one text height from it, left or right.
+  const currencyBeside = (r: TextRun): BoxTuple[] => {
+    const h = Math.abs(r.bbox[3] - r.bbox[1]);
+    const ax0 = Math.min(r.bbox[0], r.bbox[2]);
+    const ax1 = Math.max(r.bbox[0], r.bbox[2]);
+    const ay0 = Math.min(r.bbox[1], r.bbox[3]);
+    const ay1 = Math.max(r.bbox[1], r.bbox[3]);
+    for (const c of runs) {
+      if (c === r || !CURRENCY_WORD.test(c.text.trim())) continue;
+      const cx0 = Math.min(c.bbox[0], c.bbox[2]);
+      const cx1 = Math.max(c.bbox[0], c.bbox[2]);
+      const cy0 = Math.min(c.bbox[1], c.bbox[3]);
+      const cy1 = Math.max(c.bbox[1], c.bbox[3]);
+      const sameLine = Math.min(ay1, cy1) - Math.max(ay0, cy0) >= 0.5 * Math.min(h, cy1 - cy0);
+      const gap = Math.max(cx0 - ax1, ax0 - cx1);
+      if (!sameLine || gap > h) continue;
+      const ink = inRun(c).map((g) => layout.glyphs[g.id]!.box);
+      if (ink.length > 0) return ink;
+    }
+    return [];
+  };
   for (const r of runs) {
     if (!isAmountText(r.text)) continue;
     const x0 = Math.min(r.bbox[0], r.bbox[2]);
@@ -104,16 +147,13 @@ export function amountsOnPage(
     if (inside.length < 3) continue;
     const ids = inside.map((c) => c.id).sort((a, b) => layout.glyphs[a]!.box[0] - layout.glyphs[b]!.box[0]);
     const boxes = ids.map((id) => layout.glyphs[id]!.box);
+    const box = unionOf(boxes);
     out.push({
       text: r.text.trim(),
       bbox: [x0, y0, x1, y1],
       glyphs: ids,
-      box: [
-        Math.min(...boxes.map((b) => b[0])),
-        Math.min(...boxes.map((b) => b[1])),
-        Math.max(...boxes.map((b) => b[2])),
-        Math.max(...boxes.map((b) => b[3])),
-      ],
+      box,
+      valueBox: unionOf([box, ...currencyBeside(r)]),
     });
   }
   return out;

@@ -73,7 +73,7 @@ function inspectPage(doc: DocumentModel, page: PagePixels, capture: PageCapture)
       pixelFinding(page, capture, {
         code: "amount_glyph_copied",
         message: `A character of the amount ${w.amount.text}${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of one in ${w.source === w.amount ? "the same amount" : `the amount ${w.source.text}`} (mean difference ${w.d1.toFixed(1)} grey levels, where the page's amount characters differ from their most similar twin by ${w.q05.toFixed(1)} at the 5th percentile): two printed characters captured apart never match like that; a digit copied in, or typed, does.`,
-        box: w.amount.box,
+        box: w.amount.valueBox,
         severity: w.d1 <= 0.4 * w.q05 ? 4 : 3,
         evidence: {
           amount: w.amount.text,
@@ -98,7 +98,7 @@ function inspectPage(doc: DocumentModel, page: PagePixels, capture: PageCapture)
           o.glyph !== undefined
             ? `A character of the amount ${o.amount.text}${onPage(page)} does not look printed and captured like the amount's other characters (${differs.join(", ")}, in the spread of this page's amounts): a digit replaced or pasted in.`
             : `The amount ${o.amount.text}${onPage(page)} does not look printed and captured like the page's ${amounts.length - 1} other amounts (${differs.join(", ")}, in their spread): a value pasted or typed over the picture.`,
-        box: o.amount.box,
+        box: o.amount.valueBox,
         severity: o.logNfa < line - 4 ? 4 : 3,
         logNfa: o.logNfa,
         evidence: {
