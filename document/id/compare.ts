@@ -398,6 +398,33 @@ function exactReading(field: VizFieldName, a: string, b: string, order: "dmy" | 
   return sameReading(field, a, b, order);
 }
 
+/**
+ * Whether three readings give one value: dates and names as `sameReading`, each pair; a document number
+ * character for character, where a lowercase letter (the OCR's slip: documents print capitals) stands for
+ * whatever the other readings have there, and at least two of the readings are the same without such slips.
+ */
+export function threeAgree(
+  field: VizFieldName,
+  readings: readonly [string, string, string],
+  order: "dmy" | "mdy" = "dmy",
+): boolean {
+  if (field !== "documentNumber") {
+    const [a, b, c] = readings;
+    return (
+      sameReading(field, a, b, order) && sameReading(field, b, c, order) && sameReading(field, a, c, order)
+    );
+  }
+  const rs = readings.map((r) => r.replace(/[^A-Za-z0-9]/g, ""));
+  const n = rs[0]!.length;
+  if (n < 4 || rs.some((r) => r.length !== n)) return false;
+  for (let i = 0; i < n; i++) {
+    const known = new Set(rs.map((r) => r[i]!).filter((c) => !/[a-z]/.test(c)));
+    if (known.size > 1) return false;
+  }
+  const exact = rs.filter((r) => !/[a-z]/.test(r));
+  return exact.length >= 2;
+}
+
 const DIGIT_AS_LETTER: Record<string, string> = {
   "0": "O",
   "1": "I",
@@ -602,10 +629,13 @@ export function readingDoubts(
   // A confident third reading (the field's characters only, another sampling) that repeats the first or the
   // second reading character for character settles which reading is the print's, and reads it confidently.
   const third = ctx.third;
+  // So do three readings (three samplings, one of them restricted to the field's characters) that agree
+  // whatever their confidence: one slip repeated by all three is far less likely than one word scored low.
   const thirdSettles =
     third !== undefined &&
-    (ctx.thirdConfidence ?? 0) >= CONFIDENT_WORD &&
-    (exactReading(d.field, third, d.viz.text, order) || exactReading(d.field, third, reread, order));
+    (((ctx.thirdConfidence ?? 0) >= CONFIDENT_WORD &&
+      (exactReading(d.field, third, d.viz.text, order) || exactReading(d.field, third, reread, order))) ||
+      threeAgree(d.field, [d.viz.text, reread, third], order));
   const same = sameReading(d.field, d.viz.text, reread, order);
   if (!same && !thirdSettles) out.push("readings_differ");
   // A second reading of the field alone that gives the same value confidently makes the value confident.

@@ -12,6 +12,7 @@ import {
   sameName,
   sameNumber,
   sameReading,
+  threeAgree,
 } from "./compare.js";
 import { findFields, loneCaptions, parsePrintedDate, type VizLine } from "./viz.js";
 
@@ -393,6 +394,33 @@ describe("how sure a disagreement is (proof only on confident readings)", () => 
       "found_by_value",
       "reading_matches",
     ]);
+  });
+
+  it("takes three readings that agree as settling their low confidence", () => {
+    const lines: ReturnType<typeof line>[] = [];
+    const ctx = { encoded: passport, lines };
+    // A date found by its value, read at 64, 75 and 56: the three samplings give one changed year.
+    const date = one(passport, "birth", w("12 AUG 1979", 300, 300, 64), FOUND_BY_VALUE);
+    expect(readingDoubts(date, "12AUG 1979", { ...ctx, third: "12AUG 1979", thirdConfidence: 56 })).toEqual(
+      [],
+    );
+    expect(readingDoubts(date, "12AUG 1979", { ...ctx, third: "12AUG 1978", thirdConfidence: 56 })).toEqual([
+      "low_confidence",
+      "found_by_value",
+    ]);
+    // A document number: the lowercase slip of one reading stands for what the other two read there.
+    const number = one(passport, "documentNumber", w("L8989e7C3", 300, 500, 61), FOUND_BY_VALUE);
+    expect(readingDoubts(number, "L898967C3", { ...ctx, third: "L898967C3", thirdConfidence: 0 })).toEqual(
+      [],
+    );
+    // Two readings with the same slip and a third without it: not two readings of one value.
+    expect(readingDoubts(number, "L8989e7C3", { ...ctx, third: "L898967C3", thirdConfidence: 0 })).toEqual([
+      "low_confidence",
+      "found_by_value",
+    ]);
+    expect(threeAgree("documentNumber", ["L8989e7C3", "L898967C3", "L898967C3"])).toBe(true);
+    expect(threeAgree("documentNumber", ["L8989e7C3", "L898967C3", "L898957C3"])).toBe(false);
+    expect(threeAgree("documentNumber", ["L898967C3", "L898967C", "L898967C3"])).toBe(false);
   });
 
   it("holds a second reading that gives another value, and a low-confidence value found by resemblance, as doubts", () => {
