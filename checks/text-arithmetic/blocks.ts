@@ -452,7 +452,13 @@ export function checkBlocks(
       runBase !== undefined &&
       runBase.length >= 2 &&
       !runBase.some((t) => t.unknown);
-    const judged = terms.length >= 2 || (terms.length === 1 && sameTable) || deductionsInRun;
+    // Its blocks: none another total of the document already summed (the earnings under the gross).
+    const summed = new Set(held.flatMap((h) => h.terms));
+    const unsummed = deductionsInRun
+      ? candidates.filter((b) => b.length >= 2 && !b.some((t) => t.unknown || summed.has(t.row)))
+      : [];
+    const judged =
+      terms.length >= 2 || (terms.length === 1 && sameTable) || (deductionsInRun && unsummed.length > 0);
     const byOtherBlock =
       !byTerms &&
       !byTotals &&
@@ -501,7 +507,8 @@ export function checkBlocks(
       const sumOf = (block: Term[]) => block.reduce((a, t) => a + t.cents, 0);
       const block = overSubtotals
         ? undefined
-        : [terms, ...candidates].reduce((a, b) =>
+        : // A deductions total in a run is never the sum of the gross above it.
+          (deductionsInRun ? unsummed : [terms, ...candidates]).reduce((a, b) =>
             Math.abs(Math.abs(sumOf(b)) - Math.abs(v)) < Math.abs(Math.abs(sumOf(a)) - Math.abs(v)) ? b : a,
           );
       const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
@@ -683,7 +690,9 @@ export function checkSubtotalAbove(
     const page = (entries[0] as BlockRow).page;
     // The rows under the table on its page: a total there is the block rule's, not this one's.
     const below = rows.slice(end + 1).filter((r) => r.page === page);
-    if (below.some((r) => r.figure?.money && (LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label))))
+    if (
+      below.some((r) => r.figure?.money && (LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label)))
+    )
       continue;
     // The box: lines of no table above the table on its page, one of them a net subtotal.
     const above = rows.slice(0, at).filter((r) => r.page === page && r.table === undefined);
@@ -719,7 +728,9 @@ export function checkSubtotalAbove(
         message: `On page ${sub.page}, "${sub.label}" is ${f.text}, but the ${entries.length} line amounts of the table under it (${entries
           .slice(-6)
           .map((x) => x.figure?.text)
-          .join(", ")}${entries.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
+          .join(
+            ", ",
+          )}${entries.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
         printed: f.text,
         expected: like(f, expected, ctx.style),
         evidence: { label: sub.label, terms: entries.map((x) => x.figure?.text), box: "above" },

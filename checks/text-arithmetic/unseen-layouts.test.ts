@@ -1248,6 +1248,16 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     expect(maxSeverity(arithmeticFindings(twoSections("721.51")).findings)).toBeLessThan(4);
   });
 
+  it("a deductions total is never judged against the gross above it, nor the earnings the gross summed", () => {
+    // The deductions read far from their total (a minus sign re-encoded as a digit: "21 085,37"): the gross
+    // above is nearer, but a deductions total is no sum of it (it was stated against "the 1 amounts above it").
+    const f = arithmeticFindings(twoSections("7’215.10")).findings.filter((x) => x.code === "total_mismatch");
+    for (const x of f) {
+      expect(x.evidence?.terms).not.toContain("CHF 5’685.10");
+      expect(x.evidence?.terms).not.toContain("4’163.56");
+    }
+  });
+
   it("a deductions total under a gross that summed the earnings is judged on the deductions (not dropped)", () => {
     const f = only(arithmeticFindings(twoSections("791.51")).findings, "total_mismatch");
     expect(f).toHaveLength(1);
