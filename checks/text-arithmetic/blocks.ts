@@ -452,7 +452,13 @@ export function checkBlocks(
       runBase !== undefined &&
       runBase.length >= 2 &&
       !runBase.some((t) => t.unknown);
-    const judged = terms.length >= 2 || (terms.length === 1 && sameTable) || deductionsInRun;
+    // Its blocks: none another total of the document already summed (the earnings under the gross).
+    const summed = new Set(held.flatMap((h) => h.terms));
+    const unsummed = deductionsInRun
+      ? candidates.filter((b) => b.length >= 2 && !b.some((t) => t.unknown || summed.has(t.row)))
+      : [];
+    const judged =
+      terms.length >= 2 || (terms.length === 1 && sameTable) || (deductionsInRun && unsummed.length > 0);
     const byOtherBlock =
       !byTerms &&
       !byTotals &&
@@ -501,7 +507,8 @@ export function checkBlocks(
       const sumOf = (block: Term[]) => block.reduce((a, t) => a + t.cents, 0);
       const block = overSubtotals
         ? undefined
-        : [terms, ...candidates].reduce((a, b) =>
+        : // A deductions total in a run is never the sum of the gross above it.
+          (deductionsInRun ? unsummed : [terms, ...candidates]).reduce((a, b) =>
             Math.abs(Math.abs(sumOf(b)) - Math.abs(v)) < Math.abs(Math.abs(sumOf(a)) - Math.abs(v)) ? b : a,
           );
       const expected = overSubtotals ? (grand[grand.length - 1] as number) : sumOf(block as Term[]);
@@ -652,6 +659,86 @@ export function checkTotalsAbove(
       structure: blockStructure(ctx, t, other),
       figures: [t.figure, ...other.map((x) => x.figure).filter((f): f is Figure => !!f)],
       terms: other,
+      difference: v - expected,
+    });
+  }
+}
+
+/**
+ * An invoice's net subtotal printed in a box above its items table ("Base imponible / Cuota IVA 21% / Total"
+ * over the lines), the table closing with no total of its own on its page: the subtotal is the sum of the
+ * table's line amounts. A subtotal that holds confirms the reading; one that does not is a mismatch that needs
+ * support as any sum's (the lines' quantity × price, another relation over them).
+ */
+export function checkSubtotalAbove(
+  ctx: Ctx,
+  rows: readonly BlockRow[],
+  held: HeldSum[],
+  deferred: Deferred[],
+): void {
+  const byTable = new Map<Table, BlockRow[]>();
+  for (const r of rows) if (r.table) byTable.set(r.table, [...(byTable.get(r.table) ?? []), r]);
+  for (const [table, own] of byTable) {
+    // An items table a header names, read from the file's text.
+    if (table.pages.length !== 1 || table.headers.length === 0 || table.structure.source < 1) continue;
+    if (!table.columns.some((c) => c.role === "line_total" || c.role === "amount")) continue;
+    const entries = own.filter((r) => r.row?.kind === "entry");
+    if (entries.length < 2 || own.some((r) => r.row?.kind !== "entry")) continue;
+    if (entries.some((r) => r.unreadable || !r.figure?.money || r.figure.negative)) continue;
+    const at = rows.indexOf(entries[0] as BlockRow);
+    const end = rows.indexOf(entries[entries.length - 1] as BlockRow);
+    const page = (entries[0] as BlockRow).page;
+    // The rows under the table on its page: a total there is the block rule's, not this one's.
+    const below = rows.slice(end + 1).filter((r) => r.page === page);
+    if (
+      below.some((r) => r.figure?.money && (LABELS.totalish.test(r.label) || LABELS.subtotal.test(r.label)))
+    )
+      continue;
+    // The box: lines of no table above the table on its page, one of them a net subtotal.
+    const above = rows.slice(0, at).filter((r) => r.page === page && r.table === undefined);
+    const subs = above.filter(
+      (r) =>
+        r.figure?.money &&
+        !r.unreadable &&
+        LABELS.subtotal.test(r.label) &&
+        !isTaxRow(r.label) &&
+        !LABELS.ytd.test(r.label),
+    );
+    if (subs.length !== 1) continue;
+    const sub = subs[0] as BlockRow;
+    const v = Math.abs(sub.figure?.cents ?? 0);
+    const expected = entries.reduce((a, r) => a + Math.abs(r.figure?.cents ?? 0), 0);
+    ctx.checked++;
+    if (Math.abs(v - expected) <= SLACK) {
+      ctx.verified++;
+      ctx.confirmed.add(sub.figure as Figure);
+      held.push({ kind: "sum", total: sub, terms: entries });
+      continue;
+    }
+    // The lines' sum printed elsewhere in the box (the gross total over lines priced with their tax): the
+    // subtotal is net of them, not their sum.
+    if (above.some((r) => r.figures.some((x) => Math.abs(Math.abs(x.cents) - expected) <= SLACK))) continue;
+    const f = sub.figure as Figure;
+    deferred.push({
+      needsSupport: true,
+      mismatch: {
+        code: "subtotal_mismatch",
+        page: sub.page,
+        at: f,
+        message: `On page ${sub.page}, "${sub.label}" is ${f.text}, but the ${entries.length} line amounts of the table under it (${entries
+          .slice(-6)
+          .map((x) => x.figure?.text)
+          .join(
+            ", ",
+          )}${entries.length > 6 ? ", ..." : ""}) add up to ${money(ctx, expected)} (a difference of ${money(ctx, v - expected)}).`,
+        printed: f.text,
+        expected: like(f, expected, ctx.style),
+        evidence: { label: sub.label, terms: entries.map((x) => x.figure?.text), box: "above" },
+        proof: 9,
+      },
+      structure: blockStructure(ctx, sub, entries),
+      figures: [f, ...entries.map((x) => x.figure).filter((x): x is Figure => !!x)],
+      terms: entries,
       difference: v - expected,
     });
   }
