@@ -14,13 +14,13 @@ import {
   amountsOnPage,
   amountTwins,
 } from "../checks/pixels-amounts/amounts.js";
-import { type GlyphFeatures, glyphFeatures } from "../checks/pixels-glyphs/glyph-features.js";
 import { ocrRunsOf } from "../checks/pixels-amounts/pixels-amounts.js";
-import { modelOf } from "../document/testdata/model-kit.js";
+import { type GlyphFeatures, glyphFeatures } from "../checks/pixels-glyphs/glyph-features.js";
 import { createOcrEngine } from "../document/ocr.js";
 import { ocrForStep } from "../document/ocr-pass.js";
 import { layoutOf } from "../document/pixels/ink-layout.js";
 import { pagePixels } from "../document/pixels/page-pixels.js";
+import { modelOf } from "../document/testdata/model-kit.js";
 import { type CapturePart, capturesSet } from "../fixtures/captures/set.js";
 
 const args = process.argv.slice(2);
@@ -77,6 +77,7 @@ async function main() {
           ratio: 0.9,
           next: 0.9,
           minGlyphs: 20,
+          areaTolerance: Number(arg("--area", "0.35")),
         });
         for (const w of twins.slice(0, 4)) {
           const b = layout.glyphs[w.glyph]!.box;

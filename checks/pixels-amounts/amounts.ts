@@ -354,6 +354,14 @@ export interface TwinThresholds {
   next: number;
   /** Amount characters compared at least (the percentile needs them). */
   minGlyphs: number;
+  /**
+   * Characters whose ink areas differ by more than this share are not compared. A pasted character's ink is
+   * cut from its new surroundings: the paper the editor filled in around it changes the local paper level the
+   * ink is found against, so its ink area can differ from its source's by a third (a copied "0" on a scanning
+   * app's page: 44 px of ink against its source's 59, at a mean grey difference of 3.3 where the page's twins
+   * differ by 9). The grey patches are what is compared; the area only keeps the search short.
+   */
+  areaTolerance: number;
 }
 
 /**
@@ -361,7 +369,7 @@ export interface TwinThresholds {
  * ≥ 0.77 of the 5th percentile and ≥ 0.62 of their next nearest; digits copied from another amount at
  * 0.36-0.55 and 0.18-0.29, digits typed in one font at 0.27 and 0.05.
  */
-export const TWIN_THRESHOLDS: TwinThresholds = { ratio: 0.6, next: 0.5, minGlyphs: 20 };
+export const TWIN_THRESHOLDS: TwinThresholds = { ratio: 0.6, next: 0.5, minGlyphs: 20, areaTolerance: 0.35 };
 
 /**
  * Characters of the amounts that match another amount's character pixel for pixel: two printed digits
@@ -378,7 +386,7 @@ export function amountTwins(
   for (const a of amounts) for (const id of a.glyphs) owner.set(id, a);
   const ids = [...owner.keys()].filter((id) => layout.glyphs[id]!.area >= 30);
   if (ids.length < t.minGlyphs) return [];
-  const nearest = nearestTwins(page, layout, ids);
+  const nearest = nearestTwins(page, layout, ids, { areaTolerance: t.areaTolerance });
   // A page exported straight to JPEG repeats its digits exactly (glyph-features.ts, renderedTwins).
   if (nearest.length < t.minGlyphs || renderedTwins(page, layout, nearest)) return [];
   const d1s = nearest.map((n) => n.d1).sort((a, b) => a - b);

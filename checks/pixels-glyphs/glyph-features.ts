@@ -114,9 +114,10 @@ export function nearestTwins(
   page: PagePixels,
   layout: InkLayout,
   ids: readonly number[],
-  options: { maxCompared?: number; signal?: AbortSignal } = {},
+  options: { maxCompared?: number; signal?: AbortSignal; areaTolerance?: number } = {},
 ): NearestTwin[] {
   const maxCompared = options.maxCompared ?? Number.POSITIVE_INFINITY;
+  const areaTolerance = options.areaTolerance ?? 0.08;
   const out: NearestTwin[] = [];
   for (const a of ids) {
     if (options.signal?.aborted) break;
@@ -131,7 +132,7 @@ export function nearestTwins(
       if (b === a) continue;
       const gb = layout.glyphs[b]!;
       if (Math.abs(gb.box[2] - gb.box[0] - wa) > 1 || Math.abs(gb.box[3] - gb.box[1] - ha) > 1) continue;
-      if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * 0.08)) continue;
+      if (Math.abs(ga.area - gb.area) > Math.max(3, ga.area * areaTolerance)) continue;
       const d = patchDifference(page, ga.box, gb.box, d2);
       if (d < d1) {
         d2 = d1;
