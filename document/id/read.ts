@@ -20,6 +20,7 @@ import {
   greyToRgba,
   type Point,
   toGrey,
+  unsharp,
   warpQuad,
 } from "./geometry.js";
 import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
@@ -586,16 +587,23 @@ async function harderPdf417(
   const nearest = [...new Set([Math.round(base), Math.floor(base), Math.ceil(base), Math.round(base) + 1])]
     .sort((a, b) => Math.abs(a - base) - Math.abs(b - base))
     .slice(0, 3);
-  for (const angle of nearest) {
-    const upright = uprightByAngle(grey, angle, Math.max(grey.width, grey.height));
-    const again = await findBarcodes(greyToRgba(upright.image), pdf417).catch(() => [] as FoundBarcode[]);
-    if (again.length > 0)
-      return again.map((b) => ({
-        ...b,
-        corners: b.corners.map((p) => applyHomography(upright.toSource, p)) as FoundBarcode["corners"],
-        angleDeg: b.angleDeg + angle,
-      }));
-  }
+  const uprights = nearest.map((angle) => ({
+    angle,
+    upright: uprightByAngle(grey, angle, Math.max(grey.width, grey.height)),
+  }));
+  // Then the same, sharpened (`unsharp`): the modules of a photographed symbol two or three pixels wide are
+  // blurred into each other by the lens and the JPEG (dev draw 9: a licence photo decoded only so).
+  for (const sharpen of [false, true])
+    for (const { angle, upright } of uprights) {
+      const image = sharpen ? unsharp(upright.image) : upright.image;
+      const again = await findBarcodes(greyToRgba(image), pdf417).catch(() => [] as FoundBarcode[]);
+      if (again.length > 0)
+        return again.map((b) => ({
+          ...b,
+          corners: b.corners.map((p) => applyHomography(upright.toSource, p)) as FoundBarcode["corners"],
+          angleDeg: b.angleDeg + angle,
+        }));
+    }
   return [];
 }
 
