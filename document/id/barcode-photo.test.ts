@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CaptureParams } from "../../fixtures/ids/capture.js";
 import { genuineRendering, makeSpecimen } from "../../fixtures/ids/specimen.js";
-import { dominantEdgeAngle, type GreyImage } from "./geometry.js";
+import { dominantEdgeAngle, type GreyImage, unsharp } from "./geometry.js";
 import { readIdentity } from "./read.js";
 import { capturedIdDocument, devIdFixture, ID_NOW } from "./testdata/id-documents.js";
 
@@ -62,6 +62,32 @@ describe("a licence photographed at a slant", () => {
     });
     expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
   }, 180_000);
+
+  it("a blurred PDF417 that no angle decodes as photographed is found sharpened", async () => {
+    // A development licence photo (eval:ids --draw 9 --tampered 12, ids-dev-d9-dl-114001-photo): modules two
+    // pixels wide, blurred; nothing at any angle or resolution before the unsharp mask.
+    const { fixture, doc } = await devIdFixture("ids-dev-d9-dl-114001-photo-barcode_print_mismatch", "US", {
+      draw: 9,
+      tamperedPerKind: 12,
+    });
+    expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
+  }, 180_000);
+
+  it("the unsharp mask pushes an edge apart and leaves flat grey alone", () => {
+    // A soft step from 100 to 150 over one pixel: sharpened, the dark side dips below 100 next to the edge and
+    // the light side rises above 150; a flat image is unchanged.
+    const w = 9;
+    const h = 3;
+    const data = new Uint8Array(w * h);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) data[y * w + x] = x < 4 ? 100 : x === 4 ? 125 : 150;
+    const out = unsharp({ width: w, height: h, data }, 2, 1);
+    expect(out.data[1 * w + 3]!).toBeLessThan(100);
+    expect(out.data[1 * w + 5]!).toBeGreaterThan(150);
+    expect(out.data[1 * w + 0]!).toBe(100);
+    const flat = unsharp({ width: w, height: h, data: new Uint8Array(w * h).fill(128) });
+    expect([...flat.data].every((v) => v === 128)).toBe(true);
+  });
 
   it("the dominant edge direction of a turned pattern of bars", () => {
     // Vertical bars 6 px wide, turned by 5° about the centre (y down): the estimate is within 1.5°.
