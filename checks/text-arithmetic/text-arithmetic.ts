@@ -7,7 +7,6 @@ import {
   blockRows,
   checkBlocks,
   checkRepeatedTotals,
-  checkSubtotalAbove,
   checkTotalsAbove,
   type HeldSum,
   reportDeferred,
@@ -86,10 +85,7 @@ export function arithmeticOfReading(reading: DocumentReading): ArithmeticReport 
   const rows = blockRows(ctx, ledgerTables);
   const held: HeldSum[] = [];
   const sums = checkBlocks(ctx, rows, items, ledgers.length > 0, held);
-  if (ledgers.length === 0) {
-    checkTotalsAbove(ctx, rows, held, sums);
-    checkSubtotalAbove(ctx, rows, held, sums);
-  }
+  if (ledgers.length === 0) checkTotalsAbove(ctx, rows, held, sums);
   const deferred = [...checkRepeatedTotals(ctx, rows), ...sums];
   reportDeferred(ctx, deferred, held, rows);
   return {
