@@ -196,8 +196,20 @@ describe("scope 1 rules: proof, or two independent kinds about the same value", 
     expect(score([twice])).toBeLessThan(50);
   });
 
+  it("one observation reported by two pixel checks (a glyph twin, among all characters and among the amounts') does not corroborate itself", () => {
+    const twin = { evidence: { kind: "pixels", method: "glyph_twin" } };
+    const glyphs = check("pixels.glyphs", [at("glyph_identical", "pixels", 4, 100, twin)]);
+    const amounts = check("pixels.amounts", [at("amount_glyph_copied", "pixels", 4, 102, twin)]);
+    expect(score([glyphs, amounts])).toBeLessThan(50);
+    // Another pixel method on the same amount still corroborates either of them.
+    const look = check("pixels.amounts", [at("amount_look_differs", "pixels", 4, 101)]);
+    expect(score([glyphs, look])).toBeGreaterThanOrEqual(50);
+  });
+
   it("on a scan: an OCR-read sum confirmed as an anomaly and pixels.amounts on the amount it accuses corroborate (image pixels, origin top left)", () => {
-    const geometry = new Map([[1, { number: 1, view: [0, 0, 1654, 2339], rotate: 0 as const, units: "px" as const }]]);
+    const geometry = new Map([
+      [1, { number: 1, view: [0, 0, 1654, 2339], rotate: 0 as const, units: "px" as const }],
+    ]);
     const scored = (checks: CheckResult[]) => computeScore(checks, NO_TYPE_ISSUE, SCORING, { geometry });
     // The arithmetic's box is the OCR word of the total; the pixel check's, the ink of its characters.
     const sum = (severity: number) =>
@@ -209,7 +221,12 @@ describe("scope 1 rules: proof, or two independent kinds about the same value", 
           kind: "arithmetic",
           page: 1,
           bbox: [1401.1, 1161.3, 1535.7, 1184.3],
-          evidence: { printed: "40.371,20 €", expected: "10.371,20 €", before: "10.371,20 €", after: "40.371,20 €" },
+          evidence: {
+            printed: "40.371,20 €",
+            expected: "10.371,20 €",
+            before: "10.371,20 €",
+            after: "40.371,20 €",
+          },
         },
       ]);
     const amount = check("pixels.amounts", [
@@ -349,6 +366,13 @@ describe("independence", () => {
     );
     expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "b", kind: "pixels" })).toBe(true);
     expect(independent({ checkId: "a", kind: "pixels" }, { checkId: "a", kind: "pixels" })).toBe(false);
+    // One observation (a method two checks share) found by both is not two kinds of evidence.
+    expect(
+      independent(
+        { checkId: "a", kind: "pixels", method: "glyph_twin" },
+        { checkId: "b", kind: "pixels", method: "glyph_twin" },
+      ),
+    ).toBe(false);
     // Two observations of one check, neither about appearance (an IBAN's check digits, and the IBAN against
     // the sort code printed beside it).
     expect(independent({ checkId: "a", kind: "identifier" }, { checkId: "a", kind: "consistency" })).toBe(

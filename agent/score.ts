@@ -189,14 +189,21 @@ const placed = (f: Finding) => f.page !== undefined && f.bbox !== undefined && f
  * decide alone).
  */
 export function independent(
-  a: { checkId: string; kind?: EvidenceKind },
-  b: { checkId: string; kind?: EvidenceKind },
+  a: { checkId: string; kind?: EvidenceKind; method?: string },
+  b: { checkId: string; kind?: EvidenceKind; method?: string },
 ): boolean {
+  // One observation reported by two checks (a glyph matching another pixel for pixel, found by pixels.glyphs
+  // among all characters and by pixels.amounts among the amounts') is one piece of evidence.
+  if (a.method !== undefined && a.method === b.method) return false;
   if (isAppearanceKind(a.kind) && isAppearanceKind(b.kind)) return false;
   if (a.checkId === b.checkId && (isAppearanceKind(a.kind) || isAppearanceKind(b.kind))) return false;
   if (a.kind === b.kind) return a.checkId !== b.checkId;
   return true;
 }
+
+/** The observation method a finding's evidence names (`evidence.method`, set by checks/pixel-evidence.ts). */
+const methodOf = (f: Finding): { method?: string } =>
+  typeof f.evidence?.method === "string" ? { method: f.evidence.method } : {};
 
 const decisionEntry = (m: Member): Decision["findings"][number] => ({
   checkId: m.checkId,
@@ -239,8 +246,8 @@ function decide(members: Member[], k: ScoringConstants): { decisions: Decision[]
         if (!a.placed && !b.placed) continue;
         if (
           !independent(
-            { checkId: a.checkId, kind: a.finding.kind },
-            { checkId: b.checkId, kind: b.finding.kind },
+            { checkId: a.checkId, kind: a.finding.kind, ...methodOf(a.finding) },
+            { checkId: b.checkId, kind: b.finding.kind, ...methodOf(b.finding) },
           )
         )
           continue;

@@ -14,6 +14,9 @@ import { type Inspection, type Skipped, skip } from "./check.js";
  */
 export const PIXEL_SEVERITY_MAX = 4;
 
+/** Observations more than one pixel check makes (see `pixelFinding`'s `method`). */
+export type PixelMethod = "glyph_twin";
+
 export function pixelFinding(
   page: PagePixels,
   capture: PageCapture | undefined,
@@ -23,6 +26,12 @@ export function pixelFinding(
     box: BoxTuple;
     severity: number;
     logNfa?: number;
+    /**
+     * The observation the finding reports, when another check can report the same one (a character matching
+     * another pixel for pixel: `glyph_twin`). Two findings of one method about one place are one observation
+     * seen twice, never two kinds of evidence (agent/score.ts `independent`).
+     */
+    method?: PixelMethod;
     evidence?: Record<string, unknown>;
   },
 ): Finding {
@@ -36,6 +45,7 @@ export function pixelFinding(
       kind: "pixels",
       pixelBox: f.box,
       capture: capture?.class,
+      ...(f.method ? { method: f.method } : {}),
       ...(f.logNfa !== undefined ? { log10Nfa: Math.round(f.logNfa * 10) / 10 } : {}),
       ...f.evidence,
     },

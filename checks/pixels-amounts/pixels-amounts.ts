@@ -75,6 +75,7 @@ function inspectPage(doc: DocumentModel, page: PagePixels, capture: PageCapture)
         message: `A character of the amount ${w.amount.text}${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of one in ${w.source === w.amount ? "the same amount" : `the amount ${w.source.text}`} (mean difference ${w.d1.toFixed(1)} grey levels, where the page's amount characters differ from their most similar twin by ${w.q05.toFixed(1)} at the 5th percentile): two printed characters captured apart never match like that; a digit copied in, or typed, does.`,
         box: w.amount.valueBox,
         severity: w.d1 <= 0.4 * w.q05 ? 4 : 3,
+        method: "glyph_twin",
         evidence: {
           amount: w.amount.text,
           glyphBox: g.box,

@@ -1,10 +1,10 @@
 import type { Finding } from "../../core/check-result.js";
+import type { CodeTable } from "../../core/finding-levels.js";
 import type { BoxTuple } from "../../core/page-geometry.js";
 import type { ImageClass, PageCapture } from "../../document/pixels/capture.js";
 import { layoutOf } from "../../document/pixels/ink-layout.js";
 import { logGaussTail } from "../../document/pixels/nfa.js";
 import type { PagePixels } from "../../document/pixels/page-pixels.js";
-import type { CodeTable } from "../../core/finding-levels.js";
 import { defineCheck, flaggedCodes } from "../check.js";
 import { inspectCapturedPages, onPage, pixelFinding } from "../pixel-evidence.js";
 import { type GlyphFeatures, glyphFeatures, nearestTwins, renderedTwins } from "./glyph-features.js";
@@ -150,6 +150,7 @@ function inspectPage(page: PagePixels, capture: PageCapture, signal?: AbortSigna
           message: `A character${onPage(page)} at (${g.box[0]}, ${g.box[1]}) is a near pixel-for-pixel copy of the one at (${other.box[0]}, ${other.box[1]}) (mean difference ${n.d1.toFixed(1)} grey levels, where this page's characters differ from their most similar twin by ${m1.toFixed(1)} in the median and ${q05.toFixed(1)} at the 5th percentile): two printed characters captured apart never match like that; a character copied and pasted does.`,
           box: wordBox(g.id),
           severity: 4,
+          method: "glyph_twin",
           evidence: {
             glyphBox: g.box,
             copyOf: other.box,
