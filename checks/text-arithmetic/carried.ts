@@ -90,6 +90,29 @@ function carriedAtFoot(table: Table, row: TableRow, f: Figure, reached: number):
   return entries.filter((r) => r.date).length >= 0.8 * entries.length;
 }
 
+/** A run of amounts summed from a balance, not yet carried or closed. */
+interface OpenRun {
+  from: TableRow;
+  start: number;
+  sum: number;
+  rows: number;
+  doubt: boolean;
+}
+
+/** The segment an open run makes when `row` carries or closes its balance as `end`. */
+const segmentTo = (open: OpenRun, row: TableRow, end: Figure, holds: boolean): Segment => ({
+  kind: "segment",
+  from: open.from,
+  start: open.start,
+  sum: open.sum,
+  rows: open.rows,
+  to: row,
+  end,
+  endLabel: row.label,
+  holds,
+  page: row.page,
+});
+
 /** Every table read as balances carried over its amounts. */
 export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): CarriedReading[] {
   const out: CarriedReading[] = [];
@@ -98,7 +121,7 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
     const col = amountColumn(table);
     if (!col) continue;
     const relations: Relation[] = [];
-    let open: { from: TableRow; start: number; sum: number; rows: number; doubt: boolean } | undefined;
+    let open: OpenRun | undefined;
     let carried: number | undefined;
     for (const row of table.rows) {
       const f = row.figures[col.index];
@@ -117,18 +140,7 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
         // reach is that balance carried to the next page under words the vocabulary does not know ("Saldo a
         // cuenta nueva"): summed as one more amount, it doubled the balance brought forward on the next page.
         if (f?.money && open.rows > 0 && carriedAtFoot(table, row, f, open.start + open.sum)) {
-          relations.push({
-            kind: "segment",
-            from: open.from,
-            start: open.start,
-            sum: open.sum,
-            rows: open.rows,
-            to: row,
-            end: f,
-            endLabel: row.label,
-            holds: true,
-            page: row.page,
-          });
+          relations.push(segmentTo(open, row, f, true));
           carried = f.cents;
           open = undefined;
           continue;
@@ -154,18 +166,7 @@ export function readCarried(ctx: Ctx, ledgerTables: ReadonlySet<number>): Carrie
       if (!f) continue;
       if (open && open.rows > 0) {
         if (!open.doubt)
-          relations.push({
-            kind: "segment",
-            from: open.from,
-            start: open.start,
-            sum: open.sum,
-            rows: open.rows,
-            to: row,
-            end: f,
-            endLabel: row.label,
-            holds: Math.abs(open.start + open.sum - f.cents) <= SLACK,
-            page: row.page,
-          });
+          relations.push(segmentTo(open, row, f, Math.abs(open.start + open.sum - f.cents) <= SLACK));
         carried = f.cents;
         open = undefined;
         // A brought-forward balance that ends the rows before it (no carried row printed) starts the next.
