@@ -140,7 +140,7 @@ async function main(): Promise<void> {
     print(rows, restMb, afterMb);
   } finally {
     clearInterval(sampler);
-    await svc.stop();
+    await svc.dispose();
     server.close();
   }
 }

@@ -139,7 +139,7 @@ require("node:http").createServer((q, r) => { r.writeHead(200, { "content-type":
     rows.push(["bare node:http, same JSON, same run", `${bareRes.rps.toFixed(0)} req/s`]);
     rows.push(["GET vs bare node:http", `${((apiRes.rps / bareRes.rps) * 100).toFixed(0)} %`]);
   } finally {
-    await svc.stop();
+    await svc.dispose();
     await files.close();
   }
   for (const s of measureStepStart(path.resolve(import.meta.dirname, ".."))) {

@@ -180,7 +180,7 @@ async function run(s: Scenario) {
     };
   } finally {
     for (const a of agents.values()) await a.close();
-    await svc.stop();
+    await svc.dispose();
   }
 }
 

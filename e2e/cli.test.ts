@@ -13,7 +13,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "docverify-cli-"));
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -22,7 +22,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "docverify-genclient-"));
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await rm(tmp, { recursive: true, force: true });
 });
 

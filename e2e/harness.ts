@@ -3,7 +3,7 @@
  * `npm start` does) on a free loopback port with its own data directory, and talks to it over HTTP.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -75,6 +75,8 @@ export class Service {
     readonly clientsFile: string,
     private env: Record<string, string>,
     private readonly entry: string = ENTRY,
+    /** Whether `startService` made the data directory (then `dispose` removes it). */
+    private readonly ownsDataDir = false,
   ) {}
 
   async start(): Promise<void> {
@@ -129,6 +131,16 @@ export class Service {
       await exited;
     }
     this.tokens.clear();
+  }
+
+  /**
+   * Stop, then remove what `startService` made for this service (its data directory and clients file), so a
+   * test run leaves nothing in the temp folder. A data directory the test passed in is the test's to remove
+   * (`removeDataDir`): another service may still be using it.
+   */
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.ownsDataDir) await removeDataDir(this.dataDir);
   }
 
   /** Stop and start again on the same data directory; `env`, if given, on top of the settings so far. */
@@ -212,9 +224,15 @@ export async function startService(opts: ServiceOptions = {}): Promise<Service> 
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), "docverify-e2e-")));
   const clientsFile = path.join(dataDir, "..", `${path.basename(dataDir)}-clients.json`);
   await writeFile(clientsFile, JSON.stringify({ clients: Object.values(CLIENTS) }));
-  const svc = new Service(dataDir, clientsFile, opts.env ?? {}, opts.entry);
+  const svc = new Service(dataDir, clientsFile, opts.env ?? {}, opts.entry, opts.dataDir === undefined);
   await svc.start();
   return svc;
+}
+
+/** Removes a service's data directory and the clients file `startService` writes beside it. */
+export async function removeDataDir(dataDir: string): Promise<void> {
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(path.join(dataDir, "..", `${path.basename(dataDir)}-clients.json`), { force: true });
 }
 
 /** Waits for `check` to hold (the event), failing after a generous guard with what was seen last. */

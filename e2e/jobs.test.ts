@@ -4,7 +4,7 @@
  * writing files directly), a job verifies them all and writes its report to another bucket.
  */
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,7 +48,7 @@ beforeAll(async () => {
   svc = await startService({ env: { DOCVERIFY_JOB_MAX_IN_FLIGHT: "2" } });
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
 });
 
 /** 25 generated documents of every fixture type and region, named like a back office would. */
@@ -190,6 +190,7 @@ describe("a job over two prefixes of a bucket", () => {
     for (const d of docs.slice(0, 13)) await writeFile(path.join(folder, d.name), d.bytes);
     await writeFile(path.join(folder, "zz-noise.bin"), makeRandomBytes(9, 2048));
     expect(putFolder(folder, `${INBOX}/applications/2026-11-02`)).toMatch(/Copied 14 files/);
+    await rm(folder, { recursive: true, force: true });
     await putObjects(INBOX, Object.fromEntries(docs.slice(13).map((d) => [`scans/${d.name}`, d.bytes])));
     await putObjects(INBOX, { "elsewhere/not-in-the-job.pdf": docs[0]!.bytes });
     const keys = [

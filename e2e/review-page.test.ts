@@ -88,7 +88,7 @@ describe.skipIf(!chromiumAvailable)(
 
     afterAll(async () => {
       await browser?.close();
-      await svc?.stop();
+      await svc?.dispose();
       await files?.close();
     });
 

@@ -12,7 +12,7 @@ beforeAll(async () => {
   svc = await startService();
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
 });
 
 /** One HTTP connection whose packets leave from `localAddress` (any 127.0.0.0/8 address is loopback). */

@@ -21,6 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const s of services) await s.stop();
+  for (const s of services) await s.dispose();
   await files?.close();
 });
 

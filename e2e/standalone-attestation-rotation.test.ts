@@ -35,10 +35,9 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await files?.close();
   await rm(tmp, { recursive: true, force: true });
-  if (svc) await rm(svc.dataDir, { recursive: true, force: true });
 });
 
 const docverify = (args: string[]) => runNode([ENTRY, ...args]);

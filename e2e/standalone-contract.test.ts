@@ -16,7 +16,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await files?.close();
 });
 

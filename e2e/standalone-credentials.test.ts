@@ -13,7 +13,7 @@ beforeAll(async () => {
   svc = await startService();
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
 });
 
 async function writeClients(clients: TestClient[]): Promise<void> {

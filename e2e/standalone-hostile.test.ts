@@ -71,7 +71,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
 });
 

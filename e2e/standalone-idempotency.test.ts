@@ -12,7 +12,7 @@ beforeAll(async () => {
   svc = await startService();
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
 });
 
 const body = (n: number) => ({

@@ -43,7 +43,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await files?.close();
 });
 

@@ -39,7 +39,7 @@ beforeAll(async () => {
   svc = await startService();
 }, 120_000);
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   if (work) await rm(work, { recursive: true, force: true });
 });
 

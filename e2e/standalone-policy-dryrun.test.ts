@@ -84,7 +84,7 @@ beforeAll(async () => {
   await svc.start();
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
   await files?.close();
   await rm(root, { recursive: true, force: true });
 });

@@ -24,7 +24,7 @@ beforeAll(async () => {
   pdf = (await makeTextTamperedPdf(7, "white_box_overlay", { docType: "payslip", region: "GB" })).bytes;
 });
 afterAll(async () => {
-  await svc?.stop();
+  await svc?.dispose();
 });
 
 /** Every file under the service's object store (its data directory's objects/ folder). */

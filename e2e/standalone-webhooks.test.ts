@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../fixtures/documents.js";
 import { newSecret, startReceiver } from "../operator/testdata/webhook-receiver.js";
-import { CLIENTS, ENTRY, runNode, Service, startFileServer, until } from "./harness.js";
+import { CLIENTS, ENTRY, removeDataDir, runNode, Service, startFileServer, until } from "./harness.js";
 
 /**
  * Webhooks on the real standalone service (issue 25): real receivers on loopback verify every delivery
@@ -66,6 +66,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await svc?.stop();
+  if (svc) await removeDataDir(svc.dataDir);
   for (const s of [files, good, flaky, target, redirecting, refused, holding]) await s?.close();
 });
 

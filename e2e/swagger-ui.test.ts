@@ -27,7 +27,7 @@ describe.skipIf(!chromiumAvailable)(
 
     afterAll(async () => {
       await browser?.close();
-      await svc?.stop();
+      await svc?.dispose();
     });
 
     it("Authorize fetches a token from /token; Try it out sends it and gets 200", async () => {

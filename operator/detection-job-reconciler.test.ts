@@ -1,4 +1,4 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -45,6 +45,7 @@ afterEach(async () => {
 
 async function world(opts: { maxInFlight?: number; keys?: string[] } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-jobs-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const objects = createLocalObjectStore(dir);
   await objects.ensureBucket("inbox");
   for (const k of opts.keys ?? KEYS) await objects.put("inbox", k, `document ${k}`);

@@ -1,4 +1,4 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -75,6 +75,7 @@ async function world(
     await controller.stop();
     await runner.close();
     await scheduler.close();
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   async function create(opts: { sample?: boolean; batchId?: string } = {}): Promise<string> {

@@ -1,13 +1,14 @@
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { ObjectInfo, ObjectStore } from "../core/ports.js";
+import { tempDirs } from "../fixtures/temp-dirs.js";
 import { createLocalObjectStore } from "../platform/local/object-store.js";
 import { compareKeys, normalizePrefixes, objectsAfter } from "./job-listing.js";
 
+const tmp = tempDirs();
+afterAll(tmp.removeAll);
+
 async function bucketWith(keys: string[]): Promise<ObjectStore> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-listing-"));
+  const dir = await tmp.make("docverify-listing-");
   const store = createLocalObjectStore(dir);
   await store.ensureBucket("inbox");
   for (const k of keys) await store.put("inbox", k, `bytes of ${k}`);

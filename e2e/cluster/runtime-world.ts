@@ -4,7 +4,7 @@
  * factories for the operator and api processes with their own identities. Each suite starts its own.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -249,6 +249,8 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
   const operators: RuntimeProcess[] = [];
   const stepWorkers: RuntimeProcess[] = [];
   let api: RuntimeProcess | undefined;
+  /** The api's clients-file folders, removed by `stop`. */
+  const apiDirs: string[] = [];
   let apiUrl = "";
   let apiClients: TestApiClient[] = [];
   const tokens = new Map<string, string>();
@@ -297,6 +299,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
     /** The api with a clients file of `clients`; `env` on top of the shared settings. */
     async startApi(clients: TestApiClient[], env: Record<string, string> = {}): Promise<RuntimeProcess> {
       const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-e2e-"));
+      apiDirs.push(dir);
       const clientsFile = path.join(dir, "clients.json");
       await writeFile(clientsFile, JSON.stringify({ clients }));
       apiClients = clients;
@@ -403,6 +406,7 @@ export async function startRuntimeWorld(opts: RuntimeWorldOptions) {
       await new Promise<void>((r) => docServer.close(() => r()));
       await Promise.all([redis.stop(), s3.stop()]);
       await cluster.stop();
+      for (const dir of apiDirs.splice(0)) await rm(dir, { recursive: true, force: true });
     },
   };
   return world;
