@@ -8,8 +8,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto";
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from "jose";
@@ -24,6 +23,10 @@ import { apiRequest } from "./api-request.js";
 import type { RuntimeProcess } from "./runtime-process.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
 import { canI, testClusterBinDir } from "./test-cluster.js";
+import { tempDirs } from "../../fixtures/temp-dirs.js";
+
+const temp = tempDirs();
+afterAll(temp.removeAll);
 
 const run = promisify(execFile);
 const NS = "docverify-e2e";
@@ -81,7 +84,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     await a.waitForLog(/is the leader/, 30_000);
     await newOperator("operator-b");
     // The attestation key as the chart gives it: an Ed25519 PKCS#8 PEM in a mounted file.
-    keyDir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-attestation-"));
+    keyDir = await temp.make("docverify-cluster-attestation-");
     keyFile = path.join(keyDir, "key");
     await writeFile(
       keyFile,
@@ -215,7 +218,7 @@ describe.skipIf(missing.length > 0)(title, () => {
     expect(previous).toEqual([oldKid]);
 
     // The attestation given before the rotation, with the JWKS served after it.
-    const tmp = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-rotation-"));
+    const tmp = await temp.make("docverify-cluster-rotation-");
     const doc = path.join(tmp, "invoice.pdf");
     await writeFile(doc, invoice);
     const oldFile = path.join(tmp, "old.attestation.json");

@@ -25,9 +25,12 @@ import {
 } from "../policy-scenarios.js";
 import { apiRequest } from "./api-request.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { tempDirs } from "../../fixtures/temp-dirs.js";
+
+const temp = tempDirs();
+afterAll(temp.removeAll);
 
 const NS = "docverify-e2e-policy";
 const TUNED = {
@@ -244,7 +247,7 @@ describe.skipIf(missing.length > 0)(title, () => {
 
     // The dry run over the last 50 of those 80 detections, then the same 50 documents for real.
     const next = withInvoiceRule(calibrated);
-    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-dryrun-"));
+    const dir = await temp.make("docverify-cluster-dryrun-");
     const file = path.join(dir, "eager-next.json");
     await writeFile(file, JSON.stringify(next));
     const dry = (await cli(["policy", "dry-run", "--policy", file, "--last", String(N)])) as DryRunOutput;

@@ -5,14 +5,17 @@
  * and file replays); the outbox mark rides on the Detection's status through the CRD. The runtime runs
  * without the private-address override: only 127.0.0.1 is allowed, so an endpoint on 127.0.0.2 is refused.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeDocument } from "../../fixtures/documents.js";
 import { newSecret, startReceiver } from "../../operator/testdata/webhook-receiver.js";
 import { missingPrerequisites, type RuntimeWorld, startRuntimeWorld, until } from "./runtime-world.js";
 import type { RuntimeProcess } from "./runtime-process.js";
+import { tempDirs } from "../../fixtures/temp-dirs.js";
+
+const temp = tempDirs();
+afterAll(temp.removeAll);
 
 const NS = "docverify-webhooks";
 const secret = newSecret();
@@ -75,7 +78,7 @@ describe.skipIf(missing.length > 0)(title, () => {
       },
       { ...OTHER, webhooks: [{ url: holding.url(), events, secret }] },
     ];
-    const dir = await mkdtemp(path.join(os.tmpdir(), "docverify-cluster-webhooks-"));
+    const dir = await temp.make("docverify-cluster-webhooks-");
     const clientsFile = path.join(dir, "clients.json");
     await writeFile(clientsFile, JSON.stringify({ clients }));
     const docPort = new URL(w.docBase).port;
