@@ -1322,3 +1322,60 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     expect(f[0]?.evidence?.before).toBe("80.26");
   });
 });
+
+describe("text.arithmetic: a year-to-date column beside the period's amounts", () => {
+  // A payslip whose rows print the period's amount (earnings and deductions in columns of their own) and the
+  // year to date beside it. The block rule took each row's rightmost figure, the year's, and judged the gross
+  // over earnings and deductions together (total_mismatch, proof, on a genuine payslip); where the header was
+  // read, the side words name no amount column, so the period's figures were no figures of the row at all.
+  const payslip =
+    (header: (string | undefined)[], labels: string[], style: "comma_decimal" | "dot_decimal") =>
+    (basic: number) => {
+      const f = (c: number) => formatCents(c, style);
+      const earnings = [455544, 12717];
+      const deductions = [97281, 35120, 26223];
+      const gross = earnings.reduce((a, x) => a + x, 0);
+      const ded = deductions.reduce((a, x) => a + x, 0);
+      const rows: (string | undefined)[][] = [
+        header,
+        ["Basic", undefined, f(basic), undefined, f(455544 * 5)],
+        ["Travel allowance", undefined, f(12717), undefined, f(12717 * 5)],
+        ["Wage tax", undefined, undefined, f(97281), f(97281 * 5)],
+        ["Pension", undefined, undefined, f(35120), f(35120 * 5)],
+        ["Health insurance", undefined, undefined, f(26223), f(26223 * 5)],
+      ];
+      const totals = grid(
+        [{ x: 50 }, R(545)],
+        [
+          [labels[0], `${f(gross)} EUR`],
+          [labels[1], `${f(ded)} EUR`],
+          [labels[2], `${f(gross - ded)} EUR`],
+        ],
+        560,
+      );
+      const cols = [{ x: 50 }, R(260), R(350), R(440), R(545)];
+      return layoutDocument([[...grid(cols, rows, 660), ...totals]], { region: "NL", docType: "payslip" });
+    };
+  const nl = payslip(
+    ["Naam / Omschrijving", "Uurloon", "Inkomsten", "Inhoudingen", "T/m periode"],
+    ["Brutoloon", "Totaal inhoudingen", "Netto uit te betalen"],
+    "comma_decimal",
+  );
+  const us = payslip(
+    ["Description", undefined, "Pay", "Deductions", "YTD"],
+    ["Total gross", "Total deductions", "Take home pay"],
+    "dot_decimal",
+  );
+
+  it("the period's amount is the row's figure, never the year-to-date figure beside it", () => {
+    for (const [name, make] of [
+      ["nl", nl],
+      ["us", us],
+    ] as const) {
+      expect(arithmeticFindings(make(455544)).verified, name).toBeGreaterThanOrEqual(3);
+      // The edit moves the basic pay's period figure only: the gross printed no longer adds up.
+      const f = cleanThenProof(make(455544), make(465544), "total_mismatch");
+      expect(f[0]?.message, name).toMatch(/Brutoloon|Total gross/);
+    }
+  });
+});
