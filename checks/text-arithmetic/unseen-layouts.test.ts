@@ -1379,3 +1379,59 @@ describe("text.arithmetic: a year-to-date column beside the period's amounts", (
     }
   });
 });
+
+describe("text.arithmetic: a statement's summary box at the top of a later page", () => {
+  // The ledger ends on page 2 ("Saldo actual"); page 3 prints the summary box under a heading, its figures on
+  // the ledger's balance column. The box's rows were read as the ledger going on: its opening a balance brought
+  // forward (against the ledger's last balance), each total in turn a balance carried (balance_carried_mismatch,
+  // proof, on a genuine print-to-PDF statement).
+  const statement = (totalIn?: string, words = ["Suma haber", "Suma debe"]) => {
+    const cols = [{ x: 50 }, { x: 130 }, R(450), R(545)];
+    const eur = (c: number) => formatCents(c, "comma_decimal");
+    const pages = [
+      [120000, -4512, -13227, 67692, -8283],
+      [-17408, 87382, 71858, -2500, -129700],
+    ];
+    const opening = 1459751;
+    let b = opening;
+    const body = pages.map((moves, p) => {
+      const rows: (string | undefined)[][] = [["Fecha", "Concepto", "Importe", "Saldo"]];
+      if (p === 0) rows.push(["01/03/2025", "Saldo anterior", undefined, eur(b)]);
+      for (const [k, m] of moves.entries()) {
+        b += m;
+        rows.push([`${10 * p + k + 10}/03/2025`, `Operación ${p}${k}`, eur(m), eur(b)]);
+      }
+      if (p === pages.length - 1) rows.push(["31/03/2025", "Saldo actual", undefined, eur(b)]);
+      return grid(cols, rows, 740);
+    });
+    const all = pages.flat();
+    const credits = all.filter((m) => m > 0).reduce((a, m) => a + m, 0);
+    const debits = -all.filter((m) => m < 0).reduce((a, m) => a + m, 0);
+    const box = grid(
+      [{ x: 50 }, R(545)],
+      [
+        ["Resumen"],
+        ["Saldo inicial", `${eur(opening)} €`],
+        [words[0], totalIn ?? `${eur(credits)} €`],
+        [words[1], `${eur(debits)} €`],
+        ["Saldo actual", `${eur(b)} €`],
+      ],
+      760,
+    );
+    return layoutDocument([...body, box], { docType: "bank_statement", region: "ES" });
+  };
+
+  it("an opening balance with totals and a closing one, no dated row among them, is the box, not the ledger", () => {
+    const f = arithmeticFindings(statement()).findings;
+    expect(only(f, "balance_carried_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(4);
+    // The box is still read: its total in edited no longer adds up.
+    expect(maxSeverity(arithmeticFindings(statement("3.569,32 €")).findings)).toBeGreaterThanOrEqual(8);
+    // Totals under words the vocabulary does not know: still the box (an opening and a closing, no date).
+    const g = arithmeticFindings(
+      statement(undefined, ["Abonos en el periodo", "Cargos en el periodo"]),
+    ).findings;
+    expect(only(g, "balance_carried_mismatch")).toEqual([]);
+    expect(maxSeverity(g)).toBeLessThan(4);
+  });
+});
