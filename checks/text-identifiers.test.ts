@@ -53,6 +53,25 @@ describe("text.identifiers", () => {
     expect(codes(textDoc("IBAN GB63 THBR 8842 1871", "GB", "invoice"))).toEqual([]);
   });
 
+  it("never takes the label set beside a wrapped IBAN for its last group", () => {
+    // The label "IBAN" left of the number, its baseline a little lower, comes out as a line of its own between
+    // the number and its wrapped last group: "ES91 … 9822" + "IBAN" was read as the IBAN and failed mod-97
+    // (iban_invalid at 8 on a genuine statement).
+    const page = (tail: string) =>
+      textDoc(
+        [
+          "Lucía López                          ES91 7139 2856 9124 9822",
+          "                            IBAN",
+          `                                     ${tail}`,
+          "Calle del Sol 156",
+        ].join("\n"),
+        "ES",
+      );
+    expect(identifierFindings(page("4245"), TEST_NOW)).toEqual([]);
+    // An edited last group on the line after the label is still read, and fails.
+    expect(codes(page("4246"))).toEqual(["iban_invalid"]);
+  });
+
   it("reads an IBAN that wraps inside its table cell, with the next cell's text after it on the line", () => {
     const page = (iban: string) =>
       textDoc(

@@ -88,6 +88,9 @@ const where = (l: Line) => `page ${l.page}`;
  */
 const ACCOUNT_RECORDS = new Set(["bank_statement", "payslip", "utility_bill", "tax_return"]);
 
+/** Words that label a bank identifier: never one of its groups. */
+const ACCOUNT_LABEL_WORD = /^(?:IBAN|BIC|SWIFT|BLZ|KTO|RIB|CCC|ABI|CAB|CIN)$/i;
+
 const tokenAt = (t: string | undefined) => (t ?? "").replace(/[^A-Z0-9]+$/gi, "");
 
 /**
@@ -99,7 +102,8 @@ const tokenAt = (t: string | undefined) => (t ?? "").replace(/[^A-Z0-9]+$/gi, ""
 function wrapCompletion(head: string, len: number, tokens: string[], lineEnd: boolean): string | undefined {
   let extended = head;
   for (const t of tokens) {
-    if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t)) break;
+    // A label's word ("IBAN" set beside the number, its baseline a little lower) is no group of the number.
+    if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t) || ACCOUNT_LABEL_WORD.test(t)) break;
     extended += t;
   }
   if (extended.length !== len) return undefined;
@@ -131,12 +135,26 @@ function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ib
       // follow it on the same line: its last groups start the next line (in a cell, the cell's next line,
       // which may come after the other cells' lines). At the end of the line a completion of the right
       // length is the wrap; inside a line only one that passes mod-97 is (1 in 97 by chance).
+      // At the end of the line, the next line's groups complete it whether or not they pass (an edited digit is
+      // still read); a line holding only its label ("IBAN" set a little lower than the number beside it) comes
+      // between and is skipped.
       let wrapped = false;
       const atEnd = j >= tokens.length;
-      for (let k = 1; k <= (atEnd ? 1 : 3) && compact.length < len; k++) {
+      let labels = 0;
+      for (let k = 1; k <= (atEnd ? 1 + labels : 3) && compact.length < len; k++) {
         const next = lines[li + k];
         if (next?.page !== line.page) break;
-        const extended = wrapCompletion(compact, len, next.text.split(/\s+/).map(tokenAt), atEnd);
+        const groups = next.text.split(/\s+/).map(tokenAt);
+        if (
+          atEnd &&
+          labels === 0 &&
+          groups.some(Boolean) &&
+          groups.every((g) => !g || ACCOUNT_LABEL_WORD.test(g))
+        ) {
+          labels++;
+          continue;
+        }
+        const extended = wrapCompletion(compact, len, groups, atEnd);
         if (extended) {
           compact = extended;
           wrapped = true;

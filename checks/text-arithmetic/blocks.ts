@@ -1,6 +1,13 @@
+import type { Box } from "../../document/page-layout.js";
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, StructureScore, Table, TableRow } from "../../document/tables/reader.js";
-import { foldLigatures, isStatementLabel, isTaxRow, LABELS } from "../../document/tables/vocabulary.js";
+import {
+  foldLigatures,
+  headerRole,
+  isStatementLabel,
+  isTaxRow,
+  LABELS,
+} from "../../document/tables/vocabulary.js";
 import { parseAmount, parseNumber } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, type Mismatch, money, report, SLACK, SUPPORT_NEEDED } from "./findings.js";
 import { like } from "./ledger.js";
@@ -56,6 +63,7 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
     for (const r of t.rows) anchors.set(r.lines[0] as ReadLine, { table: t, row: r });
   const out: BlockRow[] = [];
   const lines = ctx.reading.lines;
+  const ytd = ytdColumns(lines);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as ReadLine;
     const anchor = anchors.get(line);
@@ -66,10 +74,24 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       const sc = sumColumn(tables.get(table.id) as Table);
       // A unit price is never what the row adds: a row whose amount is missing (wrapped onto the next
       // line, unreadable) contributes no figure rather than its price.
-      const figures = row.figures.filter(
+      const all = row.figures.filter(
         (f, i): f is Figure => f?.money === true && !f.perUnit && table.columns[i]?.role !== "unit_price",
       );
-      const figure = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
+      // A year-to-date figure is never what the row adds while the row prints the period's amount: in a column
+      // the header names so, or under a year-to-date header word the reader did not take for the table's
+      // (docs/decisions.md "A year-to-date column beside the period's amounts"). The period's amount may be a
+      // figure under a column of words the header named ("Pay | Deductions | YTD", the side words no amounts).
+      const ytdCol = (f: Figure) =>
+        table.columns[row.figures.indexOf(f)]?.role === "ytd" || ytd.under(f, line);
+      const period = all.filter((f) => !ytdCol(f));
+      const strays = row.strays.filter((f) => f.money && !f.perUnit && !f.percent && !ytd.under(f, line));
+      const figures =
+        period.length > 0 || all.length === 0 ? all : strays.length > 0 ? [...strays, ...all] : all;
+      const chosen = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
+      const figure =
+        chosen && ytdCol(chosen)
+          ? (period[period.length - 1] ?? strays[strays.length - 1] ?? chosen)
+          : chosen;
       out.push({
         page: line.page,
         line,
@@ -96,6 +118,9 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       .trim();
     const date = line.cells[0]?.date;
     const unreadable = line.cells.some((c) => c.unreadable);
+    // The period's amount, not the year-to-date figure beside it (a YTD column the reader read in no table).
+    const period = figures.filter((f) => !ytd.under(f, line));
+    const own = period.length > 0 && period.length < figures.length ? period[period.length - 1] : undefined;
     const next = lines[i + 1];
     // Labels side by side over their values ("TOTAL HT  TOTAL TVA  TOTAL TTC" / "100,00  10,00  110,00"):
     // one row per label, left to right.
@@ -139,13 +164,40 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       page: line.page,
       line,
       label,
-      ...(figures.length ? { figure: figures[figures.length - 1] } : {}),
+      ...(figures.length ? { figure: own ?? figures[figures.length - 1] } : {}),
       figures,
       unreadable,
       ...(date ? { date } : {}),
     });
   }
   return out;
+}
+
+/**
+ * The year-to-date columns of each page: the cells of a header line (words only, two cells or more) that name
+ * a year-to-date column ("YTD", "T/m periode", "Cumul annuel", "Progressivo"), until the next header line of the
+ * page names none. A money figure under such a cell (overlapping it across) is the year's figure, not the
+ * period's.
+ */
+function ytdColumns(lines: readonly ReadLine[]): { under: (f: Figure, line: ReadLine) => boolean } {
+  const at = new Map<ReadLine, readonly Box[]>();
+  let current: Box[] = [];
+  let page: number | undefined;
+  for (const line of lines) {
+    if (line.page !== page) {
+      page = line.page;
+      current = [];
+    }
+    at.set(line, current);
+    if (line.cells.length < 2 || line.cells.some((c) => c.figure?.money || c.date)) continue;
+    const roles = line.cells.map((c) => headerRole(c.text));
+    if (roles.includes("ytd")) current = line.cells.filter((_, k) => roles[k] === "ytd").map((c) => c.box);
+    else if (line.header || roles.filter((r) => r !== undefined).length >= 2) current = [];
+  }
+  return {
+    under: (f, line) =>
+      (at.get(line) ?? []).some((b) => Math.min(b[2], f.box[2]) - Math.max(b[0], f.box[0]) > 0),
+  };
 }
 
 /** Labels in one line over as many amounts in the next, each amount under its label. */

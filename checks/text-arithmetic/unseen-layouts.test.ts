@@ -1322,3 +1322,116 @@ describe("text.arithmetic: quantities drawn into the description, a tax printed 
     expect(f[0]?.evidence?.before).toBe("80.26");
   });
 });
+
+describe("text.arithmetic: a year-to-date column beside the period's amounts", () => {
+  // A payslip whose rows print the period's amount (earnings and deductions in columns of their own) and the
+  // year to date beside it. The block rule took each row's rightmost figure, the year's, and judged the gross
+  // over earnings and deductions together (total_mismatch, proof, on a genuine payslip); where the header was
+  // read, the side words name no amount column, so the period's figures were no figures of the row at all.
+  const payslip =
+    (header: (string | undefined)[], labels: string[], style: "comma_decimal" | "dot_decimal") =>
+    (basic: number) => {
+      const f = (c: number) => formatCents(c, style);
+      const earnings = [455544, 12717];
+      const deductions = [97281, 35120, 26223];
+      const gross = earnings.reduce((a, x) => a + x, 0);
+      const ded = deductions.reduce((a, x) => a + x, 0);
+      const rows: (string | undefined)[][] = [
+        header,
+        ["Basic", undefined, f(basic), undefined, f(455544 * 5)],
+        ["Travel allowance", undefined, f(12717), undefined, f(12717 * 5)],
+        ["Wage tax", undefined, undefined, f(97281), f(97281 * 5)],
+        ["Pension", undefined, undefined, f(35120), f(35120 * 5)],
+        ["Health insurance", undefined, undefined, f(26223), f(26223 * 5)],
+      ];
+      const totals = grid(
+        [{ x: 50 }, R(545)],
+        [
+          [labels[0], `${f(gross)} EUR`],
+          [labels[1], `${f(ded)} EUR`],
+          [labels[2], `${f(gross - ded)} EUR`],
+        ],
+        560,
+      );
+      const cols = [{ x: 50 }, R(260), R(350), R(440), R(545)];
+      return layoutDocument([[...grid(cols, rows, 660), ...totals]], { region: "NL", docType: "payslip" });
+    };
+  const nl = payslip(
+    ["Naam / Omschrijving", "Uurloon", "Inkomsten", "Inhoudingen", "T/m periode"],
+    ["Brutoloon", "Totaal inhoudingen", "Netto uit te betalen"],
+    "comma_decimal",
+  );
+  const us = payslip(
+    ["Description", undefined, "Pay", "Deductions", "YTD"],
+    ["Total gross", "Total deductions", "Take home pay"],
+    "dot_decimal",
+  );
+
+  it("the period's amount is the row's figure, never the year-to-date figure beside it", () => {
+    for (const [name, make] of [
+      ["nl", nl],
+      ["us", us],
+    ] as const) {
+      expect(arithmeticFindings(make(455544)).verified, name).toBeGreaterThanOrEqual(3);
+      // The edit moves the basic pay's period figure only: the gross printed no longer adds up.
+      const f = cleanThenProof(make(455544), make(465544), "total_mismatch");
+      expect(f[0]?.message, name).toMatch(/Brutoloon|Total gross/);
+    }
+  });
+});
+
+describe("text.arithmetic: a statement's summary box at the top of a later page", () => {
+  // The ledger ends on page 2 ("Saldo actual"); page 3 prints the summary box under a heading, its figures on
+  // the ledger's balance column. The box's rows were read as the ledger going on: its opening a balance brought
+  // forward (against the ledger's last balance), each total in turn a balance carried (balance_carried_mismatch,
+  // proof, on a genuine print-to-PDF statement).
+  const statement = (totalIn?: string, words = ["Suma haber", "Suma debe"]) => {
+    const cols = [{ x: 50 }, { x: 130 }, R(450), R(545)];
+    const eur = (c: number) => formatCents(c, "comma_decimal");
+    const pages = [
+      [120000, -4512, -13227, 67692, -8283],
+      [-17408, 87382, 71858, -2500, -129700],
+    ];
+    const opening = 1459751;
+    let b = opening;
+    const body = pages.map((moves, p) => {
+      const rows: (string | undefined)[][] = [["Fecha", "Concepto", "Importe", "Saldo"]];
+      if (p === 0) rows.push(["01/03/2025", "Saldo anterior", undefined, eur(b)]);
+      for (const [k, m] of moves.entries()) {
+        b += m;
+        rows.push([`${10 * p + k + 10}/03/2025`, `Operación ${p}${k}`, eur(m), eur(b)]);
+      }
+      if (p === pages.length - 1) rows.push(["31/03/2025", "Saldo actual", undefined, eur(b)]);
+      return grid(cols, rows, 740);
+    });
+    const all = pages.flat();
+    const credits = all.filter((m) => m > 0).reduce((a, m) => a + m, 0);
+    const debits = -all.filter((m) => m < 0).reduce((a, m) => a + m, 0);
+    const box = grid(
+      [{ x: 50 }, R(545)],
+      [
+        ["Resumen"],
+        ["Saldo inicial", `${eur(opening)} €`],
+        [words[0], totalIn ?? `${eur(credits)} €`],
+        [words[1], `${eur(debits)} €`],
+        ["Saldo actual", `${eur(b)} €`],
+      ],
+      760,
+    );
+    return layoutDocument([...body, box], { docType: "bank_statement", region: "ES" });
+  };
+
+  it("an opening balance with totals and a closing one, no dated row among them, is the box, not the ledger", () => {
+    const f = arithmeticFindings(statement()).findings;
+    expect(only(f, "balance_carried_mismatch")).toEqual([]);
+    expect(maxSeverity(f)).toBeLessThan(4);
+    // The box is still read: its total in edited no longer adds up.
+    expect(maxSeverity(arithmeticFindings(statement("3.569,32 €")).findings)).toBeGreaterThanOrEqual(8);
+    // Totals under words the vocabulary does not know: still the box (an opening and a closing, no date).
+    const g = arithmeticFindings(
+      statement(undefined, ["Abonos en el periodo", "Cargos en el periodo"]),
+    ).findings;
+    expect(only(g, "balance_carried_mismatch")).toEqual([]);
+    expect(maxSeverity(g)).toBeLessThan(4);
+  });
+});

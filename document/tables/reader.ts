@@ -780,6 +780,19 @@ function continueTable(
   const words = open.headers.flatMap((h) => h.cells.map((c) => c.box));
   const { rows, taken } = readBody(lines, start, open.columns, undefined, em, claimed, words, repeats);
   if (rows.length === 0) return false;
+  // A statement's summary box at the top of a later page ("Saldo inicial / Suma haber / Suma debe / Saldo
+  // final"), its figures on the ledger's columns, after the ledger closed on its closing balance: an opening
+  // balance with totals or a closing one and no dated transaction is the box, not the ledger going on (its
+  // opening was checked as a balance brought forward). A box that opens another account's rows, the ledger
+  // above still open, stays read as it was.
+  const kinds = new Set(rows.map((r) => r.kind));
+  if (
+    open.rows[open.rows.length - 1]?.kind === "closing" &&
+    rows.every((r) => r.date === undefined) &&
+    kinds.has("opening") &&
+    (kinds.has("closing") || kinds.has("total"))
+  )
+    return false;
   const page = rows[0]?.page as number;
   open.rows.push(...rows);
   if (!open.pages.includes(page)) open.pages.push(page);
