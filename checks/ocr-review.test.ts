@@ -180,6 +180,66 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     }
   });
 
+  describe("a value under the confident line that the sharper re-read reads alike (readAlikeTwice)", () => {
+    /** The run "£57.86" read as `text` at `confidence`, its characters at `chars` (digits) and 99 (others). */
+    const edit =
+      (text: string, confidence: number, chars = 97) =>
+      (runs: TextRun[]) => {
+        const r = runOf(runs, "£57.86");
+        r.text = text;
+        r.confidence = confidence;
+        const w = (r.bbox[2] - r.bbox[0]) / text.length;
+        r.chars = [...text].map((c, i) => ({
+          text: c,
+          bbox: [r.bbox[0] + i * w, r.bbox[1], r.bbox[0] + (i + 1) * w, r.bbox[3]],
+          confidence: /\d/.test(c) ? chars : 99,
+        }));
+        return runs;
+      };
+    async function reviewed(first: (runs: TextRun[]) => TextRun[], again: (runs: TextRun[]) => TextRun[]) {
+      const doc = await ocrModel(first);
+      const before = await arithmetic(doc);
+      expect(mismatches(before).length).toBeGreaterThan(0);
+      const truth = await ocrModel(again);
+      // The re-read keeps each word's own confidence (the truth's), as a second reading would give it.
+      const deps = depsFrom(truth);
+      const reread = deps.reread;
+      deps.reread = async (page, box, factor) =>
+        (await reread(page, box, factor))?.map((r) => ({
+          ...r,
+          confidence: truth.pdf!.pages[0]!.layout!.runs.find((t) => t.text === r.text && t.bbox === r.bbox)
+            ?.confidence,
+        }));
+      return mismatches((await reviewOcrFindings(doc, [before], deps)).results[0]!);
+    }
+
+    it("read alike at 84 % both times, each digit sure: confirmed, but an anomaly at most (it corroborates, never proves)", async () => {
+      const kept = await reviewed(edit("£912.40", 84), edit("£912.40", 84));
+      expect(kept.length).toBeGreaterThan(0);
+      for (const f of kept) {
+        expect(f.severity, f.message).toBe(OCR_REVIEW.agreedSeverity);
+        expect(f.message).toMatch(/read them alike/);
+        expect(f.evidence?.ocr).toMatchObject({ verified: true, reread: true, readAlike: true });
+      }
+    });
+
+    it("read otherwise on the re-read, or a digit unsure, or a reading well under the line: still a note", async () => {
+      for (const [first, again] of [
+        [edit("£912.40", 84), edit("£912.48", 84)],
+        [edit("£912.40", 84), edit("£912.40", 84, 40)],
+        [edit("£912.40", 84, 40), edit("£912.40", 84)],
+        [edit("£912.40", 60), edit("£912.40", 84)],
+      ] as const) {
+        const kept = await reviewed(first, again);
+        expect(kept.length).toBeGreaterThan(0);
+        for (const f of kept) {
+          expect(f.severity, f.message).toBeLessThanOrEqual(OCR_REVIEW.noteSeverity);
+          expect(f.evidence?.ocr).not.toMatchObject({ readAlike: true });
+        }
+      }
+    });
+  });
+
   it("figures one misread character apart (a digit, a lost decimal point) are a note unless a re-read confirms", async () => {
     const doc = await ocrModel((runs) => {
       runOf(runs, "£57.86").text = "£57.36";

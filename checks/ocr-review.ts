@@ -46,6 +46,18 @@ export const OCR_REVIEW = {
   confirmedNoteSeverity: 3,
   /** …provided the table's reading confidence (evidence.readingConfidence, 0-1) is at least this. */
   confirmedNoteMinReading: 0.5,
+  /**
+   * A value read under the confident line on the first pass and again on the sharper re-reading, with the
+   * same text both times, is confirmed by the re-reading (`readAlikeTwice`) when each reading's confidence
+   * is at least `agreedMin` and each of its digits, as tesseract read it, at least `agreedCharMin`. Two
+   * readings at two resolutions that agree character for character on a value each read fairly surely are
+   * evidence of what is printed; a misread digit usually reads differently at twice the resolution, or its
+   * own confidence is low. A finding confirmed only so counts as an anomaly at most (`agreedSeverity`): it
+   * decides nothing alone, but corroborates another kind of evidence about the same value.
+   */
+  agreedMin: 80,
+  agreedCharMin: 70,
+  agreedSeverity: 3,
 } as const;
 
 /** The checks whose findings rest on the printed text the OCR read. */
@@ -80,6 +92,11 @@ export interface OcrAssessment {
   confidence?: number;
   values: ValueReading[];
   explanations: Explanation[];
+  /**
+   * Set when the values under the confident line were read alike on the first pass and on the sharper
+   * re-reading (`readAlikeTwice`): confirmed by the agreement, not by the confidence.
+   */
+  readAlike?: boolean;
 }
 
 const pagesOf = (doc: DocumentModel): PdfPage[] => doc.pdf?.pages ?? doc.imagePages ?? [];
@@ -319,6 +336,45 @@ const sameFinding = (a: Finding, b: Finding) =>
 
 const percent = (c: number | undefined) => (c === undefined ? "unknown" : `${Math.round(c)} %`);
 
+const centreInside = (inner: readonly number[], outer: readonly number[]) => {
+  const cx = (inner[0]! + inner[2]!) / 2;
+  const cy = (inner[1]! + inner[3]!) / 2;
+  return (
+    cx >= Math.min(outer[0]!, outer[2]!) &&
+    cx <= Math.max(outer[0]!, outer[2]!) &&
+    cy >= Math.min(outer[1]!, outer[3]!) &&
+    cy <= Math.max(outer[1]!, outer[3]!)
+  );
+};
+
+/** Every digit of a word, as tesseract read it, at least `min` (true when the word has no characters). */
+const digitsSure = (r: TextRun, min: number) =>
+  (r.chars ?? []).every((c) => !/\d/.test(c.text) || c.confidence >= min);
+
+/**
+ * The values of a finding on the re-read page that are under the confident line were each read with the
+ * same text on the first pass, at the same place, both readings and their digits fairly sure
+ * (OCR_REVIEW.agreedMin, agreedCharMin): the re-reading confirms them.
+ */
+export function readAlikeTwice(first: PdfPage, again: PdfPage, f: Finding): boolean {
+  const unsure = usedRuns(again, f).filter((r) => (r.confidence as number) < OCR_REVIEW.confident);
+  if (unsure.length === 0) return false;
+  const firstRuns = (first.layout?.runs ?? []).filter((r) => r.confidence !== undefined);
+  return unsure.every((r) => {
+    if ((r.confidence as number) < OCR_REVIEW.agreedMin || !digitsSure(r, OCR_REVIEW.agreedCharMin))
+      return false;
+    const twin = firstRuns.find(
+      (o) =>
+        o.text.trim() === r.text.trim() && (centreInside(o.bbox, r.bbox) || centreInside(r.bbox, o.bbox)),
+    );
+    return (
+      twin !== undefined &&
+      (twin.confidence as number) >= OCR_REVIEW.agreedMin &&
+      digitsSure(twin, OCR_REVIEW.agreedCharMin)
+    );
+  });
+}
+
 /**
  * An arithmetic note whose figures the OCR read confidently: an anomaly (OCR_REVIEW.confirmedNoteSeverity),
  * so that a pixel finding of another check on the accused value can corroborate it.
@@ -327,20 +383,29 @@ export function raisedSeverity(checkId: string, f: Finding, a: OcrAssessment): n
   if (checkId !== "text.arithmetic" || (f.severity ?? 0) !== 2) return undefined;
   const reading = f.evidence?.readingConfidence;
   if (typeof reading !== "number" || reading < OCR_REVIEW.confirmedNoteMinReading) return undefined;
-  if (a.confidence === undefined || a.confidence < OCR_REVIEW.confident || a.explanations.length) return undefined;
+  if (a.confidence === undefined || a.explanations.length) return undefined;
+  if (a.confidence < OCR_REVIEW.confident && !a.readAlike) return undefined;
   return OCR_REVIEW.confirmedNoteSeverity;
 }
 
 function stated(f: Finding, a: OcrAssessment, reread: boolean, checkId = ""): Finding {
   const values = a.values.map((v) => `${v.text} (${percent(v.confidence)})`).join(", ");
   const raised = raisedSeverity(checkId, f, a);
+  // Confirmed by two readings that agree, not by their confidence: an anomaly at most.
+  const capped = a.readAlike ? Math.min(raised ?? f.severity ?? 0, OCR_REVIEW.agreedSeverity) : raised;
   return {
     ...f,
-    ...(raised !== undefined ? { severity: raised } : {}),
-    message: `${f.message} Read by OCR from the scan${values ? `: ${values}` : ""}${reread ? ", confirmed on a sharper re-reading" : ""}.${raised !== undefined ? " Every figure it uses was read confidently, so it counts as an anomaly: it decides nothing alone, but corroborates another kind of evidence about the same value." : ""}`,
+    ...(capped !== undefined ? { severity: capped } : {}),
+    message: `${f.message} Read by OCR from the scan${values ? `: ${values}` : ""}${reread ? ", confirmed on a sharper re-reading" : ""}.${a.readAlike ? " Some of its figures were read under the confident line, but the first reading and the sharper re-reading read them alike, so it counts as an anomaly: it decides nothing alone, but corroborates another kind of evidence about the same value." : raised !== undefined ? " Every figure it uses was read confidently, so it counts as an anomaly: it decides nothing alone, but corroborates another kind of evidence about the same value." : ""}`,
     evidence: {
       ...f.evidence,
-      ocr: { confidence: a.confidence ?? null, values: a.values, verified: true, reread },
+      ocr: {
+        confidence: a.confidence ?? null,
+        values: a.values,
+        verified: true,
+        reread,
+        ...(a.readAlike ? { readAlike: true } : {}),
+      },
     },
   };
 }
@@ -487,6 +552,18 @@ export async function reviewOcrFindings(
       // elsewhere are what the document says (a replaced digit reads so), not the OCR's doing.
       if (wasReread)
         a.explanations = a.explanations.filter((e) => e !== "one_character" && e !== "difference_printed");
+      // Values under the confident line that the first pass read alike: confirmed by the agreement.
+      const first = ocrPage(doc, f.page);
+      if (
+        wasReread &&
+        first &&
+        a.explanations.length === 1 &&
+        a.explanations[0] === "low_confidence" &&
+        readAlikeTwice(first, page, f)
+      ) {
+        a.explanations = [];
+        a.readAlike = true;
+      }
       changed = true;
       if (a.explanations.length === 0) {
         report.confirmed++;
