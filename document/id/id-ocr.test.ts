@@ -13,7 +13,7 @@ function textImage(lines: string[]): GreyImage {
   ctx.fillRect(0, 0, width, height);
   ctx.fillStyle = "#000";
   ctx.font = "40px sans-serif";
-  lines.forEach((l, i) => ctx.fillText(l, 30, 70 + 70 * i));
+  for (const [i, l] of lines.entries()) ctx.fillText(l, 30, 70 + 70 * i);
   const rgba = ctx.getImageData(0, 0, width, height).data;
   const data = new Uint8Array(width * height);
   for (let i = 0; i < data.length; i++) data[i] = rgba[4 * i]!;
