@@ -25,7 +25,7 @@ import {
 } from "./geometry.js";
 import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
 import { analyseText } from "./mrz-locate.js";
-import { type MrzReading, readMrz } from "./mrz-read.js";
+import { type MrzBand, type MrzReading, mrzBand, readMrz } from "./mrz-read.js";
 import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
 import {
   findFields,
@@ -173,9 +173,9 @@ interface Upright {
 }
 
 /** The page rectified by the MRZ: the band's plane extended over the document above it. */
-function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
+function uprightByMrz(grey: GreyImage, r: MrzBand): Upright {
   const { band } = r;
-  const W = band.width - 2 * band.left;
+  const W = band.image.width - 2 * band.left;
   // TD1 cards are often captured front above back: look further up than a passport page is tall.
   const up = r.format === "TD1" ? 2.3 * W : 0.95 * W;
   const k = ID_LIMITS.vizGlyphPx / band.glyphPx;
@@ -186,10 +186,10 @@ function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
   // of its time on the band's dense lines otherwise.
   const y1 = band.top - band.glyphPx * 0.6;
   const quad: Point[] = [
-    applyHomography(r.bandToSource, [x0, y0]),
-    applyHomography(r.bandToSource, [x1, y0]),
-    applyHomography(r.bandToSource, [x1, y1]),
-    applyHomography(r.bandToSource, [x0, y1]),
+    applyHomography(band.H, [x0, y0]),
+    applyHomography(band.H, [x1, y0]),
+    applyHomography(band.H, [x1, y1]),
+    applyHomography(band.H, [x0, y1]),
   ];
   const width = Math.round((x1 - x0) * k);
   const height = Math.round((y1 - y0) * k);
@@ -198,7 +198,7 @@ function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
   const sy = (y1 - y0) / height;
   // Compose as a homography: upright → band → source.
   const Hs = [sx, 0, x0, 0, sy, y0, 0, 0, 1];
-  const H = multiply(r.bandToSource, Hs);
+  const H = multiply(band.H, Hs);
   return { image, toSource: H, mrzTop: (band.top - band.glyphPx * 0.6 - y0) / sy };
 }
 
@@ -673,8 +673,15 @@ async function readPage(
   lap("analyse");
   const loc = text.mrz;
   let upright: Upright | undefined;
+  // The visual zone above an MRZ band is rectified by the band's geometry, known before the band is read: the
+  // OCR's worker thread reads it while this thread reads the band by templates and searches the barcodes.
+  let byMrz: { upright: Upright; lines: Promise<OcrLine[]> } | undefined;
   if (loc) {
-    const reading = await readMrz(grey, loc, ocr);
+    const rectified = mrzBand(grey, loc);
+    const zone = uprightByMrz(grey, rectified);
+    byMrz = { upright: zone, lines: ocr().then((engine) => engine.readText(zone.image, "sparse")) };
+    byMrz.lines.catch(() => undefined);
+    const reading = await readMrz(grey, loc, ocr, rectified);
     lap("mrz read");
     if (reading) {
       const validation = validateMrz(reading.format, reading.lines, now);
@@ -695,7 +702,7 @@ async function readPage(
         spanBox,
         lineBoxes: reading.lineBoxes.map((b) => px.toFindingBox(b)),
       };
-      upright = uprightByMrz(grey, reading);
+      upright = zone;
     }
   }
   if (signal?.aborted) return page;
@@ -727,7 +734,8 @@ async function readPage(
   if (!upright || signal?.aborted) return page;
   const engine = await ocr();
   lap("upright");
-  const lines = await engine.readText(upright.image, "sparse");
+  const lines =
+    byMrz && upright === byMrz.upright ? await byMrz.lines : await engine.readText(upright.image, "sparse");
   lap("viz ocr");
   if (process.env.ID_DEBUG)
     for (const l of lines)
