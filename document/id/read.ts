@@ -517,8 +517,8 @@ function aamvaEncoded(a: AamvaRecord): EncodedValues {
  * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found, at full
  * resolution and, on a page whose text runs at a slant, on the page turned upright (zxing's PDF417 reader
  * wants it level). On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found
- * yet is looked for harder (`harderPdf417`). A page whose MRZ was read is searched once: the two further
- * searches cost ~1 s of CPU on a passport photo and find nothing there.
+ * yet, or found but no AAMVA record (misread), is looked for harder (`harderPdf417`). A page whose MRZ was
+ * read is searched once: the two further searches cost ~1 s of CPU on a passport photo and find nothing there.
  */
 async function pageBarcodes(
   grey: GreyImage,
@@ -527,8 +527,15 @@ async function pageBarcodes(
   effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
   const found = await pageBarcodesLevel(grey, image, effort === "once" ? undefined : textAngleDeg, effort);
-  if (found.length > 0 || effort !== "harder") return found;
-  return harderPdf417(grey, image, textAngleDeg);
+  if (effort !== "harder") return found;
+  // A PDF417 whose bytes are no AAMVA record, on a page without an MRZ, may be a misreading (ZXing returned one
+  // from a licence photographed in perspective, dev draw 7): the harder search's AAMVA PDF417 replaces it.
+  const misread = (b: FoundBarcode) => b.format === "PDF417" && !isAamva(b.text);
+  if (found.length > 0 && !found.some(misread)) return found;
+  const harder = await harderPdf417(grey, image, textAngleDeg);
+  if (found.length === 0) return harder;
+  const aamva = harder.filter((b) => isAamva(b.text));
+  return aamva.length > 0 ? [...found.filter((b) => !misread(b)), ...aamva] : found;
 }
 
 /**
