@@ -73,6 +73,17 @@ describe("a licence photographed at a slant", () => {
     expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
   }, 180_000);
 
+  it("a PDF417 misread as bytes that are no AAMVA record is searched for harder and read exactly", async () => {
+    // A development licence photo (eval:ids --draw 7, ids-dev-d7-dl-94001-photo-barcode_print_mismatch), the
+    // card in perspective: the first search returned a PDF417 of garbage bytes, and the harder one never ran.
+    const { fixture, doc } = await devIdFixture("ids-dev-d7-dl-94001-photo-barcode_print_mismatch", "US", {
+      draw: 7,
+      genuinePerKind: 12,
+      tamperedPerKind: 8,
+    });
+    expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
+  }, 180_000);
+
   it("the unsharp mask pushes an edge apart and leaves flat grey alone", () => {
     // A soft step from 100 to 150 over one pixel: sharpened, the dark side dips below 100 next to the edge and
     // the light side rises above 150; a flat image is unchanged.

@@ -99,7 +99,16 @@ export async function createIdOcr(): Promise<IdOcr> {
     mode = key;
   };
   let stopped = false;
-  return {
+  // One call at a time: each call sets the worker's parameters and then recognises, and tesseract.js runs the
+  // jobs in the order sent, so two callers interleaved (the visual zone read while the MRZ is confirmed) would
+  // recognise with each other's page mode and character whitelist.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(job: () => Promise<T>): Promise<T> => {
+    const next = queue.then(job, job);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  const engine: IdOcr = {
     async readMrzLine(img, withoutFiller = false) {
       if (stopped) throw new Error("the ID OCR engine was stopped");
       await use(withoutFiller ? "mrz-chars" : "mrz");
@@ -141,5 +150,11 @@ export async function createIdOcr(): Promise<IdOcr> {
       stopped = true;
       await worker.terminate().catch(() => undefined);
     },
+  };
+  return {
+    readMrzLine: (img, withoutFiller) => serial(() => engine.readMrzLine(img, withoutFiller)),
+    readChar: (img, whitelist) => serial(() => engine.readChar(img, whitelist)),
+    readText: (img, m, whitelist) => serial(() => engine.readText(img, m, whitelist)),
+    terminate: () => engine.terminate(),
   };
 }

@@ -1,5 +1,6 @@
 import { type GreyImage, homography, type Point, warpQuad } from "./geometry.js";
 import type { IdOcr, OcrLine } from "./id-ocr.js";
+import { type LineCells, lineCells } from "./mrz-cells.js";
 import {
   CHECKED_FIELDS,
   type Correction,
@@ -10,7 +11,6 @@ import {
   MRZ_TEMPLATES,
   type MrzFormat,
 } from "./mrz-format.js";
-import { type LineCells, lineCells } from "./mrz-cells.js";
 import type { MrzLocation } from "./mrz-locate.js";
 import { correctByRunnerUps, readByTemplates } from "./mrz-template.js";
 import { templateBank } from "./ocrb.js";
@@ -74,7 +74,7 @@ export interface MrzReading {
   };
 }
 
-interface Band {
+export interface Band {
   glyphPx: number;
   image: GreyImage;
   H: number[];
@@ -405,6 +405,20 @@ async function readByOcr(src: GreyImage, loc: MrzLocation, ocr: IdOcr, format: M
   return correctByCheckDigits(format, a.lines, lowConfidence(a.conf)).lines;
 }
 
+export interface MrzBand {
+  format: MrzFormat;
+  band: Band;
+}
+
+/**
+ * The MRZ band at `loc` rectified as `readMrz` reads it (its format guessed from the lines): known before the
+ * band is read, so the visual zone above it can be read meanwhile.
+ */
+export function mrzBand(src: GreyImage, loc: MrzLocation): MrzBand {
+  const format = guessFormat(loc);
+  return { format, band: rectify(src, loc, GLYPH_PX, MRZ_SHAPES[format].width) };
+}
+
 /**
  * Reads the MRZ at `loc` in `src` (grey, source pixels). The band is rectified and read by OCR-B templates
  * (mrz-template.ts), cell by cell at the fixed pitch, each character with its margin over the runner-up;
@@ -419,10 +433,10 @@ export async function readMrz(
   src: GreyImage,
   loc: MrzLocation,
   ocr: () => Promise<IdOcr>,
+  rectified: MrzBand = mrzBand(src, loc),
 ): Promise<MrzReading | undefined> {
-  const format = guessFormat(loc);
+  const { format, band } = rectified;
   const columns = MRZ_SHAPES[format].width;
-  const band = rectify(src, loc, GLYPH_PX, columns);
   const first = readByTemplates(band, format, templateBank(TEMPLATE_SIZE));
   const settled = correctByRunnerUps(format, first, CORRECTABLE_MARGIN);
   let lines = settled.lines;

@@ -25,7 +25,7 @@ import {
 } from "./geometry.js";
 import { createIdOcr, type IdOcr, type OcrLine } from "./id-ocr.js";
 import { analyseText } from "./mrz-locate.js";
-import { type MrzReading, readMrz } from "./mrz-read.js";
+import { type MrzBand, type MrzReading, mrzBand, readMrz } from "./mrz-read.js";
 import { FIELD_SPANS, type MrzValidation, validateMrz } from "./mrz-validate.js";
 import {
   findFields,
@@ -173,9 +173,9 @@ interface Upright {
 }
 
 /** The page rectified by the MRZ: the band's plane extended over the document above it. */
-function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
+function uprightByMrz(grey: GreyImage, r: MrzBand): Upright {
   const { band } = r;
-  const W = band.width - 2 * band.left;
+  const W = band.image.width - 2 * band.left;
   // TD1 cards are often captured front above back: look further up than a passport page is tall.
   const up = r.format === "TD1" ? 2.3 * W : 0.95 * W;
   const k = ID_LIMITS.vizGlyphPx / band.glyphPx;
@@ -186,10 +186,10 @@ function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
   // of its time on the band's dense lines otherwise.
   const y1 = band.top - band.glyphPx * 0.6;
   const quad: Point[] = [
-    applyHomography(r.bandToSource, [x0, y0]),
-    applyHomography(r.bandToSource, [x1, y0]),
-    applyHomography(r.bandToSource, [x1, y1]),
-    applyHomography(r.bandToSource, [x0, y1]),
+    applyHomography(band.H, [x0, y0]),
+    applyHomography(band.H, [x1, y0]),
+    applyHomography(band.H, [x1, y1]),
+    applyHomography(band.H, [x0, y1]),
   ];
   const width = Math.round((x1 - x0) * k);
   const height = Math.round((y1 - y0) * k);
@@ -198,7 +198,7 @@ function uprightByMrz(grey: GreyImage, r: MrzReading): Upright {
   const sy = (y1 - y0) / height;
   // Compose as a homography: upright → band → source.
   const Hs = [sx, 0, x0, 0, sy, y0, 0, 0, 1];
-  const H = multiply(r.bandToSource, Hs);
+  const H = multiply(band.H, Hs);
   return { image, toSource: H, mrzTop: (band.top - band.glyphPx * 0.6 - y0) / sy };
 }
 
@@ -517,8 +517,8 @@ function aamvaEncoded(a: AamvaRecord): EncodedValues {
  * The barcodes of a page: searched at most 1600 pixels on the longer side; when none is found, at full
  * resolution and, on a page whose text runs at a slant, on the page turned upright (zxing's PDF417 reader
  * wants it level). On a page without an MRZ (a licence's back carries its PDF417 there), a PDF417 not found
- * yet is looked for harder (`harderPdf417`). A page whose MRZ was read is searched once: the two further
- * searches cost ~1 s of CPU on a passport photo and find nothing there.
+ * yet, or found but no AAMVA record (misread), is looked for harder (`harderPdf417`). A page whose MRZ was
+ * read is searched once: the two further searches cost ~1 s of CPU on a passport photo and find nothing there.
  */
 async function pageBarcodes(
   grey: GreyImage,
@@ -527,8 +527,15 @@ async function pageBarcodes(
   effort: "once" | "level" | "harder",
 ): Promise<FoundBarcode[]> {
   const found = await pageBarcodesLevel(grey, image, effort === "once" ? undefined : textAngleDeg, effort);
-  if (found.length > 0 || effort !== "harder") return found;
-  return harderPdf417(grey, image, textAngleDeg);
+  if (effort !== "harder") return found;
+  // A PDF417 whose bytes are no AAMVA record, on a page without an MRZ, may be a misreading (ZXing returned one
+  // from a licence photographed in perspective, dev draw 7): the harder search's AAMVA PDF417 replaces it.
+  const misread = (b: FoundBarcode) => b.format === "PDF417" && !isAamva(b.text);
+  if (found.length > 0 && !found.some(misread)) return found;
+  const harder = await harderPdf417(grey, image, textAngleDeg);
+  if (found.length === 0) return harder;
+  const aamva = harder.filter((b) => isAamva(b.text));
+  return aamva.length > 0 ? [...found.filter((b) => !misread(b)), ...aamva] : found;
 }
 
 /**
@@ -673,8 +680,15 @@ async function readPage(
   lap("analyse");
   const loc = text.mrz;
   let upright: Upright | undefined;
+  // The visual zone above an MRZ band is rectified by the band's geometry, known before the band is read: the
+  // OCR's worker thread reads it while this thread reads the band by templates and searches the barcodes.
+  let byMrz: { upright: Upright; lines: Promise<OcrLine[]> } | undefined;
   if (loc) {
-    const reading = await readMrz(grey, loc, ocr);
+    const rectified = mrzBand(grey, loc);
+    const zone = uprightByMrz(grey, rectified);
+    byMrz = { upright: zone, lines: ocr().then((engine) => engine.readText(zone.image, "sparse")) };
+    byMrz.lines.catch(() => undefined);
+    const reading = await readMrz(grey, loc, ocr, rectified);
     lap("mrz read");
     if (reading) {
       const validation = validateMrz(reading.format, reading.lines, now);
@@ -695,7 +709,7 @@ async function readPage(
         spanBox,
         lineBoxes: reading.lineBoxes.map((b) => px.toFindingBox(b)),
       };
-      upright = uprightByMrz(grey, reading);
+      upright = zone;
     }
   }
   if (signal?.aborted) return page;
@@ -727,7 +741,8 @@ async function readPage(
   if (!upright || signal?.aborted) return page;
   const engine = await ocr();
   lap("upright");
-  const lines = await engine.readText(upright.image, "sparse");
+  const lines =
+    byMrz && upright === byMrz.upright ? await byMrz.lines : await engine.readText(upright.image, "sparse");
   lap("viz ocr");
   if (process.env.ID_DEBUG)
     for (const l of lines)
