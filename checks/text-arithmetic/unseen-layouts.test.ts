@@ -1435,3 +1435,48 @@ describe("text.arithmetic: a statement's summary box at the top of a later page"
     expect(maxSeverity(g)).toBeLessThan(4);
   });
 });
+
+describe("text.arithmetic: a group separator a re-encoding drew as a digit", () => {
+  // A Swiss payslip re-distilled by Ghostscript: the apostrophe of "5’691.25" lost its mapping and reads "9", so
+  // every figure above a thousand is ten times too large and off by a digit ("59691.25"); no sum held, and an
+  // edited net pay was a note at 2. Read again with that digit as the separator, the sums hold and the net pay
+  // edited is proof.
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Lordo", "69075.28 CHF"],
+              ["Totale trattenute", "19254.36 CHF"],
+              ["Netto in busta", net],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Competenze"],
+              ["Retribuzione base", "59691.25"],
+              ["Premio", "75.70"],
+              ["Ferie", "222.78"],
+              ["Provvigioni", "85.55"],
+              ["Trattenute"],
+              ["IRPEF", "514.63"],
+              ["Contributi INPS", "558.32"],
+              ["Addizionale regionale", "72.06"],
+              ["Fondo pensione", "109.35"],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "CH", docType: "payslip" },
+    );
+
+  it("reads the digit at the separator's place as the separator when the sums then hold", () => {
+    const f = cleanThenProof(payslip("49820.92 CHF"), payslip("89820.92 CHF"), "net_pay_mismatch");
+    expect(f[0]?.evidence?.expected).toBe("4’820.92 CHF");
+  });
+});

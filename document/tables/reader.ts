@@ -100,6 +100,45 @@ export interface ReadOptions {
   region: string;
   /** Overrides the style read from the figures. */
   style?: NumberStyle;
+  /**
+   * A digit a re-encoding drew for the group separator (a Ghostscript re-distil that lost the apostrophe's
+   * mapping: "5’691.25" read "59691.25"): in such figures it is read as the separator (`separatorDigit`).
+   */
+  separatorDigit?: string;
+}
+
+/** A money figure without group separators: integer digits, the decimal mark and two decimals. */
+const UNGROUPED = /(?<![\d.,'\u2019\u202f])(\d{5,7})([.,])(\d{2})(?![\d.,])/g;
+const GROUPED = /\d[.,'\u2019\u00a0\u202f ]\d{3}[.,]\d{2}(?!\d)/;
+
+/**
+ * The digit a re-encoding drew for a document's group separator, when its figures say so: no figure shows a
+ * separator, and every money figure of five to seven integer digits (three or more of them) has the same digit
+ * where the thousands separator goes. Only a hypothesis: the arithmetic reads the document again with it and
+ * keeps that reading only when more of its sums hold (checks/text-arithmetic).
+ */
+export function separatorDigit(reading: DocumentReading): string | undefined {
+  const digits: string[] = [];
+  for (const l of reading.lines)
+    for (const c of l.cells) {
+      if (!c.figure?.money) continue;
+      if (GROUPED.test(c.text)) return undefined;
+      for (const m of c.text.matchAll(UNGROUPED)) {
+        const int = m[1] as string;
+        if (int.length > 7) continue;
+        digits.push(int[int.length - 4] as string);
+      }
+    }
+  const d = digits[0];
+  return digits.length >= 3 && digits.every((x) => x === d) ? d : undefined;
+}
+
+function ungroupDigit(text: string, d: string): string {
+  return text.replace(UNGROUPED, (all, int: string, mark: string, dec: string) =>
+    int.length >= 5 && int[int.length - 4] === d
+      ? `${int.slice(0, -4)}\u2019${int.slice(-3)}${mark}${dec}`
+      : all,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,7 +146,15 @@ export interface ReadOptions {
 // ---------------------------------------------------------------------------------------------
 
 export function readTables(pages: readonly TablePage[], opts: ReadOptions): DocumentReading {
-  const raw = pages.map((p) => ({ page: p, lines: linesOf(p) }));
+  const sep = opts.separatorDigit;
+  const raw = pages.map((p) => ({
+    page: p,
+    lines: linesOf(p).map((l) =>
+      sep === undefined
+        ? l
+        : { ...l, cells: l.cells.map((c) => ({ ...c, text: ungroupDigit(c.text, sep) })) },
+    ),
+  }));
   const style =
     opts.style ??
     inferNumberStyle(
