@@ -1,7 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
 import { documentTables, documentTablesWith } from "../../document/tables/document-tables.js";
-import { type DocumentReading, separatorDigit } from "../../document/tables/reader.js";
+import { type DocumentReading, minusDigit, separatorDigit } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
 import {
   blockRows,
@@ -58,19 +58,18 @@ function currencyOf(ctx: Ctx): string | undefined {
 export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
   const reading = documentTables(doc);
   const report = arithmeticOfReading(reading);
-  // Figures whose group separator a re-encoding drew as a digit ("5’691.25" read "59691.25"): read again with
-  // that digit as the separator, and kept only when more sums hold and no more fail (docs/decisions.md "A group
-  // separator read as a digit").
-  const d = report.checked > report.verified ? separatorDigit(reading) : undefined;
-  if (d !== undefined) {
-    const again = arithmeticOfReading(documentTablesWith(doc, { separatorDigit: d }));
-    if (
-      again.verified > report.verified &&
-      again.checked - again.verified <= report.checked - report.verified
-    )
-      return again;
+  // Figures whose group separator or minus sign a re-encoding drew as a digit ("5’691.25" read "59691.25",
+  // "−403,97" read "2403,97"): read again with that digit as the separator or the sign, and kept only when
+  // more sums hold and no more fail (docs/decisions.md "A separator or a minus read as a digit").
+  if (report.checked === report.verified) return report;
+  let best = report;
+  for (const opts of [{ separatorDigit: separatorDigit(reading) }, { minusDigit: minusDigit(reading) }]) {
+    if (Object.values(opts).every((v) => v === undefined)) continue;
+    const again = arithmeticOfReading(documentTablesWith(doc, opts));
+    if (again.verified > best.verified && again.checked - again.verified <= best.checked - best.verified)
+      best = again;
   }
-  return report;
+  return best;
 }
 
 /** The arithmetic of a document's tables, however they were read (file text, OCR words, plain text). */

@@ -1475,6 +1475,37 @@ describe("text.arithmetic: a group separator a re-encoding drew as a digit", () 
       { region: "CH", docType: "payslip" },
     );
 
+  // The same re-distil drew the minus sign of the deductions as "2" ("−403,97" read "2403,97", "−1 085,37" read
+  // "21 085,37"): the deductions' total and the net pay were notes; read again with that digit as the sign,
+  // they hold, and the net pay edited is proof.
+  const signed = (net: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 50 }, R(545)],
+          [
+            ["Mededelingen"],
+            ["Basisloon", "4 853,81"],
+            ["Bonus", "532,49"],
+            ["Loonheffing", "21 085,37"],
+            ["Pensioenpremie", "2403,97"],
+            ["Zorgverzekering", "2295,75"],
+            ["WW-premie", "2140,04"],
+            ["Brutoloon", "5 386,30 EUR"],
+            ["Totaal inhoudingen", "1 925,13 EUR"],
+            ["Netto uit te betalen", net],
+          ],
+          700,
+        ),
+      ],
+      { region: "BE", docType: "payslip" },
+    );
+
+  it("reads a leading digit where the document's grouping has no place for it as the minus sign, when the sums then hold", () => {
+    const f = cleanThenProof(signed("3 461,17 EUR"), signed("4 461,17 EUR"), "net_pay_mismatch");
+    expect(f[0]?.evidence?.expected).toMatch(/3.461,17/);
+  });
+
   it("reads the digit at the separator's place as the separator when the sums then hold", () => {
     const f = cleanThenProof(payslip("49820.92 CHF"), payslip("89820.92 CHF"), "net_pay_mismatch");
     expect(f[0]?.evidence?.expected).toBe("4’820.92 CHF");
