@@ -11,9 +11,9 @@ import {
   type HeldSum,
   reportDeferred,
 } from "./blocks.js";
+import { checkCarried } from "./carried.js";
 import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
-import { checkCarried } from "./carried.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
 
 export { TEXT_ARITHMETIC_CODES };
