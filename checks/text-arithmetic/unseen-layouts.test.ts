@@ -1511,3 +1511,39 @@ describe("text.arithmetic: a group separator a re-encoding drew as a digit", () 
     expect(f[0]?.evidence?.expected).toBe("4’820.92 CHF");
   });
 });
+
+describe("text.arithmetic: a currency mark re-encoded after the amount; 'Total cotisations'", () => {
+  // A French payslip re-distilled by Ghostscript: the euro after each amount reads "¬" ("5.744,88 ¬"), so no
+  // amount of its tables was read; and its deductions total, "Total cotisations", was no deductions total, so
+  // the net pay was never checked (an edited net pay: nothing found).
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [["Rémunération"], ["Salaire de base", "5.744,88 ¬"], ["Prime d'équipe", "525,58 ¬"]],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Retenues"],
+              ["Impôt sur le revenu (PAS)", "669,21 ¬"],
+              ["CSG déductible", "444,33 ¬"],
+              ["Retraite complémentaire", "262,03 ¬"],
+              ["Total brut", "6.270,46 EUR"],
+              ["Total cotisations", "1.375,57 EUR"],
+              ["Net à payer", net],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "FR", docType: "payslip" },
+    );
+
+  it("reads the amounts and checks the net pay on the gross and the contributions' total", () => {
+    cleanThenProof(payslip("4.894,89 EUR"), payslip("5.894,89 EUR"), "net_pay_mismatch");
+  });
+});

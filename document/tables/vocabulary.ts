@@ -588,7 +588,7 @@ export const LABELS = {
   gross:
     /\b(gross|brutto|gesamtbrutto|gesamtbezüge|summe bezüge|total (payments|earnings)|brut|salaire brut|total des gains|bruto|brutoloon|totaal bruto|total devengado|lordo|totale competenze)\b/i,
   deductionsTotal:
-    /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|total des retenues|retenues|total des cotisations|inhoudingen|deducciones|trattenute)\b/i,
+    /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|gesamtabzüge|total des retenues|retenues|total (?:des )?cotisations(?: salariales)?|total [àa] d[ée]duire|inhoudingen|deducciones|total a deducir|trattenute)\b/i,
   net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|nettoloon|net [àa] payer|net pay[ée]|salaire net|neto|l[ií]quido (?:total )?a percibir|netto in busta)\b/i,
   ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
