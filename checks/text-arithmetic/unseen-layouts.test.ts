@@ -1547,3 +1547,78 @@ describe("text.arithmetic: a currency mark re-encoded after the amount; 'Total c
     cleanThenProof(payslip("4.894,89 EUR"), payslip("5.894,89 EUR"), "net_pay_mismatch");
   });
 });
+
+describe("text.arithmetic: a statement of money out and in columns without a balance column", () => {
+  // Amounts under "Sorties | Crédits", the balance carried at the page's foot ("À reporter") and brought forward
+  // ("Report"), and a summary box whose money out reads "Total débit" (singular). The carried balance was judged as
+  // the sum of every amount above it, out and in added alike (an anomaly on a genuine statement once the box held),
+  // and the box's money out was no total at all.
+  const statement = () => {
+    const cols = [{ x: 50 }, { x: 130 }, R(450), R(545)];
+    const eur = (c: number) => formatCents(c, "comma_decimal").replace(".", " ");
+    const page1: [number, number][] = [
+      [-1750, 0],
+      [0, 203303],
+      [-117429, 0],
+      [0, 56052],
+    ];
+    const page2: [number, number][] = [
+      [-4776, 0],
+      [0, 15569],
+    ];
+    const opening = -31496;
+    const carried = opening + page1.reduce((a, [o, i]) => a + o + i, 0);
+    const closing = carried + page2.reduce((a, [o, i]) => a + o + i, 0);
+    const all = [...page1, ...page2];
+    const money = (rows: [number, number][], p: number) =>
+      rows.map(([o, i], k) => [
+        `${10 + k + 10 * p}/01/2024`,
+        `Opération ${p}${k}`,
+        o ? eur(-o) : undefined,
+        i ? eur(i) : undefined,
+      ]);
+    return layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Date opé.", "Libellé", "Sorties", "Crédits"],
+            ["01/01/2024", "Solde au début", eur(-opening), undefined],
+            ...money(page1, 0),
+            [undefined, "À reporter", undefined, eur(carried)],
+          ],
+          740,
+        ),
+        [
+          ...grid(
+            cols,
+            [
+              ["Date opé.", "Libellé", "Sorties", "Crédits"],
+              [undefined, "Report", undefined, eur(carried)],
+              ...money(page2, 1),
+            ],
+            760,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Récapitulatif"],
+              ["Solde au début", `${formatCents(opening, "comma_decimal")} €`],
+              ["Total des crédits", `${eur(all.reduce((a, [, i]) => a + i, 0))} €`],
+              ["Total débit", `${eur(-all.reduce((a, [o]) => a + o, 0))} €`],
+              ["Nouveau solde", `${eur(closing)} €`],
+            ],
+            600,
+          ),
+        ],
+      ],
+      { docType: "bank_statement", region: "LU" },
+    );
+  };
+
+  it("the balance carried is the opening plus money in minus money out, and the box's money out is a total", () => {
+    const r = arithmeticFindings(statement());
+    expect(r.verified).toBeGreaterThanOrEqual(2);
+    expect(maxSeverity(r.findings)).toBeLessThan(4);
+  });
+});
