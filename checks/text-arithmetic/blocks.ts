@@ -423,8 +423,16 @@ export function checkBlocks(
     // A payslip's taxable pay ("Taxable wages", "Steuerbrutto", "Net imposable"): gross less the pre-tax
     // deductions, printed between the deductions as the base of the taxes under it; never a term.
     if (LABELS.wageBase.test(r.label) && !LABELS.totalish.test(r.label)) continue;
+    // In a table of money out and money in columns (a statement without a balance column), an amount out is
+    // taken off: a balance carried at the page's foot ("À reporter") is the opening plus the page's moves.
+    const out =
+      r.table !== undefined &&
+      r.row !== undefined &&
+      r.table.columns.some((c) => c.role === "credit") &&
+      r.table.columns[r.row.figures.indexOf(r.figure)]?.role === "debit";
     const subtracted =
-      (LABELS.minus.test(r.label) || LABELS.discount.test(r.label) || LABELS.paid.test(r.label)) && v > 0;
+      (out || LABELS.minus.test(r.label) || LABELS.discount.test(r.label) || LABELS.paid.test(r.label)) &&
+      v > 0;
     const signedV = subtracted ? -v : v;
     const isTotal =
       carried ||

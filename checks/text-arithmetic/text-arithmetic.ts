@@ -1,7 +1,7 @@
 import type { Finding } from "../../core/check-result.js";
 import type { DocumentModel } from "../../document/model.js";
-import { documentTables } from "../../document/tables/document-tables.js";
-import type { DocumentReading } from "../../document/tables/reader.js";
+import { documentTables, documentTablesWith } from "../../document/tables/document-tables.js";
+import { type DocumentReading, minusDigit, separatorDigit } from "../../document/tables/reader.js";
 import { defineCheck, skip } from "../check.js";
 import {
   blockRows,
@@ -11,9 +11,9 @@ import {
   type HeldSum,
   reportDeferred,
 } from "./blocks.js";
+import { checkCarried } from "./carried.js";
 import { type Ctx, TEXT_ARITHMETIC_CODES } from "./findings.js";
 import { checkLineItems } from "./items.js";
-import { checkCarried } from "./carried.js";
 import { checkLedgers, checkStatementSummary, readLedgers } from "./ledger.js";
 
 export { TEXT_ARITHMETIC_CODES };
@@ -56,7 +56,20 @@ function currencyOf(ctx: Ctx): string | undefined {
 }
 
 export function arithmeticFindings(doc: DocumentModel): ArithmeticReport {
-  return arithmeticOfReading(documentTables(doc));
+  const reading = documentTables(doc);
+  const report = arithmeticOfReading(reading);
+  // Figures whose group separator or minus sign a re-encoding drew as a digit ("5’691.25" read "59691.25",
+  // "−403,97" read "2403,97"): read again with that digit as the separator or the sign, and kept only when
+  // more sums hold and no more fail (docs/decisions.md "A separator or a minus read as a digit").
+  if (report.checked === report.verified) return report;
+  let best = report;
+  for (const opts of [{ separatorDigit: separatorDigit(reading) }, { minusDigit: minusDigit(reading) }]) {
+    if (Object.values(opts).every((v) => v === undefined)) continue;
+    const again = arithmeticOfReading(documentTablesWith(doc, opts));
+    if (again.verified > best.verified && again.checked - again.verified <= best.checked - best.verified)
+      best = again;
+  }
+  return best;
 }
 
 /** The arithmetic of a document's tables, however they were read (file text, OCR words, plain text). */

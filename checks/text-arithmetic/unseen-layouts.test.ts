@@ -1435,3 +1435,190 @@ describe("text.arithmetic: a statement's summary box at the top of a later page"
     expect(maxSeverity(g)).toBeLessThan(4);
   });
 });
+
+describe("text.arithmetic: a group separator a re-encoding drew as a digit", () => {
+  // A Swiss payslip re-distilled by Ghostscript: the apostrophe of "5’691.25" lost its mapping and reads "9", so
+  // every figure above a thousand is ten times too large and off by a digit ("59691.25"); no sum held, and an
+  // edited net pay was a note at 2. Read again with that digit as the separator, the sums hold and the net pay
+  // edited is proof.
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Lordo", "69075.28 CHF"],
+              ["Totale trattenute", "19254.36 CHF"],
+              ["Netto in busta", net],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Competenze"],
+              ["Retribuzione base", "59691.25"],
+              ["Premio", "75.70"],
+              ["Ferie", "222.78"],
+              ["Provvigioni", "85.55"],
+              ["Trattenute"],
+              ["IRPEF", "514.63"],
+              ["Contributi INPS", "558.32"],
+              ["Addizionale regionale", "72.06"],
+              ["Fondo pensione", "109.35"],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "CH", docType: "payslip" },
+    );
+
+  // The same re-distil drew the minus sign of the deductions as "2" ("−403,97" read "2403,97", "−1 085,37" read
+  // "21 085,37"): the deductions' total and the net pay were notes; read again with that digit as the sign,
+  // they hold, and the net pay edited is proof.
+  const signed = (net: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 50 }, R(545)],
+          [
+            ["Mededelingen"],
+            ["Basisloon", "4 853,81"],
+            ["Bonus", "532,49"],
+            ["Loonheffing", "21 085,37"],
+            ["Pensioenpremie", "2403,97"],
+            ["Zorgverzekering", "2295,75"],
+            ["WW-premie", "2140,04"],
+            ["Brutoloon", "5 386,30 EUR"],
+            ["Totaal inhoudingen", "1 925,13 EUR"],
+            ["Netto uit te betalen", net],
+          ],
+          700,
+        ),
+      ],
+      { region: "BE", docType: "payslip" },
+    );
+
+  it("reads a leading digit where the document's grouping has no place for it as the minus sign, when the sums then hold", () => {
+    const f = cleanThenProof(signed("3 461,17 EUR"), signed("4 461,17 EUR"), "net_pay_mismatch");
+    expect(f[0]?.evidence?.expected).toMatch(/3.461,17/);
+  });
+
+  it("reads the digit at the separator's place as the separator when the sums then hold", () => {
+    const f = cleanThenProof(payslip("49820.92 CHF"), payslip("89820.92 CHF"), "net_pay_mismatch");
+    expect(f[0]?.evidence?.expected).toBe("4’820.92 CHF");
+  });
+});
+
+describe("text.arithmetic: a currency mark re-encoded after the amount; 'Total cotisations'", () => {
+  // A French payslip re-distilled by Ghostscript: the euro after each amount reads "¬" ("5.744,88 ¬"), so no
+  // amount of its tables was read; and its deductions total, "Total cotisations", was no deductions total, so
+  // the net pay was never checked (an edited net pay: nothing found).
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [["Rémunération"], ["Salaire de base", "5.744,88 ¬"], ["Prime d'équipe", "525,58 ¬"]],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Retenues"],
+              ["Impôt sur le revenu (PAS)", "669,21 ¬"],
+              ["CSG déductible", "444,33 ¬"],
+              ["Retraite complémentaire", "262,03 ¬"],
+              ["Total brut", "6.270,46 EUR"],
+              ["Total cotisations", "1.375,57 EUR"],
+              ["Net à payer", net],
+            ],
+            640,
+          ),
+        ],
+      ],
+      { region: "FR", docType: "payslip" },
+    );
+
+  it("reads the amounts and checks the net pay on the gross and the contributions' total", () => {
+    cleanThenProof(payslip("4.894,89 EUR"), payslip("5.894,89 EUR"), "net_pay_mismatch");
+  });
+});
+
+describe("text.arithmetic: a statement of money out and in columns without a balance column", () => {
+  // Amounts under "Sorties | Crédits", the balance carried at the page's foot ("À reporter") and brought forward
+  // ("Report"), and a summary box whose money out reads "Total débit" (singular). The carried balance was judged as
+  // the sum of every amount above it, out and in added alike (an anomaly on a genuine statement once the box held),
+  // and the box's money out was no total at all.
+  const statement = () => {
+    const cols = [{ x: 50 }, { x: 130 }, R(450), R(545)];
+    const eur = (c: number) => formatCents(c, "comma_decimal").replace(".", " ");
+    const page1: [number, number][] = [
+      [-1750, 0],
+      [0, 203303],
+      [-117429, 0],
+      [0, 56052],
+    ];
+    const page2: [number, number][] = [
+      [-4776, 0],
+      [0, 15569],
+    ];
+    const opening = -31496;
+    const carried = opening + page1.reduce((a, [o, i]) => a + o + i, 0);
+    const closing = carried + page2.reduce((a, [o, i]) => a + o + i, 0);
+    const all = [...page1, ...page2];
+    const money = (rows: [number, number][], p: number) =>
+      rows.map(([o, i], k) => [
+        `${10 + k + 10 * p}/01/2024`,
+        `Opération ${p}${k}`,
+        o ? eur(-o) : undefined,
+        i ? eur(i) : undefined,
+      ]);
+    return layoutDocument(
+      [
+        grid(
+          cols,
+          [
+            ["Date opé.", "Libellé", "Sorties", "Crédits"],
+            ["01/01/2024", "Solde au début", eur(-opening), undefined],
+            ...money(page1, 0),
+            [undefined, "À reporter", undefined, eur(carried)],
+          ],
+          740,
+        ),
+        [
+          ...grid(
+            cols,
+            [
+              ["Date opé.", "Libellé", "Sorties", "Crédits"],
+              [undefined, "Report", undefined, eur(carried)],
+              ...money(page2, 1),
+            ],
+            760,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Récapitulatif"],
+              ["Solde au début", `${formatCents(opening, "comma_decimal")} €`],
+              ["Total des crédits", `${eur(all.reduce((a, [, i]) => a + i, 0))} €`],
+              ["Total débit", `${eur(-all.reduce((a, [o]) => a + o, 0))} €`],
+              ["Nouveau solde", `${eur(closing)} €`],
+            ],
+            600,
+          ),
+        ],
+      ],
+      { docType: "bank_statement", region: "LU" },
+    );
+  };
+
+  it("the balance carried is the opening plus money in minus money out, and the box's money out is a total", () => {
+    const r = arithmeticFindings(statement());
+    expect(r.verified).toBeGreaterThanOrEqual(2);
+    expect(maxSeverity(r.findings)).toBeLessThan(4);
+  });
+});

@@ -96,7 +96,15 @@ export function figureOf(
     // A currency mark whose glyph a re-encoding mapped to another character ("¬6095.61": Ghostscript's
     // re-distil wrote the euro's WinAnsi code without its ToUnicode entry; a C1 control, "¤", U+FFFD, a private
     // use code) before an amount with its decimals: the amount, its mark unknown.
-    .replace(/^[\u0080-\u009f\u00a4\u00ac\ufffd\ue000-\uf8ff]\s?(?=[-\u2212]?\d[\d.,'\u2019\u202f ]*[.,]\d{2}$)/u, "");
+    .replace(
+      /^[\u0080-\u009f\u00a4\u00ac\ufffd\ue000-\uf8ff]\s?(?=[-\u2212]?\d[\d.,'\u2019\u202f ]*[.,]\d{2}$)/u,
+      "",
+    )
+    // The same mark printed after the amount ("5.744,88 ¬", where the page shows "5.744,88 €").
+    .replace(
+      /(?<=^[-\u2212]?\d[\d.,'\u2019\u202f ]*[.,]\d{2}[-\u2212]?)\s?[\u0080-\u009f\u00a4\u00ac\ufffd\ue000-\uf8ff]$/u,
+      "",
+    );
   if (!t || t.length > 40 || !/\d/.test(t)) return undefined;
   const pct = PERCENT_CELL.exec(t);
   if (pct?.[1]) {

@@ -1,6 +1,6 @@
 import type { DocumentModel } from "../model.js";
 import { tablePageOf } from "./pieces.js";
-import { type DocumentReading, readTables } from "./reader.js";
+import { type DocumentReading, type ReadOptions, readTables } from "./reader.js";
 
 const cache = new WeakMap<DocumentModel, DocumentReading>();
 
@@ -16,4 +16,10 @@ export function documentTables(doc: DocumentModel): DocumentReading {
     cache.set(doc, reading);
   }
   return reading;
+}
+
+/** The tables of a document read again under other options (never cached): a hypothesis about its figures. */
+export function documentTablesWith(doc: DocumentModel, opts: Omit<ReadOptions, "region">): DocumentReading {
+  const pages = doc.pdf?.pages ?? doc.imagePages ?? [];
+  return readTables(pages.map(tablePageOf), { region: doc.region, ...opts });
 }

@@ -100,6 +100,74 @@ export interface ReadOptions {
   region: string;
   /** Overrides the style read from the figures. */
   style?: NumberStyle;
+  /**
+   * A digit a re-encoding drew for the group separator (a Ghostscript re-distil that lost the apostrophe's
+   * mapping: "5’691.25" read "59691.25"): in such figures it is read as the separator (`separatorDigit`).
+   */
+  separatorDigit?: string;
+  /**
+   * A digit a re-encoding drew for the minus sign ("−403,97" read "2403,97", "−1 085,37" read "21 085,37"): a
+   * money figure starting with it, the rest a figure grouped as the document groups, is read as negative.
+   */
+  minusDigit?: string;
+}
+
+/** A money figure without group separators: integer digits, the decimal mark and two decimals. */
+const UNGROUPED = /(?<![\d.,'\u2019\u202f])(\d{5,7})([.,])(\d{2})(?![\d.,])/g;
+const GROUPED = /\d[.,'\u2019\u00a0\u202f ]\d{3}[.,]\d{2}(?!\d)/;
+
+/**
+ * The digit a re-encoding drew for a document's group separator, when its figures say so: no figure shows a
+ * separator, and every money figure of five to seven integer digits (three or more of them) has the same digit
+ * where the thousands separator goes. Only a hypothesis: the arithmetic reads the document again with it and
+ * keeps that reading only when more of its sums hold (checks/text-arithmetic).
+ */
+export function separatorDigit(reading: DocumentReading): string | undefined {
+  const digits: string[] = [];
+  for (const l of reading.lines)
+    for (const c of l.cells) {
+      if (!c.figure?.money) continue;
+      if (GROUPED.test(c.text)) return undefined;
+      for (const m of c.text.matchAll(UNGROUPED)) {
+        const int = m[1] as string;
+        if (int.length > 7) continue;
+        digits.push(int[int.length - 4] as string);
+      }
+    }
+  const d = digits[0];
+  return digits.length >= 3 && digits.every((x) => x === d) ? d : undefined;
+}
+
+/**
+ * The digit a re-encoding drew for a document's minus sign, when its figures say so: the document groups its
+ * thousands ("4 853,81"), yet two or more money figures print four integer digits ungrouped, all of them
+ * starting with the same digit, each a figure of three integer digits once that digit is taken off ("2403,97"
+ * is "−403,97"). A hypothesis, like `separatorDigit`.
+ */
+export function minusDigit(reading: DocumentReading): string | undefined {
+  const texts = reading.lines.flatMap((l) =>
+    l.cells.filter((c) => c.figure?.money).map((c) => c.text.trim()),
+  );
+  if (!texts.some((t) => GROUPED.test(t))) return undefined;
+  const misfits = texts.filter((t) => /^\d{4}[.,]\d{2}(?!\d)/.test(t));
+  const d = misfits[0]?.[0];
+  return misfits.length >= 2 && misfits.every((t) => t[0] === d) ? d : undefined;
+}
+
+function minusFor(text: string, d: string): string {
+  const t = text.trim();
+  if (t[0] !== d) return text;
+  const rest = t.slice(1);
+  const grouped = /^\d{1,3}(?:[ \u00a0\u202f.,'\u2019]\d{3})*[.,]\d{2}(?!\d)/.test(rest);
+  return grouped ? `\u2212${rest}` : text;
+}
+
+function ungroupDigit(text: string, d: string): string {
+  return text.replace(UNGROUPED, (all, int: string, mark: string, dec: string) =>
+    int.length >= 5 && int[int.length - 4] === d
+      ? `${int.slice(0, -4)}\u2019${int.slice(-3)}${mark}${dec}`
+      : all,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,7 +175,20 @@ export interface ReadOptions {
 // ---------------------------------------------------------------------------------------------
 
 export function readTables(pages: readonly TablePage[], opts: ReadOptions): DocumentReading {
-  const raw = pages.map((p) => ({ page: p, lines: linesOf(p) }));
+  const sep = opts.separatorDigit;
+  const minus = opts.minusDigit;
+  const reread = (t: string) => {
+    const a = sep === undefined ? t : ungroupDigit(t, sep);
+    return minus === undefined ? a : minusFor(a, minus);
+  };
+  const raw = pages.map((p) => ({
+    page: p,
+    lines: linesOf(p).map((l) =>
+      sep === undefined && minus === undefined
+        ? l
+        : { ...l, cells: l.cells.map((c) => ({ ...c, text: reread(c.text) })) },
+    ),
+  }));
   const style =
     opts.style ??
     inferNumberStyle(

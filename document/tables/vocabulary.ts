@@ -568,9 +568,9 @@ export const LABELS = {
   carry:
     /^(?:(?:(?:saldo|solde|balance|bal\.?)\s+)?(?:übertrag|vortrag|saldovortrag|report|riporto|transport|a riportare|[àa] reporter|suma y sigue|b\/f|c\/f)\b(?:\s*(?:von|vom|auf|from|to|de la|du|sur|da|alla|van|naar)?\s*(?:seite|page|pagina|blatt|p\.)?\s*\d*)?[\s:.]*$|.*\b(?:brought forward|carried forward|balance forward)\b)/i,
   totalIn:
-    /\b(total (money in|deposits|credits|paid in|receipts|incoming)|deposits and (other )?(additions|credits)|summe haben|summe gutschriften|summe eingänge|total des cr[ée]dits|total cr[ée]dits|total des versements|totaal bij|total abonos|total haber|suma (?:haber|abonos|ingresos|de abonos)|total ingresos|totale avere|totale accrediti|totale entrate)\b/i,
+    /\b(total (money in|deposits|credits|paid in|receipts|incoming)|deposits and (other )?(additions|credits)|summe haben|summe gutschriften|summe eingänge|total des cr[ée]dits|total cr[ée]dits?|total des versements|totaal bij|total abonos|total haber|suma (?:haber|abonos|ingresos|de abonos)|total ingresos|totale avere|totale accrediti|totale entrate)\b/i,
   totalOut:
-    /\b(total (money out|withdrawals|debits|paid out|payments|outgoing)|withdrawals and (other )?(subtractions|debits)|summe soll|summe lastschriften|summe belastungen|summe ausgänge|total des d[ée]bits|total d[ée]bits|totaal af|total cargos|total debe|suma (?:debe|cargos|adeudos|de cargos)|total (?:cargos|adeudos)|totale dare|totale addebiti|totale uscite)\b/i,
+    /\b(total (money out|withdrawals|debits|paid out|payments|outgoing)|withdrawals and (other )?(subtractions|debits)|summe soll|summe lastschriften|summe belastungen|summe ausgänge|total des d[ée]bits|total d[ée]bits?|totaal af|total cargos|total debe|suma (?:debe|cargos|adeudos|de cargos)|total (?:cargos|adeudos)|totale dare|totale addebiti|totale uscite)\b/i,
   subtotal:
     /\b(sub-?total|zwischensumme|nettobetrag|summe netto|gesamt netto|netto gesamt|gesamtnetto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
   totalish:
@@ -588,7 +588,7 @@ export const LABELS = {
   gross:
     /\b(gross|brutto|gesamtbrutto|gesamtbezüge|summe bezüge|total (payments|earnings)|brut|salaire brut|total des gains|bruto|brutoloon|totaal bruto|total devengado|lordo|totale competenze)\b/i,
   deductionsTotal:
-    /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|total des retenues|retenues|total des cotisations|inhoudingen|deducciones|trattenute)\b/i,
+    /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|gesamtabzüge|total des retenues|retenues|total (?:des )?cotisations(?: salariales)?|total [àa] d[ée]duire|inhoudingen|deducciones|total a deducir|trattenute)\b/i,
   net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|nettoloon|net [àa] payer|net pay[ée]|salaire net|neto|l[ií]quido (?:total )?a percibir|netto in busta)\b/i,
   ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
