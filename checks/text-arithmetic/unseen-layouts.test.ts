@@ -1622,3 +1622,38 @@ describe("text.arithmetic: a statement of money out and in columns without a bal
     expect(maxSeverity(r.findings)).toBeLessThan(4);
   });
 });
+
+describe("text.arithmetic: a unit price column named by an abbreviation or glued to the next header word", () => {
+  // "Einzelpr." (Einzelpreis cut short) and "EinzelpreisSteuer" (two header words drawn without a space) named no
+  // column, so no line item was checked: an edited line amount was not found.
+  const invoice = (header: (string | undefined)[], last: string) =>
+    layoutDocument(
+      [
+        [
+          // The price's header word starts over the price and runs on over the tax letters' column.
+          ...grid([{ x: 50 }, { x: 350 }, { x: 430 }, R(545)], [header], 714),
+          ...grid(
+            [{ x: 50 }, R(400), { x: 430 }, R(545)],
+            [
+              ["8 Schulung", "1.389,88", "B", "11.119,04"],
+              ["20 Laptopständer", "835,39", "B", "16.707,80"],
+              ["4 Schokolade", "1,20", "A", last],
+              ["2 Nudeln", "4,46", "B", "8,92"],
+            ],
+            700,
+          ),
+        ],
+      ],
+      { region: "DE", docType: "invoice" },
+    );
+
+  it("reads the unit price column and checks each line", () => {
+    for (const header of [
+      ["Menge Artikel", "Einzelpr.", undefined, "Netto"],
+      ["Menge Artikel", "EinzelpreisSteuer", undefined, "Betrag"],
+    ]) {
+      const f = cleanThenProof(invoice(header, "4,80"), invoice(header, "84,80"), "line_item_mismatch");
+      expect(f[0]?.message, header.join(" ")).toMatch(/4 × 1,20/);
+    }
+  });
+});

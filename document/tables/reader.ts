@@ -414,7 +414,12 @@ function repeatedHeader(line: ReadLine, seen: readonly SeenHeader[]): HeaderCell
  * its share of the cell's width.
  */
 function mergedHeaderCell(text: string, box: readonly number[]): HeaderCell[] | undefined {
-  const words = text.trim().split(/\s+/);
+  // Two header words drawn with no space between them ("EinzelpreisSteuer", "QtyDescription"): split where a
+  // lower-case letter meets an upper-case one, when both parts name a column.
+  const glued = /^\p{L}+$/u.test(text.trim()) ? /(?<=\p{Ll})(?=\p{Lu})/u.exec(text.trim()) : null;
+  const words = glued
+    ? [text.trim().slice(0, glued.index), text.trim().slice(glued.index)]
+    : text.trim().split(/\s+/);
   if (words.length < 2 || words.length > 6) return undefined;
   const left = box[0] as number;
   const right = box[2] as number;
