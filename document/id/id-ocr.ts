@@ -1,7 +1,8 @@
 import { createWorker, OEM, PSM, type Worker } from "tesseract.js";
 import { englishModelDir } from "../ocr.js";
-import { type GreyImage, greyToRgba } from "./geometry.js";
 import { toPng } from "../raster.js";
+import { keepTesseractCodeWarm } from "../tesseract-code.js";
+import { type GreyImage, greyToRgba } from "./geometry.js";
 import { MRZ_ALPHABET } from "./mrz-format.js";
 
 /**
@@ -78,6 +79,8 @@ function linesOf(blocks: Tesseract.Block[] | null): OcrLine[] {
 }
 
 export async function createIdOcr(): Promise<IdOcr> {
+  // The engine is fresh per document; tesseract's compiled machine code stays warm in the process.
+  keepTesseractCodeWarm();
   const worker: Worker = await createWorker("eng", OEM.LSTM_ONLY, {
     langPath: englishModelDir(),
     gzip: true,
