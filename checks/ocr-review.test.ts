@@ -240,6 +240,30 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     });
   });
 
+  it("a mismatch the re-run no longer reports: dropped when the re-read reads a figure otherwise, kept (an anomaly) when it read every figure alike", async () => {
+    const first = (runs: TextRun[]) => {
+      runOf(runs, "£57.86").text = "£57.36";
+      return runs;
+    };
+    const doc = await ocrModel(first);
+    const before = await arithmetic(doc);
+    expect(mismatches(before).some((f) => f.severity === 9)).toBe(true);
+    // The re-read reads every figure as the first pass did, but the re-run on it no longer reports the mismatch
+    // (on the development captures the re-read garbled a date or the column header, and the row left the check).
+    const deps = depsFrom(await ocrModel(first));
+    deps.rerun = async () => [{ ...before, outcome: "pass", severity: 0, findings: [] }];
+    const kept = mismatches((await reviewOcrFindings(doc, [before], deps)).results[0]!);
+    expect(kept.length).toBeGreaterThan(0);
+    for (const f of kept) {
+      expect(f.severity, f.message).toBe(OCR_REVIEW.agreedSeverity);
+      expect(f.evidence?.ocr).toMatchObject({ verified: true, reread: true, readAlike: true });
+    }
+    // The re-read reads the misread figure right: the mismatch was the OCR's, and it is dropped.
+    const report = await reviewOcrFindings(doc, [before], depsFrom(await ocrModel()));
+    expect(mismatches(report.results[0]!)).toEqual([]);
+    expect(report.dropped.length).toBeGreaterThan(0);
+  });
+
   it("figures one misread character apart (a digit, a lost decimal point) are a note unless a re-read confirms", async () => {
     const doc = await ocrModel((runs) => {
       runOf(runs, "£57.86").text = "£57.36";

@@ -376,6 +376,31 @@ export function readAlikeTwice(first: PdfPage, again: PdfPage, f: Finding): bool
 }
 
 /**
+ * A doubtful finding the re-run no longer reports was refuted only if the re-reading read its figures otherwise
+ * (the OCR's misreading corrected) or could restore a row (a gap, a skipped line, a difference printed
+ * elsewhere). When its only doubts were figures one character apart or a low confidence, and the sharper
+ * re-reading read every figure it uses alike (same text, same place, each reading and digit fairly sure), the
+ * re-run did not settle it: a re-reading that garbles a date or a column header drops the row or the table
+ * from the check, and the mismatch vanishes unexamined.
+ */
+export function unsettledOnReread(a: OcrAssessment, first: PdfPage, again: PdfPage, f: Finding): boolean {
+  if (a.explanations.some((e) => e !== "one_character" && e !== "low_confidence")) return false;
+  const used = usedRuns(first, f);
+  if (used.length === 0) return false;
+  const sure = (r: TextRun) =>
+    (r.confidence as number) >= OCR_REVIEW.agreedMin && digitsSure(r, OCR_REVIEW.agreedCharMin);
+  const againRuns = (again.layout?.runs ?? []).filter((r) => r.confidence !== undefined);
+  return used.every((r) => {
+    if (!sure(r)) return false;
+    const twin = againRuns.find(
+      (o) =>
+        o.text.trim() === r.text.trim() && (centreInside(o.bbox, r.bbox) || centreInside(r.bbox, o.bbox)),
+    );
+    return twin !== undefined && sure(twin);
+  });
+}
+
+/**
  * An arithmetic note whose figures the OCR read confidently: an anomaly (OCR_REVIEW.confirmedNoteSeverity),
  * so that a pixel finding of another check on the accused value can corroborate it.
  */
@@ -534,10 +559,16 @@ export async function reviewOcrFindings(
     const again = rerun.get(r.checkId);
     const basis = again && again.outcome !== "error" ? again : r;
     const model = basis === again ? (reread as DocumentModel) : doc;
+    // Doubtful findings the re-run no longer reports: dropped, unless the re-reading read their figures alike.
+    const unsettled: Finding[] = [];
     if (basis === again) {
       for (const f of r.findings) {
-        if (subject(f) && doubtful.some((d) => d.f === f) && !again.findings.some((g) => sameFinding(f, g)))
-          report.dropped.push(f);
+        const d = doubtful.find((x) => x.f === f);
+        if (!subject(f) || !d || again.findings.some((g) => sameFinding(f, g))) continue;
+        const first = ocrPage(doc, f.page);
+        const second = ocrPage(reread as DocumentModel, f.page);
+        if (first && second && unsettledOnReread(d.a, first, second, f)) unsettled.push(f);
+        else report.dropped.push(f);
       }
     }
     let notes = 0;
@@ -573,6 +604,14 @@ export async function reviewOcrFindings(
       report.unverified++;
       return unverified(f, a, wasReread);
     });
+    for (const f of unsettled) {
+      const a = assess(doc, ocrPage(doc, f.page)!, f);
+      a.explanations = [];
+      a.readAlike = true;
+      report.confirmed++;
+      findings.push(stated(f, a, true, r.checkId));
+      changed = true;
+    }
     return changed ? rejudged(basis, findings, notes) : r;
   });
   return report;
