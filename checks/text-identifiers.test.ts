@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DocType } from "../core/verdict.js";
 import type { DocumentModel } from "../document/model.js";
+import { grid, layoutDocument } from "../document/testdata/layout-kit.js";
 import { makeDocument, makePng } from "../fixtures/documents.js";
 import { HOSTILE_TEXT_KINDS, makeHostileTextPdf } from "../fixtures/hostile-text.js";
 import { genuineResults, runOn, TEST_NOW, tamperedResult } from "./testdata/text-check-kit.js";
@@ -88,6 +89,73 @@ describe("text.identifiers", () => {
     const edited = identifierFindings(page("DE03 5001 0517 3705 4765"), TEST_NOW);
     expect(edited.map((f) => f.code)).toEqual(["iban_invalid"]);
     expect(edited[0]?.severity).toBeGreaterThanOrEqual(7);
+  });
+
+  it("completes a wrapped IBAN from the cell under it, past another column's text and a label beside it", () => {
+    // A two-column header: the holder's address on the left, the account on the right. The number wraps in
+    // its cell; its tail starts under it, after the address's next line ("Calle Mayor 157  6024 5895").
+    const columns = [{ x: 48 }, { x: 302 }, { x: 402 }];
+    const statement = (tail: string) =>
+      layoutDocument(
+        [
+          grid(
+            columns,
+            [
+              ["Lucía Gómez", "IBAN", "ES34 5356 4494 9674"],
+              ["Calle Mayor 157", undefined, tail],
+              ["08002 Barcelona", "BIC", "ZVPZESPPXXX"],
+            ],
+            700,
+            { pitch: 12 },
+          ),
+        ],
+        { region: "ES" },
+      );
+    expect(identifierFindings(statement("6024 5895"), TEST_NOW)).toEqual([]);
+    const edited = identifierFindings(statement("6024 5896"), TEST_NOW);
+    expect(edited.map((f) => [f.code, f.severity, f.evidence?.iban])).toEqual([
+      ["iban_invalid", 8, "ES3453564494967460245896"],
+    ]);
+    // The label set after the number on its line is no group of it: "IE62 … 8488" + "IBAN" was read as a
+    // 24-character IE IBAN (iban_invalid 7, the wrong length) though its last group "56" wraps under it.
+    const irish = (tail: string) =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 48 }, { x: 300 }, { x: 420 }],
+            [
+              ["Aoife Byrne", "IE62 BOFI 9926 7490 8488", "IBAN"],
+              ["12 Main Street", tail],
+              ["Dublin 2", "BIC", "DZDVIEPP"],
+            ],
+            700,
+            { pitch: 12 },
+          ),
+        ],
+        { region: "IE" },
+      );
+    expect(identifierFindings(irish("56"), TEST_NOW)).toEqual([]);
+    expect(identifierFindings(irish("57"), TEST_NOW).map((f) => [f.code, f.severity])).toEqual([
+      ["iban_invalid", 8],
+    ]);
+  });
+
+  it("makes a failing wrapped IBAN only a note when the lines after it offer several completions", () => {
+    const page = (tail: string) =>
+      textDoc(
+        [
+          "Account holder  IBAN ES34 5356 4494 9674",
+          `${tail}  Calle Mayor 157`,
+          "1234 5678  08002 Barcelona",
+        ].join("\n"),
+        "ES",
+      );
+    // The tail under the number passes: the other candidate is not looked at.
+    expect(identifierFindings(page("6024 5895"), TEST_NOW)).toEqual([]);
+    // Neither passes: the one under the number is read, but which line wraps it is uncertain.
+    const f = identifierFindings(page("6024 5896"), TEST_NOW);
+    expect(f.map((x) => [x.code, x.severity])).toEqual([["iban_invalid", 2]]);
+    expect(f[0]?.evidence?.candidates).toEqual(["ES3453564494967460245896", "ES3453564494967412345678"]);
   });
 
   it("judges a failing check digit by whose account it is: the holder's on a statement, the payee's on an invoice", () => {

@@ -92,22 +92,67 @@ const ACCOUNT_RECORDS = new Set(["bank_statement", "payslip", "utility_bill", "t
 const ACCOUNT_LABEL_WORD = /^(?:IBAN|BIC|SWIFT|BLZ|KTO|RIB|CCC|ABI|CAB|CIN)$/i;
 
 const tokenAt = (t: string | undefined) => (t ?? "").replace(/[^A-Z0-9]+$/gi, "");
+const isGroup = (t: string) => /^[A-Z0-9]{1,4}$/.test(t) && !ACCOUNT_LABEL_WORD.test(t);
 
-/**
- * The IBAN `head` completed by the groups that start a following line (its wrapped tail), or undefined.
- * `lineEnd`: the head ended its line, so any completion of the right length is the wrap; otherwise the
- * head ended inside a line (a table cell with other cells after it) and only a completion that passes
- * mod-97 counts.
- */
-function wrapCompletion(head: string, len: number, tokens: string[], lineEnd: boolean): string | undefined {
+/** The IBAN `head` completed by the groups that start `tokens` (its wrapped tail), if that gives its length. */
+function wrapCompletion(head: string, len: number, tokens: string[]): string | undefined {
   let extended = head;
-  for (const t of tokens) {
+  for (const t of tokens.map(tokenAt)) {
     // A label's word ("IBAN" set beside the number, its baseline a little lower) is no group of the number.
-    if (extended.length >= len || !/^[A-Z0-9]{1,4}$/.test(t) || ACCOUNT_LABEL_WORD.test(t)) break;
+    if (extended.length >= len || !isGroup(t)) break;
     extended += t;
   }
-  if (extended.length !== len) return undefined;
-  return lineEnd || ibanProblem(extended) === null ? extended : undefined;
+  return extended.length === len ? extended : undefined;
+}
+
+/** Lines after the number within which its wrapped tail is looked for (label-only lines not counted). */
+const WRAP_LINES = 3;
+
+interface Tail {
+  value: string;
+  /** The tail's cell lies under the number's cell (by position; without layout: it starts its line). */
+  under: boolean;
+}
+
+/**
+ * Where an IBAN printed in groups that stops short of its length goes on: the groups starting a cell of
+ * one of the next lines. With layout, the wrapped tail of a cell starts under that cell (its left edge within
+ * the cell's extent), whatever other columns print before it on the line ("Calle Mayor 157  6024 5895");
+ * without layout, at the start of the line. Label-only lines ("IBAN" set a little lower than the number
+ * beside it) are skipped. `expected`: the completion found where the tail belongs (the nearest line with
+ * a cell under the number), `all`: every completion of the right length in any cell of those lines.
+ */
+function wrapTails(
+  lines: Line[],
+  li: number,
+  cell: Line["cells"][number],
+  head: string,
+  len: number,
+): { expected?: string; all: Tail[] } {
+  const line = lines[li] as Line;
+  const all: Tail[] = [];
+  let expected: string | undefined;
+  let decided = false;
+  const box = cell.bbox;
+  const tol = 0.5 * (cell.size ?? 10);
+  for (let k = 1, counted = 0; counted < WRAP_LINES; k++) {
+    const next = lines[li + k];
+    if (next?.page !== line.page) break;
+    const words = next.text.split(/\s+/).map(tokenAt);
+    if (words.some(Boolean) && words.every((g) => !g || ACCOUNT_LABEL_WORD.test(g))) continue;
+    counted++;
+    let underHere = false;
+    for (const [ci, c] of next.cells.entries()) {
+      const under =
+        box && c.bbox ? c.bbox[0] >= box[0] - tol && c.bbox[0] <= box[2] : ci === 0 && !box && !c.bbox;
+      underHere ||= under;
+      const value = wrapCompletion(head, len, c.text.split(/\s+/));
+      if (value) all.push({ value, under });
+      if (under && !decided) expected ??= value;
+    }
+    if (underHere) decided = true;
+  }
+  return { expected, all };
 }
 
 function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ibans: Located[] } {
@@ -116,77 +161,91 @@ function ibanFindings(lines: Line[], docType: string): { findings: Finding[]; ib
   const seen = new Set<string>();
   const record = ACCOUNT_RECORDS.has(docType);
   for (const [li, line] of lines.entries()) {
-    const tokens = line.text.split(/\s+/);
     const labelled = /\bIBAN\b/i.test(line.text);
-    for (let i = 0; i < tokens.length; i++) {
-      const head = (tokens[i] as string).replace(/^[^A-Z0-9]+|[^A-Z0-9]+$/gi, "");
-      if (!/^[A-Z]{2}\d{2}[A-Z0-9]*$/.test(head)) continue;
-      const country = head.slice(0, 2);
-      const len = IBAN_LENGTHS[country];
-      if (len === undefined) continue;
-      let compact = head;
-      let j = i + 1;
-      for (; j < tokens.length && compact.length < len; j++) {
-        const t = tokenAt(tokens[j]);
-        if (!/^[A-Z0-9]{1,4}$/.test(t)) break;
-        compact += t;
-      }
-      // An IBAN printed in groups may wrap at the end of the line, or of its table cell when other cells
-      // follow it on the same line: its last groups start the next line (in a cell, the cell's next line,
-      // which may come after the other cells' lines). At the end of the line a completion of the right
-      // length is the wrap; inside a line only one that passes mod-97 is (1 in 97 by chance).
-      // At the end of the line, the next line's groups complete it whether or not they pass (an edited digit is
-      // still read); a line holding only its label ("IBAN" set a little lower than the number beside it) comes
-      // between and is skipped.
-      let wrapped = false;
-      const atEnd = j >= tokens.length;
-      let labels = 0;
-      for (let k = 1; k <= (atEnd ? 1 + labels : 3) && compact.length < len; k++) {
-        const next = lines[li + k];
-        if (next?.page !== line.page) break;
-        const groups = next.text.split(/\s+/).map(tokenAt);
-        if (
-          atEnd &&
-          labels === 0 &&
-          groups.some(Boolean) &&
-          groups.every((g) => !g || ACCOUNT_LABEL_WORD.test(g))
-        ) {
-          labels++;
-          continue;
+    for (const [ci, cell] of line.cells.entries()) {
+      const tokens = cell.text.split(/\s+/);
+      for (let i = 0; i < tokens.length; i++) {
+        const head = (tokens[i] as string).replace(/^[^A-Z0-9]+|[^A-Z0-9]+$/gi, "");
+        if (!/^[A-Z]{2}\d{2}[A-Z0-9]*$/.test(head)) continue;
+        const country = head.slice(0, 2);
+        const len = IBAN_LENGTHS[country];
+        if (len === undefined) continue;
+        let compact = head;
+        let j = i + 1;
+        for (; j < tokens.length && compact.length < len; j++) {
+          const t = tokenAt(tokens[j]);
+          if (!isGroup(t)) break;
+          compact += t;
         }
-        const extended = wrapCompletion(compact, len, groups, atEnd);
-        if (extended) {
-          compact = extended;
-          wrapped = true;
+        // Open: the groups stop short at the end of their cell (or at a label word): the rest wrapped or is
+        // laid out elsewhere. Short inside its cell, before other words, the number was printed as read.
+        const open =
+          compact.length < len && (j >= tokens.length || ACCOUNT_LABEL_WORD.test(tokenAt(tokens[j])));
+        let wrapped = false;
+        let ambiguous: string[] | undefined;
+        if (compact.length < len) {
+          // Groups split over cells of the line (a wide gap between two groups) count when they pass mod-97.
+          const rest =
+            open && j >= tokens.length ? line.cells.slice(ci + 1).flatMap((c) => c.text.split(/\s+/)) : [];
+          const inLine = wrapCompletion(compact, len, rest);
+          const { expected, all } = wrapTails(lines, li, cell, compact, len);
+          // A completion that passes mod-97 is the wrap (1 in 97 by chance); the tail under the number is
+          // preferred. Otherwise, where the number's groups ran open, the tail where it belongs is read as
+          // printed (an edited digit is still read), but when other lines offer other completions (other cells
+          // under the number; without layout, any cell) the reading is ambiguous and the failing check digit
+          // only a note.
+          const valid = [
+            ...(inLine ? [{ value: inLine, under: true }] : []),
+            ...all.filter((t) => t.under),
+            ...all.filter((t) => !t.under),
+          ].find((t) => ibanProblem(t.value) === null);
+          if (valid) {
+            compact = valid.value;
+            wrapped = true;
+          } else if (open && expected) {
+            compact = expected;
+            wrapped = true;
+            // With layout only the cells under the number can be its tail; without, any line's may.
+            const others = [...new Set(all.filter((t) => t.under || !cell.bbox).map((t) => t.value))];
+            if (others.length > 1) ambiguous = others;
+          }
         }
-      }
-      if (compact.length < 15) continue;
-      if (!labelled && compact.length !== len) continue;
-      if (seen.has(compact)) continue;
-      seen.add(compact);
-      const problem = ibanProblem(compact);
-      ibans.push({ line, value: compact });
-      // Too short at the end of a line: the rest may be cut off or laid out elsewhere, not mistyped.
-      const cutOff = compact.length < len && j >= tokens.length && !wrapped;
-      const role = record
-        ? ""
-        : " On an invoice the IBAN is the payee's, and one that fails cannot receive a payment, so this is more often a placeholder or a typo than an edit.";
-      if (problem === "length" && !cutOff) {
-        findings.push({
-          code: "iban_invalid",
-          message: `On ${where(line)}, the IBAN ${compact} has ${compact.length} characters, but ${country} IBANs have ${len}: it was mistyped or altered.${role}`,
-          page: line.page,
-          evidence: { iban: compact, length: compact.length, expectedLength: len },
-          severity: record ? 7 : 3,
-        });
-      } else if (problem === "checksum") {
-        findings.push({
-          code: "iban_invalid",
-          message: `On ${where(line)}, the IBAN ${compact} fails the ISO 13616 mod-97 check, so no bank issued it${record ? ": a digit was changed" : ""}.${role}`,
-          page: line.page,
-          evidence: { iban: compact, check: "mod-97", ...(wrapped ? { wrapped: true } : {}) },
-          severity: record ? 8 : 4,
-        });
+        if (compact.length < 15) continue;
+        if (!labelled && compact.length !== len) continue;
+        if (seen.has(compact)) continue;
+        seen.add(compact);
+        const problem = ibanProblem(compact);
+        ibans.push({ line, value: compact });
+        // Too short where its groups ran open: the rest may be cut off or laid out elsewhere, not mistyped.
+        const cutOff = compact.length < len && open;
+        const role = record
+          ? ""
+          : " On an invoice the IBAN is the payee's, and one that fails cannot receive a payment, so this is more often a placeholder or a typo than an edit.";
+        if (problem === "length" && !cutOff) {
+          findings.push({
+            code: "iban_invalid",
+            message: `On ${where(line)}, the IBAN ${compact} has ${compact.length} characters, but ${country} IBANs have ${len}: it was mistyped or altered.${role}`,
+            page: line.page,
+            evidence: { iban: compact, length: compact.length, expectedLength: len },
+            severity: record ? 7 : 3,
+          });
+        } else if (problem === "checksum" && ambiguous) {
+          findings.push({
+            code: "iban_invalid",
+            message: `On ${where(line)}, the IBAN ${compact} (its last groups read from the next lines) fails the ISO 13616 mod-97 check, but the lines after it offer other completions (${ambiguous.join(", ")}), none passing: the reading of the wrap is uncertain.`,
+            page: line.page,
+            evidence: { iban: compact, check: "mod-97", wrapped: true, candidates: ambiguous },
+            severity: 2,
+          });
+        } else if (problem === "checksum") {
+          findings.push({
+            code: "iban_invalid",
+            message: `On ${where(line)}, the IBAN ${compact} fails the ISO 13616 mod-97 check, so no bank issued it${record ? ": a digit was changed" : ""}.${role}`,
+            page: line.page,
+            evidence: { iban: compact, check: "mod-97", ...(wrapped ? { wrapped: true } : {}) },
+            severity: record ? 8 : 4,
+          });
+        }
       }
     }
   }

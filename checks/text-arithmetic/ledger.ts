@@ -1,7 +1,7 @@
 import type { Figure } from "../../document/tables/cells.js";
 import type { ReadLine, Table, TableColumn, TableRow } from "../../document/tables/reader.js";
 import { foldLigatures, LABELS } from "../../document/tables/vocabulary.js";
-import { type NumberStyle, formatCents } from "../../document/values/amounts.js";
+import { formatCents, type NumberStyle } from "../../document/values/amounts.js";
 import { type Ctx, confidenceOf, money, report, SLACK } from "./findings.js";
 
 /**
@@ -239,7 +239,12 @@ function walk(table: Table, h: Hypothesis, seed?: Figure, unread: TableRow[] = [
     pending = [];
     // A transaction whose balance moved but whose amount was not read (a sign mark the reader does not know,
     // a figure split apart): the chain goes on from its balance, but the move it made is unknown.
-    if (prev !== undefined && all.length === 0 && row.kind === "entry" && Math.abs(bal.cents - prev.cents) > SLACK)
+    if (
+      prev !== undefined &&
+      all.length === 0 &&
+      row.kind === "entry" &&
+      Math.abs(bal.cents - prev.cents) > SLACK
+    )
       unread.push(row);
     if (prev === undefined || all.length === 0) {
       prev = { cents: bal.cents, row };
@@ -803,6 +808,45 @@ function explainedBy(diff: number, extras: readonly Labelled[]): boolean {
   return sums.some((s) => s !== 0 && Math.abs(s - diff) <= SLACK);
 }
 
+/**
+ * Money in and out over the dated transactions of each table without a balance column: a money out and a
+ * money in column, or one signed amount column (its negative figures out). What a summary box's totals count
+ * when no ledger's balances chain.
+ */
+function columnTotals(tables: readonly Table[]): { credits: number; debits: number }[] {
+  const out: { credits: number; debits: number }[] = [];
+  for (const t of tables) {
+    if (t.columns.some((c) => c.role === "balance")) continue;
+    const moneyCols = t.columns.filter((c) => t.rows.some((r) => r.figures[c.index]?.money));
+    const credit = moneyCols.find((c) => c.role === "credit");
+    const debit = moneyCols.find((c) => c.role === "debit");
+    const single = moneyCols.length === 1 ? moneyCols[0] : undefined;
+    if (!(credit && debit) && !single) continue;
+    let credits = 0;
+    let debits = 0;
+    let n = 0;
+    for (const r of t.rows) {
+      if (r.kind !== "entry" || !r.date) continue;
+      const pairs: [Figure | undefined, boolean][] =
+        credit && debit
+          ? [
+              [r.figures[credit.index], true],
+              [r.figures[debit.index], false],
+            ]
+          : [[r.figures[(single as TableColumn).index], true]];
+      for (const [f, isIn] of pairs) {
+        if (!f?.money) continue;
+        n++;
+        // In one signed column only a printed sign says out; an unsigned figure there is in.
+        if (isIn && !(single && f.cents < 0)) credits += Math.abs(f.cents);
+        else debits += Math.abs(f.cents);
+      }
+    }
+    if (n >= 2) out.push({ credits, debits });
+  }
+  return out;
+}
+
 /** Opening + money in − money out = closing, the totals against the rows, the closing against the last balance. */
 export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const rows = labelledFigures(ctx);
@@ -814,12 +858,20 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
   const closing = summaryFigure(candidates(LABELS.closing), anchor, "last");
   const ledger = ledgers[0];
   const held = ctx.verified;
+  // Without a ledger whose balances chain (a statement with no balance column), the box is the table's when
+  // both its totals are the sums of the table's transactions in and out: then its closing is where those
+  // transactions leave its opening, and a closing that is not is read as surely as the table.
+  const sums = (row: Labelled | undefined, total: number) =>
+    row !== undefined && Math.abs(Math.abs(row.figure.cents) - total) <= SLACK;
+  const columnTied =
+    (!ledger || ledger.held < 2) &&
+    columnTotals(ctx.reading.tables).some((t) => sums(totalIn, t.credits) && sums(totalOut, t.debits));
   const structure = {
     source: ctx.reading.pages.get(closing?.line.page ?? 1)?.source === "plain_text" ? 0.8 : 1,
-    header: 0.7,
+    header: columnTied ? 1 : 0.7,
     columns: 1,
     rows: 1,
-    notes: ["a summary read from its labels"],
+    notes: [columnTied ? "a summary whose totals are its table's sums" : "a summary read from its labels"],
   };
   const extras = summaryExtras(rows, [opening, closing, totalIn, totalOut], ledger);
   // The figures of the box that tie to the ledger (a table whose balances chain): its opening, closing and
@@ -876,7 +928,7 @@ export function checkStatementSummary(ctx: Ctx, ledgers: Ledger[]): void {
           totalOut.figure,
         ]),
         notes: structure.notes,
-        support: ties(undefined),
+        support: ties(undefined) + (columnTied ? 2 : 0),
         unsupported: "summary (none of its figures ties to a ledger whose balances chain)",
       });
   }

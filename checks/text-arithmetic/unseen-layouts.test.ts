@@ -1553,7 +1553,7 @@ describe("text.arithmetic: a statement of money out and in columns without a bal
   // ("Report"), and a summary box whose money out reads "Total débit" (singular). The carried balance was judged as
   // the sum of every amount above it, out and in added alike (an anomaly on a genuine statement once the box held),
   // and the box's money out was no total at all.
-  const statement = () => {
+  const statement = (edit: { closing?: number; credits?: number } = {}) => {
     const cols = [{ x: 50 }, { x: 130 }, R(450), R(545)];
     const eur = (c: number) => formatCents(c, "comma_decimal").replace(".", " ");
     const page1: [number, number][] = [
@@ -1604,9 +1604,9 @@ describe("text.arithmetic: a statement of money out and in columns without a bal
             [
               ["Récapitulatif"],
               ["Solde au début", `${formatCents(opening, "comma_decimal")} €`],
-              ["Total des crédits", `${eur(all.reduce((a, [, i]) => a + i, 0))} €`],
+              ["Total des crédits", `${eur(all.reduce((a, [, i]) => a + i, 0) + (edit.credits ?? 0))} €`],
               ["Total débit", `${eur(-all.reduce((a, [o]) => a + o, 0))} €`],
-              ["Nouveau solde", `${eur(closing)} €`],
+              ["Nouveau solde", `${eur(closing + (edit.closing ?? 0) + (edit.credits ?? 0))} €`],
             ],
             600,
           ),
@@ -1620,6 +1620,28 @@ describe("text.arithmetic: a statement of money out and in columns without a bal
     const r = arithmeticFindings(statement());
     expect(r.verified).toBeGreaterThanOrEqual(2);
     expect(maxSeverity(r.findings)).toBeLessThan(4);
+  });
+
+  it("an edited closing balance is compared with where the table's transactions leave the opening", () => {
+    // No ledger's balances chain (there is no balance column), so the box was only "read from its labels" and
+    // its closing 60 000 too high a note (0.73). Its totals in and out are the sums of the table's columns:
+    // the box is the table's, and opening + in − out ≠ closing is proof.
+    const f = only(
+      arithmeticFindings(statement({ closing: 6_000_000 })).findings,
+      "statement_summary_mismatch",
+    );
+    expect(f.map((x) => x.severity)).toEqual([9]);
+    // A box whose money in is not the table's (another account, a pocket): the mismatch stays a note.
+    const other = only(
+      arithmeticFindings(statement({ credits: 100_000 })).findings,
+      "statement_summary_mismatch",
+    );
+    expect(other.map((x) => x.severity)).toEqual([]);
+    const loose = only(
+      arithmeticFindings(statement({ credits: 100_000, closing: 6_000_000 })).findings,
+      "statement_summary_mismatch",
+    );
+    expect(loose.map((x) => x.severity)).toEqual([2]);
   });
 });
 
