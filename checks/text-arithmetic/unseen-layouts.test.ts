@@ -733,6 +733,43 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
   // A bill whose date range wraps in a column of words the vocabulary does not name ("Billing period"): the
   // wrapped half under that header word was "set apart" and ended the table, losing the zero-rated line, and
   // the VAT on part of the items was judged on the whole subtotal (proof 8).
+  it("an amount drawn a space after its rate ('8.1 %' then '13'396.74 CHF') is the line's amount", () => {
+    // Dev draw 51's genuine PDFKit invoice: the rate and a wide amount were one cell, the line's amount was
+    // not read, and the net subtotal under the items was proof (9) of a difference the size of that line.
+    const invoice = (last: string) => {
+      const y = 540 - 3 * 14;
+      return layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 60 }, R(300), R(415), R(461), R(536)],
+              [
+                ["Causale", "Q.tà", "Prezzo un.", "Aliquota", "Importo"],
+                ["Sedie da ufficio", "5", "139.00 CHF", "8.1 %", "695.00 CHF"],
+                ["Installazione", "5.50", "131.00 CHF", "8.1 %", "720.50 CHF"],
+              ],
+              540,
+            ),
+            ...grid([{ x: 60 }, R(300), R(415)], [["Monitor 27 pollici", "14", "956.91 CHF"]], y),
+            run("8.1 %", 436, y),
+            run(last, 465, y),
+            ...grid(
+              [{ x: 60 }, R(536)],
+              [
+                ["Imponibile", "CHF 14'812.24"],
+                ["Imposta 8.1 %", "CHF 1'199.79"],
+                ["Totale fattura", "CHF 16'012.03"],
+              ],
+              y - 40,
+            ),
+          ],
+        ],
+        { region: "CH", docType: "invoice" },
+      );
+    };
+    cleanThenProof(invoice("13'396.74 CHF"), invoice("13'896.74 CHF"), "line_item_mismatch");
+  });
+
   it("a cell wrapped under a header word the vocabulary does not name continues its row", () => {
     const cols = [{ x: 51 }, { x: 234 }, R(361), R(431), R(474), R(544)];
     const doc = layoutDocument(

@@ -133,7 +133,12 @@ export function linesOf(page: TablePage): Line[] {
     for (const p of parts) {
       const prev = current[current.length - 1];
       const gap = prev ? p.box[0] - prev.box[2] : 0;
-      if (prev && (page.source === "plain_text" || gap > CELL_GAP_EM * Math.max(prev.size, p.size))) {
+      if (
+        prev &&
+        (page.source === "plain_text" ||
+          gap > CELL_GAP_EM * Math.max(prev.size, p.size) ||
+          rateThenFigure(prev, p, gap))
+      ) {
         cells.push(cellOf(current));
         current = [];
       }
@@ -152,6 +157,19 @@ export function linesOf(page: TablePage): Line[] {
       source: page.source,
     };
   });
+}
+
+/**
+ * A rate and the figure after it drawn as two pieces, a space or more apart ("8.1 %" then "13'396.74 CHF"): two
+ * cells even closer than a cell gap. An invoice's rate column sits so close to a wide amount; a rate is never
+ * the first half of an amount split over two pieces.
+ */
+function rateThenFigure(prev: Placed, p: Placed, gap: number): boolean {
+  return (
+    gap > SPACE_GAP_EM * Math.max(prev.size, p.size) &&
+    /\d\s?%$/.test(prev.piece.text.trim()) &&
+    /^(?:[-−(]?\d|[€£$¥₹]|[A-Z]{3}\s?\d)/.test(p.piece.text.trim())
+  );
 }
 
 const CURRENCY_ONLY = /^(?:[€£$¥₹]|US\$|EUR|GBP|USD|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|INR)$/;
