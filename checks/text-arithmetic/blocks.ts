@@ -87,10 +87,15 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       const strays = row.strays.filter((f) => f.money && !f.perUnit && !f.percent && !ytd.under(f, line));
       const figures =
         period.length > 0 || all.length === 0 ? all : strays.length > 0 ? [...strays, ...all] : all;
+      // Nor is a figure under a quantity column (hours, a base), while the row prints an amount beside it
+      // ("Überstunden | 10.50 | 33.61 | 352.91 | 2823.28" under "Std. | Faktor | Bezüge | lfd. Jahr", the rate's
+      // header no column the reader took): the amount is the row's, in a column or not.
+      const measure = (f: Figure) => table.columns[row.figures.indexOf(f)]?.role === "quantity";
+      const amounts = period.filter((f) => !measure(f));
       const chosen = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
       const figure =
-        chosen && ytdCol(chosen)
-          ? (period[period.length - 1] ?? strays[strays.length - 1] ?? chosen)
+        chosen && (ytdCol(chosen) || measure(chosen))
+          ? (amounts[amounts.length - 1] ?? strays[strays.length - 1] ?? period[period.length - 1] ?? chosen)
           : chosen;
       out.push({
         page: line.page,

@@ -1716,3 +1716,163 @@ describe("text.arithmetic: a unit price column named by an abbreviation or glued
     }
   });
 });
+
+describe("text.arithmetic: a payslip row's amount beside its hours, under an abbreviated year-to-date header", () => {
+  // Development draw 52: two genuine payslips at proof (total_mismatch 9). "Überstunden | 10.50 | 33.61 | 352.91 |
+  // 2823.28" under "Std. | Faktor | Bezüge | Abzüge | lfd. Jahr": the rate's header named no column, so the hours
+  // under "Std." were the row's figure and the gross was judged over them. "Acum. año" named no year-to-date
+  // column, so no header was read and each row's year figure was added into the gross.
+  const de = (overtime: string) => {
+    const rows: (string | undefined)[][] = [
+      ["Buchungstext", "Std.", "Faktor", "Bezüge", "Abzüge", "lfd. Jahr"],
+      ["Grundgehalt", undefined, undefined, "4652.65", undefined, "37221.20"],
+      ["Überstunden", "10.50", "33.61", overtime, undefined, "2823.28"],
+      ["Provision", undefined, undefined, "545.40", undefined, "4363.20"],
+      ["Lohnsteuer", undefined, undefined, undefined, "1186.58-", "9492.64-"],
+      ["Solidaritätszuschlag", undefined, undefined, undefined, "305.30-", "2442.40-"],
+      ["Kirchensteuer", undefined, undefined, undefined, "444.08-", "3552.64-"],
+      ["Krankenversicherung", undefined, undefined, undefined, "405.22-", "3241.76-"],
+      ["Rentenversicherung", undefined, undefined, undefined, "516.24-", "4129.92-"],
+    ];
+    const totals = [
+      ["Gesamtbrutto", "5550.96 CHF"],
+      ["Summe Abzüge", "2857.42 CHF"],
+      ["Auszahlungsbetrag", "2693.54 CHF"],
+    ];
+    return layoutDocument(
+      [
+        [
+          ...grid([{ x: 45 }, R(267), R(338), R(409), R(480), R(550)], rows, 632),
+          ...grid([{ x: 312 }, R(549)], totals, 495),
+        ],
+      ],
+      { region: "CH", docType: "payslip" },
+    );
+  };
+  const es = (plus: string) => {
+    const rows: (string | undefined)[][] = [
+      ["Movimiento", "Horas", "Tipo", "Devengos", "Deducciones", "Acum. año"],
+      ["Salario base", undefined, undefined, "6.895,11 €", undefined, "27.580,44"],
+      ["Plus turnicidad", undefined, undefined, plus, undefined, "404,04"],
+      ["IRPF", undefined, undefined, undefined, "714,31 €", "2.857,24"],
+      ["Contingencias comunes", undefined, undefined, undefined, "328,82 €", "1.315,28"],
+      ["Desempleo", undefined, undefined, undefined, "80,74 €", "322,96"],
+      ["Formación profesional", undefined, undefined, undefined, "7,00 €", "28,00"],
+      ["MEI", undefined, undefined, undefined, "9,09 €", "36,36"],
+    ];
+    const totals = [
+      ["Total devengado", "6.996,12 EUR"],
+      ["Total a deducir", "1.139,96 EUR"],
+      ["Neto", "5.856,16 EUR"],
+    ];
+    return layoutDocument(
+      [
+        [
+          ...grid([{ x: 45 }, { x: 242 }, { x: 320 }, R(409), R(480), R(550)], rows, 645, { pitch: 16 }),
+          ...grid([{ x: 46 }, R(549)], totals, 509),
+        ],
+      ],
+      { region: "ES", docType: "payslip" },
+    );
+  };
+
+  it("the amount beside the hours is the row's figure, never the hours", () => {
+    expect(arithmeticFindings(de("352.91")).verified).toBeGreaterThanOrEqual(3);
+    const f = cleanThenProof(de("352.91"), de("452.91"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Gesamtbrutto/);
+  });
+
+  it("'Acum. año' names a year-to-date column: its figures are never added into the gross", () => {
+    expect(arithmeticFindings(es("101,01 €")).verified).toBeGreaterThanOrEqual(3);
+    const f = cleanThenProof(es("101,01 €"), es("201,01 €"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Total devengado/);
+  });
+});
+
+describe("text.arithmetic: a receipt's total under a compound word, its tax included or in a breakdown by base", () => {
+  // Development draws 50 and 52: a receipt's edited line amount was not found. "Totaalbedrag" (a compound word)
+  // named no total; "darin enth. USt. 19%" (enthalten cut short) was read as 19 % on top of the total, so nothing
+  // confirmed the reading; and "BTW | Basis | BTW" named no base, so the breakdown that confirms the total was
+  // not read.
+  const de = (brot: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(300), { x: 360 }, R(545)],
+            [
+              ["Erläuterung", "Einzelpr.", "MwSt.", "Summe"],
+              ["Brot", "12,27", "A", brot],
+              ["Äpfel", "7,90", "A", "7,90"],
+              ["Nudeln", "15,32", "A", "15,32"],
+              ["Äpfel", "22,84", "A", "45,68"],
+              ["Brot", "18,16", "A", "18,16"],
+            ],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Summe brutto", "99,33 €"],
+              ["darin enth. USt. 19%", "15,86 €"],
+              ["Karte", "99,33 €"],
+            ],
+            620,
+          ),
+        ],
+      ],
+      { region: "DE", docType: "receipt" },
+    );
+  const nl = (kaas: string) => {
+    const items: [string, string, string][] = [
+      ["Kaas", "B", kaas],
+      ["Brood", "A", "8,66 €"],
+      ["Olijfolie", "B", "57,63 €"],
+      ["Koffiebonen", "A", "50,37 €"],
+      ["Kaas", "B", "41,12 €"],
+      ["Tomaten", "A", "18,99 €"],
+      ["Tomaten", "B", "4,23 €"],
+      ["Chocolade", "A", "55,35 €"],
+      ["Olijfolie", "B", "8,83 €"],
+      ["Water 6x1,5L", "B", "19,81 €"],
+    ];
+    return layoutDocument(
+      [
+        [
+          ...grid([{ x: 50 }, { x: 300 }, R(545)], [["Omschrijving", "BTW %", "Bedrag"], ...items], 720),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Totaalbedrag", "285,28 EUR"],
+              ["waarvan btw 21%", "23,15 EUR"],
+              ["waarvan btw 6%", "8,60 EUR"],
+              ["Pin", "285,28 EUR"],
+            ],
+            560,
+          ),
+          ...grid(
+            [{ x: 59 }, R(276), R(406), R(545)],
+            [
+              ["BTW", "Basis", "BTW", "Totaalbedrag"],
+              ["21%", "110,22", "23,15", "133,37"],
+              ["6%", "143,31", "8,60", "151,91"],
+            ],
+            480,
+          ),
+        ],
+      ],
+      { region: "BE", docType: "receipt" },
+    );
+  };
+
+  it("a total with its tax included ('darin enth.') is confirmed by the tax, and an edited line is found", () => {
+    const f = cleanThenProof(de("12,27"), de("29,27"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Summe brutto/);
+  });
+
+  it("'Totaalbedrag' is a total, confirmed by the breakdown's bases and taxes under 'Basis'", () => {
+    expect(arithmeticFindings(nl("20,29 €")).verified).toBeGreaterThanOrEqual(3);
+    const f = cleanThenProof(nl("20,29 €"), nl("32,29 €"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Totaalbedrag/);
+  });
+});

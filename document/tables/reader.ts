@@ -3,7 +3,14 @@ import { inferNumberStyle, type NumberStyle, numberStyleFor } from "../values/am
 import { debitLetterMarked, type Figure, type ReadCell, readCells } from "./cells.js";
 import { type Line, linesOf, toReaderBox } from "./lines.js";
 import type { PieceSource, TablePage } from "./pieces.js";
-import { type ColumnRole, foldLigatures, headerRole, LABELS, NUMERIC_ROLES } from "./vocabulary.js";
+import {
+  type ColumnRole,
+  foldLigatures,
+  headerRole,
+  LABELS,
+  NUMERIC_ROLES,
+  normaliseHeader,
+} from "./vocabulary.js";
 
 /**
  * The table reader: finds the tables of a document from the geometry of its text, in any layout.
@@ -820,6 +827,7 @@ function bodyUnderHeader(
   };
   refineColumns(table, em);
   amountsUnderQuantity(table);
+  taxBaseUnderBase(table);
   table.structure = structureOf(table, source, true);
   for (const h of headerLines) {
     h.header = true;
@@ -907,6 +915,34 @@ function amountsUnderQuantity(table: Table): void {
     const marked = figs.filter((f) => f.currency !== undefined || f.cents < 0).length;
     if (marked === 0 || (!balance && marked < figs.length)) continue;
     col.role = "amount";
+    return;
+  }
+}
+
+/**
+ * A tax breakdown's base under a word that names a base of any rate ("BTW | Basis | BTW", "Taux | Base | TVA"):
+ * read as a quantity elsewhere (a payslip's "Base | Taux | Montant"), it is the taxable amount in a table whose
+ * rows each print a rate and a tax amount in money beside it — its figures money, two decimals each.
+ */
+function taxBaseUnderBase(table: Table): void {
+  if (table.columns.some((c) => c.role === "tax_base")) return;
+  const tax = table.columns.find(
+    (c) =>
+      c.role === "tax_amount" &&
+      table.rows.some((r) => r.figures[c.index]?.money && !r.figures[c.index]?.percent),
+  );
+  if (!tax) return;
+  const entries = table.rows.filter((r) => r.kind === "entry" && !r.unreadable);
+  if (entries.length === 0 || !entries.every((r) => r.figures.some((f) => f?.percent))) return;
+  for (const col of table.columns) {
+    if (
+      col.role !== "quantity" ||
+      !/^(?:base|basis|grundlage|assiette)$/.test(normaliseHeader(col.header ?? ""))
+    )
+      continue;
+    const figs = entries.map((r) => r.figures[col.index]);
+    if (figs.some((f) => f === undefined || f.decimals !== 2 || f.percent)) continue;
+    col.role = "tax_base";
     return;
   }
 }

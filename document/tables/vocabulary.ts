@@ -290,7 +290,12 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "qte",
     "nombre",
     "nb",
+    // The base a rate applies to (a payslip's contribution, a tax breakdown's taxable amount: reader.ts
+    // taxBaseUnderBase makes it the tax base there).
     "base",
+    "basis",
+    "grundlage",
+    "assiette",
     "heures",
     "jours",
     "aantal",
@@ -503,6 +508,14 @@ const HEADERS: Record<ColumnRole, string[]> = {
     "progressivo annuo",
     "progressivi annui",
     "da inizio anno",
+    // Abbreviated ("Acum. año", "Kum. Jahr", "Progr. anno"): the header's dot removed by normaliseHeader.
+    "acum",
+    "acum año",
+    "acum anual",
+    "kum",
+    "kum jahr",
+    "progr",
+    "progr anno",
   ],
 };
 
@@ -583,12 +596,12 @@ export const LABELS = {
   subtotal:
     /\b(sub-?total|zwischensumme|nettobetrag|summe netto|gesamt netto|netto gesamt|gesamtnetto|rechnungssumme netto|net amount|total net|net total|total (excl\.?|excluding|before|ex\.?) (vat|tax)|total ht|montant ht|sous-total|sous total|subtotaal|totaal excl\w*|imponibile|base imponible|subtotale)\b/i,
   totalish:
-    /\b(sub-?total|total|totals|summe|gesamt\w*|zwischensumme|nettobetrag|rechnungssumme\w*|amount due|balance due|zu zahlen\w*|rechnungsbetrag|endbetrag|gross pay|gross earnings|gesamtbrutto|salaire brut|sous-total|montant (ttc|ht|total)|net [àa] payer|[àa] payer|totaal|importe total|totale)\b/i,
+    /\b(sub-?total|total|totals|summe|gesamt\w*|zwischensumme|nettobetrag|rechnungssumme\w*|amount due|balance due|zu zahlen\w*|rechnungsbetrag|endbetrag|gross pay|gross earnings|gesamtbrutto|salaire brut|sous-total|montant (ttc|ht|total)|net [àa] payer|[àa] payer|totaal\w*|eindtotaal|totalbetrag|endsumme|totalsumme|importe total|totale)\b/i,
   tax: /\b(vat|tax|ust\.?|mwst\.?|umsatzsteuer|mehrwertsteuer|gst|hst|tva|btw|iva)\b/i,
   /** A row stating the base a tax is computed on, not the tax. */
   taxBase: /(basis|base|bemessungsgrundlage|grundlage|\bht\b|\bexcl|\bnet amount|\bnetto\b|imponib)/i,
   taxIncluded:
-    /\b(incl\.?|included|including|of which|inkl\.?|inklusive|enthalten\w*|davon|dont|inclus\w*|inbegrepen|waarvan|incluido|de los cuales|inclusa|di cui)\b/i,
+    /\b(incl\.?|included|including|of which|inkl\.?|inklusive|enthalten\w*|enth\.?|davon|dont|inclus\w*|inbegrepen|waarvan|incluido|de los cuales|inclusa|di cui)\b/i,
   /** A tax named in any of the six languages, compounds included ("Versicherungsteuer"). */
   anyTax: /(vat|tax|ust\b|mwst|steuer|tva|btw|iva\b|gst|hst)/i,
   /** Discounts and surcharges: amounts a block adds or subtracts, never tax lines even with a rate. */
@@ -599,7 +612,7 @@ export const LABELS = {
   deductionsTotal:
     /\b(total deductions|deductions|summe abzüge|abzüge|gesetzliche abzüge|gesamtabzüge|total des retenues|retenues|total (?:des )?cotisations(?: salariales)?|total [àa] d[ée]duire|inhoudingen|deducciones|total a deducir|trattenute)\b/i,
   net: /\b(net pay|net salary|net wages|take[- ]home pay|auszahlungsbetrag|nettoverdienst|nettolohn|netto lfd|net pay ytd|netto|nettoloon|net [àa] payer|net pay[ée]|salaire net|neto|l[ií]quido (?:total )?a percibir|netto in busta)\b/i,
-  ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b/i,
+  ytd: /\b(ytd|year to date|lfd\.? jahr|jahressumme\w*|kumuliert|cumul\w*|annuel|jaar|acumulado|progressiv\w*)\b|\b(?:kum|acum|progr)\./i,
   minus: /^(minus|less|abzüglich|abzgl\.?|deduct|moins|[-−])\b/i,
   /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
   /** The change a receipt gives back: what was tendered minus the total. */
