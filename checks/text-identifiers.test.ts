@@ -91,6 +91,51 @@ describe("text.identifiers", () => {
     expect(edited[0]?.severity).toBeGreaterThanOrEqual(7);
   });
 
+  it("finds a payment reference whose check digits fail on a bill, and passes the one the issuer printed", () => {
+    const bill = (reference: string, docType: DocType = "invoice") =>
+      layoutDocument(
+        [
+          grid(
+            [{ x: 48 }, { x: 200 }],
+            [
+              ["Invoice no.", "INV-2025-10493"],
+              ["Payment reference:", reference],
+              ["IBAN", "DE89 3704 0044 0532 0130 00"],
+            ],
+            700,
+            { pitch: 12 },
+          ),
+        ],
+        { region: "DE", docType },
+      );
+    expect(identifierFindings(bill("RF18 5390 0754 7034"), TEST_NOW)).toEqual([]);
+    const edited = identifierFindings(bill("RF18 5390 0754 7084"), TEST_NOW);
+    expect(edited.map((f) => [f.code, f.severity, f.page, f.evidence?.reference])).toEqual([
+      ["payment_reference_invalid", 8, 1, "RF18 5390 0754 7084"],
+    ]);
+    expect(edited[0]?.bbox).toBeDefined();
+    // A sample invoice's placeholder (RF00 is a check no reference has): a note.
+    expect(identifierFindings(bill("RF00 1234 5678"), TEST_NOW).map((f) => f.severity)).toEqual([2]);
+    // A reference on a statement's transaction is the payer's: an anomaly.
+    expect(
+      identifierFindings(bill("RF18 5390 0754 7084", "bank_statement"), TEST_NOW).map((f) => f.severity),
+    ).toEqual([3]);
+    // The Swiss QR reference after its label, on an Italian invoice ("Causale").
+    const swiss = (reference: string) =>
+      textDoc(`Causale: ${reference}\nIBAN CH93 0076 2011 6238 5295 7`, "CH", "invoice");
+    expect(identifierFindings(swiss("21 00000 00003 13947 14300 09017"), TEST_NOW)).toEqual([]);
+    expect(codes(swiss("21 00000 00003 13947 14300 09077"))).toEqual(["payment_reference_invalid"]);
+  });
+
+  it("reads a creditor reference that wraps onto the next line whole, and a failing one that may wrap as a note", () => {
+    const wrapped = (tail: string) =>
+      textDoc(["Payment reference  RF18 5390", `${tail}  Due date 14/03/2025`].join("\n"), "GB", "invoice");
+    expect(identifierFindings(wrapped("0754 7034"), TEST_NOW)).toEqual([]);
+    expect(identifierFindings(wrapped("0754 7084"), TEST_NOW).map((f) => [f.code, f.severity])).toEqual([
+      ["payment_reference_invalid", 2],
+    ]);
+  });
+
   it("completes a wrapped IBAN from the cell under it, past another column's text and a label beside it", () => {
     // A two-column header: the holder's address on the left, the account on the right. The number wraps in
     // its cell; its tail starts under it, after the address's next line ("Calle Mayor 157  6024 5895").

@@ -19,6 +19,7 @@ import {
   PLAUSIBLE_YEARS,
   parseDateText,
 } from "../document/values/dates.js";
+import { findPaymentReferences, type PaymentReference } from "../document/values/payment-references.js";
 import { defineCheck, flaggedCodes, skip } from "./check.js";
 
 /**
@@ -385,6 +386,114 @@ function sortCodeFindings(lines: Line[]): Finding[] {
   return findings;
 }
 
+/**
+ * Documents whose payment reference is the issuer's own: its billing system computes the reference and its
+ * check digits for each bill, and the payer's bank refuses one that fails. On a statement a reference is a
+ * transaction's, written by whoever paid.
+ */
+const BILLS = new Set(["invoice", "utility_bill"]);
+
+/** Lines after a reference within which its wrapped groups are looked for. */
+const REFERENCE_WRAP_LINES = 2;
+
+/**
+ * A failing reference completed by the groups that start a cell of the next lines into one that holds
+ * (`completes`), or that may go on under its cell (`mayWrap`: a cell there, under it by position or without
+ * layout first on its line, starts with groups of capitals or digits that are no label and no IBAN of their own).
+ */
+function referenceWrap(
+  lines: Line[],
+  li: number,
+  cell: Line["cells"][number],
+  ref: PaymentReference,
+  region: string,
+): { completes: boolean; mayWrap: boolean } {
+  const line = lines[li] as Line;
+  const box = cell.bbox;
+  const tol = 0.5 * (cell.size ?? 10);
+  let mayWrap = false;
+  for (let k = 1; k <= REFERENCE_WRAP_LINES; k++) {
+    const next = lines[li + k];
+    if (next?.page !== line.page) break;
+    for (const [ci, c] of next.cells.entries()) {
+      const groups = c.text.split(/\s+/).map(tokenAt);
+      const under = box && c.bbox ? c.bbox[0] >= box[0] - tol && c.bbox[0] <= box[2] : ci === 0;
+      const compact = c.text.replace(/\s+/g, "");
+      const ownIban = /^[A-Z]{2}\d{2}[A-Z0-9]{8,30}$/.test(compact) && ibanProblem(compact) === null;
+      const tail = isGroup(groups[0] ?? "") && !ownIban;
+      if (under && tail) mayWrap = true;
+      let head = ref.printed;
+      for (const g of groups) {
+        if (!/^[A-Z0-9]{1,5}$/.test(g)) break;
+        head = `${head} ${g}`;
+        if (findPaymentReferences(head, region, line.text).some((r) => r.scheme === ref.scheme && r.valid))
+          return { completes: true, mayWrap };
+      }
+    }
+  }
+  return { completes: false, mayWrap };
+}
+
+/** A template's placeholder: all zeros, or RF check digits the mod-97 rule never gives (00, 01, 99). */
+const isPlaceholder = (ref: PaymentReference) =>
+  /^(?:RF)?0+$/.test(ref.compact.replace(/^RF\d{2}/, "RF")) ||
+  (ref.scheme === "rf" && /^RF(?:00|01|99)/.test(ref.compact));
+
+const SCHEME_NAME: Record<PaymentReference["scheme"], string> = {
+  rf: "creditor reference (ISO 11649, mod 97)",
+  ch_qr: "QR reference (27 digits, recursive mod 10)",
+  be_structured: "structured communication (mod 97)",
+  fi_reference: "reference number (weights 7-3-1)",
+  nl_payment_reference: "payment reference (betalingskenmerk, mod 11)",
+};
+
+/**
+ * Payment references whose check digits fail. On a bill the reference is the issuer's, computed by its
+ * billing system: one that fails was typed by hand, so a printed digit was changed (proof). A reference
+ * that ends its cell and may go on in a cell of the next lines (groups of capitals or digits there) is a
+ * note; one those groups complete into a reference that holds is read whole and passes. Elsewhere (a
+ * statement's transaction) the reference is a payer's: an anomaly.
+ */
+function referenceFindings(lines: Line[], docType: string, region: string): Finding[] {
+  const findings: Finding[] = [];
+  const bill = BILLS.has(docType);
+  for (const [li, line] of lines.entries()) {
+    for (const cell of line.cells) {
+      for (const ref of findPaymentReferences(cell.text, region, line.text)) {
+        if (ref.valid) continue;
+        const atEnd = cell.text.trimEnd().endsWith(ref.printed.trimEnd());
+        const wrap = atEnd
+          ? referenceWrap(lines, li, cell, ref, region)
+          : { completes: false, mayWrap: false };
+        if (wrap.completes) continue;
+        const placeholder = isPlaceholder(ref);
+        findings.push({
+          code: "payment_reference_invalid",
+          message: `On ${where(line)}, the ${SCHEME_NAME[ref.scheme]} ${ref.printed} fails its check digits, which the issuer's billing system computes for every reference and a bank verifies: ${
+            placeholder
+              ? "it is a template's placeholder (check digits no system computes), not an issued reference."
+              : wrap.mayWrap
+                ? "it may go on in the line under it, so this is uncertain."
+                : bill
+                  ? "a digit of it was changed after it was issued."
+                  : "it was mistyped or changed."
+          }`,
+          page: line.page,
+          ...(cell.bbox ? { bbox: cell.bbox } : {}),
+          evidence: {
+            reference: ref.printed,
+            scheme: ref.scheme,
+            check: SCHEME_NAME[ref.scheme],
+            ...(wrap.mayWrap ? { wrapped: true } : {}),
+          },
+          severity: placeholder || wrap.mayWrap ? 2 : bill ? 8 : 3,
+        });
+      }
+    }
+  }
+  return findings;
+}
+
 interface DatedLine {
   line: Line;
   date: ContentDate;
@@ -589,6 +698,7 @@ export function identifierFindings(doc: DocumentModel, now: Date): Finding[] {
     ...routingFindings(lines, doc.declaredDocType),
     ...cardFindings(lines),
     ...sortCodeFindings(lines),
+    ...referenceFindings(lines, doc.declaredDocType, doc.region),
     ...dateFindings(lines, doc, now),
   ];
 }
@@ -619,6 +729,12 @@ export const CODES = {
     level: "specific",
     kind: "identifier",
     means: "A UK sort code is not six digits.",
+  },
+  payment_reference_invalid: {
+    level: "proof",
+    kind: "identifier",
+    means:
+      "A payment reference with check digits (RF creditor reference, Swiss QR reference, Belgian structured communication, Finnish or Dutch reference) fails them (proof on a bill, the issuer's own reference).",
   },
   date_impossible: {
     level: "anomaly",
