@@ -457,7 +457,10 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
   }
   // 31 OCT 98 read with the month's first letter as its digit look-alike (“310CT 98”: the space lost, O read
   // as 0): the day's digits, then 0/5/4/6 for O/S/A/G and the rest of a month's name.
-  m = /(\d{1,2})\s*[ .-]?\s*([0546])([A-ZÀ-Ý]{2,8})\.?(?:\s*\/\s*[A-ZÀ-Ý]{3,9}\.?)?\s*[ .-]?\s*(\d{4}|\d{2})\b/.exec(t);
+  m =
+    /(\d{1,2})\s*[ .-]?\s*([0546])([A-ZÀ-Ý]{2,8})\.?(?:\s*\/\s*[A-ZÀ-Ý]{3,9}\.?)?\s*[ .-]?\s*(\d{4}|\d{2})\b/.exec(
+      t,
+    );
   if (m) {
     const month = monthOf(MONTH_INITIAL[m[2]!]! + m[3]!);
     if (month) return make(Number(m[4]), month, Number(m[1]), m[4]!.length === 2);
