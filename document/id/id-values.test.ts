@@ -38,6 +38,16 @@ describe("dates as documents print them", () => {
     // Ten digits with no 1 where the slashes would be are not a date.
     expect(parsePrintedDate("0352652000", "mdy")).toBeUndefined();
   });
+
+  it("reads a month whose first letter was read as its digit look-alike", () => {
+    // “31 OCT 98” on a development TD1 photo (eval:ids dev draw 13), the space lost and O read as 0.
+    expect(parsePrintedDate("310CT 98")).toEqual({ y: 98, m: 10, d: 31, twoDigitYear: true });
+    expect(parsePrintedDate("10CT/OCT 98")).toEqual({ y: 98, m: 10, d: 1, twoDigitYear: true });
+    expect(parsePrintedDate("04 5EP 2031")).toEqual({ y: 2031, m: 9, d: 4, twoDigitYear: false });
+    expect(parsePrintedDate("12 4UG/AOÛT 74")).toEqual({ y: 74, m: 8, d: 12, twoDigitYear: true });
+    // Not a month after the look-alike: no date.
+    expect(parsePrintedDate("310XY 98")).toBeUndefined();
+  });
 });
 
 describe("names and numbers across zones", () => {

@@ -258,9 +258,17 @@ export function guessFormat(loc: MrzLocation): MrzFormat {
 /**
  * One line read cell by cell: fillers from their shape (mrz-cells.ts), the other cells by the OCR. The OCR's
  * characters go to the inked cells in order when their counts agree; otherwise by position, after finding the
- * shift that puts most of them on inked cells (tesseract's boxes sit a little off the glyphs).
+ * shift that puts most of them on inked cells (tesseract's boxes sit a little off the glyphs). Shifts are
+ * counted by the distinct inked cells they fill (two characters rounded into one cell fill one), and among
+ * shifts filling as many, the one that centres the characters in their cells best is taken: the first of a
+ * run of equal shifts sits on its edge, where a character a little left of its centre rounds into the cell
+ * before and pushes its neighbours along (dev draw 13: a TD1 photo's second reading one cell off from the
+ * third character on).
  */
-function cellText(cells: LineCells, line: OcrLine | undefined): { text: string; conf: number[] } {
+export function cellText(
+  cells: Pick<LineCells, "kinds" | "left" | "pitch">,
+  line: Pick<OcrLine, "words"> | undefined,
+): { text: string; conf: number[] } {
   const chars: string[] = cells.kinds.map((k) => (k === "<" ? "<" : k === "" ? "<" : "?"));
   // A filler recognised by its shape is sure; a cell without ink is not.
   const conf: number[] = cells.kinds.map((k) => (k === "<" ? 95 : k === "" ? 0 : -1));
@@ -279,9 +287,19 @@ function cellText(cells: LineCells, line: OcrLine | undefined): { text: string; 
   const pos = (s: (typeof symbols)[number]) => ((s.box[0] + s.box[2]) / 2 - cells.left) / cells.pitch - 0.5;
   let shift = 0;
   let hits = -1;
-  for (let d = -1; d <= 1.001; d += 0.1) {
-    const h = symbols.filter((s) => chars[Math.round(pos(s) + d)] === "?").length;
-    if (h > hits) [hits, shift] = [h, d];
+  let residual = Number.POSITIVE_INFINITY;
+  for (let step = -20; step <= 20; step++) {
+    const d = step / 20;
+    const filled = new Set<number>();
+    let r = 0;
+    for (const s of symbols) {
+      const k = Math.round(pos(s) + d);
+      if (chars[k] !== "?") continue;
+      filled.add(k);
+      r += (pos(s) + d - k) ** 2;
+    }
+    if (filled.size > hits || (filled.size === hits && r < residual - 1e-9))
+      [hits, residual, shift] = [filled.size, r, d];
   }
   for (const s of symbols) {
     const k = Math.round(pos(s) + shift);

@@ -436,6 +436,9 @@ export interface PrintedDate {
   twoDigitYear: boolean;
 }
 
+/** The letters a month's name may begin with, by the digit an OCR reads them as. */
+const MONTH_INITIAL: Record<string, string> = { "0": "O", "5": "S", "4": "A", "6": "G" };
+
 const monthOf = (s: string) => MONTHS.find(([re]) => re.test(s.toUpperCase()))?.[1];
 
 /** Reads one printed date; `order` decides numeric d/m vs m/d (US documents print month first). */
@@ -451,6 +454,16 @@ export function parsePrintedDate(text: string, order: "dmy" | "mdy" = "dmy"): Pr
   if (m) {
     const month = monthOf(m[2]!);
     if (month) return make(Number(m[3]), month, Number(m[1]), m[3]!.length === 2);
+  }
+  // 31 OCT 98 read with the month's first letter as its digit look-alike (“310CT 98”: the space lost, O read
+  // as 0): the day's digits, then 0/5/4/6 for O/S/A/G and the rest of a month's name.
+  m =
+    /(\d{1,2})\s*[ .-]?\s*([0546])([A-ZÀ-Ý]{2,8})\.?(?:\s*\/\s*[A-ZÀ-Ý]{3,9}\.?)?\s*[ .-]?\s*(\d{4}|\d{2})\b/.exec(
+      t,
+    );
+  if (m) {
+    const month = monthOf(MONTH_INITIAL[m[2]!]! + m[3]!);
+    if (month) return make(Number(m[4]), month, Number(m[1]), m[4]!.length === 2);
   }
   // 1974-08-12 (a separator may be read with a space beside it, or lost: 1974-0812)
   const sep = String.raw`(?:\s*[-./]\s*|\s+)`;
