@@ -87,16 +87,24 @@ export function blockRows(ctx: Ctx, ledgerTables: ReadonlySet<number>): BlockRow
       const strays = row.strays.filter((f) => f.money && !f.perUnit && !f.percent && !ytd.under(f, line));
       const figures =
         period.length > 0 || all.length === 0 ? all : strays.length > 0 ? [...strays, ...all] : all;
-      // Nor is a figure under a quantity column (hours, a base), while the row prints an amount beside it
-      // ("Überstunden | 10.50 | 33.61 | 352.91 | 2823.28" under "Std. | Faktor | Bezüge | lfd. Jahr", the rate's
-      // header no column the reader took): the amount is the row's, in a column or not.
-      const measure = (f: Figure) => table.columns[row.figures.indexOf(f)]?.role === "quantity";
-      const amounts = period.filter((f) => !measure(f));
       const chosen = (sc !== undefined ? row.figures[sc] : undefined) ?? figures[figures.length - 1];
-      const figure =
-        chosen && (ytdCol(chosen) || measure(chosen))
-          ? (amounts[amounts.length - 1] ?? strays[strays.length - 1] ?? period[period.length - 1] ?? chosen)
+      const inPeriod =
+        chosen && ytdCol(chosen)
+          ? (period[period.length - 1] ?? strays[strays.length - 1] ?? chosen)
           : chosen;
+      // Nor is a figure under a quantity column (hours, a base) while the row prints an amount right of it
+      // ("Überstunden | 10.50 | 33.61 | 352.91 | 2823.28" under "Std. | Faktor | Bezüge | lfd. Jahr", the rate's
+      // header no column the reader took): the amount is the row's, in a column or not. (A figure under a word
+      // such as "Base" with only a price left of it is the line's amount: it stays.)
+      const measure = (f: Figure) => table.columns[row.figures.indexOf(f)]?.role === "quantity";
+      const after = inPeriod && measure(inPeriod) ? inPeriod.box[2] : undefined;
+      const amountsAfter =
+        after === undefined
+          ? []
+          : [...period, ...strays]
+              .filter((f) => !measure(f) && f.box[0] > after)
+              .sort((a, b) => a.box[0] - b.box[0]);
+      const figure = amountsAfter[amountsAfter.length - 1] ?? inPeriod;
       out.push({
         page: line.page,
         line,
@@ -641,7 +649,23 @@ export function checkTotalsAbove(
     for (; k >= 0 && k < on.length; k++) {
       const r = on[k] as BlockRow;
       if (!r.figure?.money || r.unreadable || r.table !== undefined) break;
-      if (!(isGross(r) || LABELS.deductionsTotal.test(r.label) || LABELS.net.test(r.label))) break;
+      // A net line right under the deductions total is the net pay ("Net amount"; docs/decisions.md "Net right
+      // under the deductions"), as in checkBlocks.
+      const prev = box[box.length - 1];
+      const netUnderDeductions =
+        /\bnet\b|\bnetto\b|\bneto\b/i.test(r.label) &&
+        prev !== undefined &&
+        LABELS.deductionsTotal.test(prev.label) &&
+        !isGross(prev);
+      if (
+        !(
+          isGross(r) ||
+          LABELS.deductionsTotal.test(r.label) ||
+          LABELS.net.test(r.label) ||
+          netUnderDeductions
+        )
+      )
+        break;
       if (LABELS.ytd.test(r.label)) break;
       box.push(r);
     }
@@ -673,6 +697,30 @@ export function checkTotalsAbove(
       }
       if (LABELS.memo.test(r.label) || LABELS.wageBase.test(r.label)) continue;
       current.push(r);
+    }
+    // The last block's table going on over the next pages (a deductions table whose last rows print on page 2):
+    // its entries there are the block's too, past the header the table repeats and the lines of no table
+    // between its pages (a page's footer).
+    const last = current?.[current.length - 1];
+    if (!own && k >= on.length && last?.table !== undefined && current) {
+      for (const r of rows) {
+        if (r.page <= page) continue;
+        if (r.table !== last.table) {
+          if (r.figures.length === 0 || (r.table === undefined && !r.figure?.money)) continue;
+          break;
+        }
+        if (r.figures.length === 0 && !r.unreadable) continue;
+        if (r.unreadable || !r.figure || isTotalRow(r) || LABELS.deductionsTotal.test(r.label)) {
+          own = true;
+          break;
+        }
+        if (LABELS.net.test(r.label)) {
+          own = true;
+          break;
+        }
+        if (LABELS.memo.test(r.label) || LABELS.wageBase.test(r.label)) continue;
+        current.push(r);
+      }
     }
     if (own) continue;
     if (current?.length) blocks.push(current);

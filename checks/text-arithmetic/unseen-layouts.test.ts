@@ -1876,3 +1876,68 @@ describe("text.arithmetic: a receipt's total under a compound word, its tax incl
     expect(f[0]?.message).toMatch(/Totaalbedrag/);
   });
 });
+
+describe("text.arithmetic: a payslip's totals box above its tables, the deductions going on over the next page", () => {
+  // Development draw 53: "Gross pay / Total deductions / Net amount" above a payments table and a deductions
+  // table whose last row prints on page 2. "Net amount" under the deductions total ended the box's blocks before
+  // they began, and the deductions block stopped at the page's foot: neither total held, so an edited payment
+  // was not found.
+  const payslip = (shift: string) => {
+    const box = grid(
+      [{ x: 61 }, R(283)],
+      [
+        ["Gross pay", "7,242.88 GBP"],
+        ["Total deductions", "2,555.11 GBP"],
+        ["Net amount", "4,687.77 GBP"],
+      ],
+      594,
+      { pitch: 16 },
+    );
+    const payments = grid(
+      [{ x: 59 }, { x: 391 }, R(536)],
+      [
+        "Payments",
+        ["Narrative", "Unit rate", "Amount"],
+        ["Basic salary", undefined, "6,317.36"],
+        ["Commission", undefined, "668.26"],
+        ["Shift allowance", undefined, shift],
+      ],
+      533,
+      { pitch: 18 },
+    );
+    const dcols = [{ x: 59 }, R(387), R(444), R(536)];
+    const deductions = grid(
+      dcols,
+      [
+        "Deductions",
+        ["Narrative", "Basis", "%", "Amount"],
+        ["Income tax", undefined, undefined, "1,323.82"],
+        ["National Insurance", "7,242.88", "8%", "579.43"],
+        ["Pension", "7,242.88", "5%", "362.14"],
+        ["Health insurance", "7,242.88", "2.5%", "181.07"],
+        ["Student loan", "7,242.88", "0.9%", "65.19"],
+      ],
+      434,
+      { pitch: 18 },
+    );
+    const page2 = grid(
+      dcols,
+      ["Deductions", ["Narrative", "Basis", "%", "Amount"], ["Union dues", "7,242.88", "0.6%", "43.46"]],
+      771,
+      { pitch: 18 },
+    );
+    return layoutDocument(
+      [
+        [...box, ...payments, ...deductions, run("Page 1 of 2", 278, 49)],
+        [...page2, run("Pay date: 30 Jun 2024", 56, 714), run("Page 2 of 2", 278, 49)],
+      ],
+      { region: "GB", docType: "payslip" },
+    );
+  };
+
+  it("the deductions total holds on the table over both pages, and the gross is judged on the payments", () => {
+    expect(arithmeticFindings(payslip("257.26")).verified).toBeGreaterThanOrEqual(2);
+    const f = cleanThenProof(payslip("257.26"), payslip("340.26"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Gross pay/);
+  });
+});
