@@ -125,6 +125,15 @@ describe("text.identifiers", () => {
       textDoc(`Causale: ${reference}\nIBAN CH93 0076 2011 6238 5295 7`, "CH", "invoice");
     expect(identifierFindings(swiss("21 00000 00003 13947 14300 09017"), TEST_NOW)).toEqual([]);
     expect(codes(swiss("21 00000 00003 13947 14300 09077"))).toEqual(["payment_reference_invalid"]);
+    // A QR-bill's payment part prints its label over the reference.
+    const qrBill = (reference: string) =>
+      textDoc(
+        ["Zahlteil  Konto / Zahlbar an", "Referenz", reference, "Betrag  CHF 1 949.75"].join("\n"),
+        "CH",
+        "invoice",
+      );
+    expect(identifierFindings(qrBill("21 00000 00003 13947 14300 09017"), TEST_NOW)).toEqual([]);
+    expect(codes(qrBill("21 00000 00003 13947 14300 09077"))).toEqual(["payment_reference_invalid"]);
   });
 
   it("reads a creditor reference that wraps onto the next line whole, and a failing one that may wrap as a note", () => {

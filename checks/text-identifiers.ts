@@ -445,6 +445,8 @@ const SCHEME_NAME: Record<PaymentReference["scheme"], string> = {
   be_structured: "structured communication (mod 97)",
   fi_reference: "reference number (weights 7-3-1)",
   nl_payment_reference: "payment reference (betalingskenmerk, mod 11)",
+  no_kid: "KID (mod 10 or mod 11)",
+  se_ocr: "OCR reference (mod 10)",
 };
 
 /**
@@ -458,8 +460,11 @@ function referenceFindings(lines: Line[], docType: string, region: string): Find
   const findings: Finding[] = [];
   const bill = BILLS.has(docType);
   for (const [li, line] of lines.entries()) {
+    // A reference's label is on its line or on the line above it (a Swiss QR-bill prints "Referenz" over it).
+    const above = lines[li - 1];
+    const label = above?.page === line.page ? `${above.text}\n${line.text}` : line.text;
     for (const cell of line.cells) {
-      for (const ref of findPaymentReferences(cell.text, region, line.text)) {
+      for (const ref of findPaymentReferences(cell.text, region, label)) {
         if (ref.valid) continue;
         const atEnd = cell.text.trimEnd().endsWith(ref.printed.trimEnd());
         const wrap = atEnd
@@ -734,7 +739,7 @@ export const CODES = {
     level: "proof",
     kind: "identifier",
     means:
-      "A payment reference with check digits (RF creditor reference, Swiss QR reference, Belgian structured communication, Finnish or Dutch reference) fails them (proof on a bill, the issuer's own reference).",
+      "A payment reference with check digits (RF creditor reference, Swiss QR reference, Belgian structured communication, Finnish, Dutch, Norwegian KID or Swedish OCR reference) fails them (proof on a bill, the issuer's own reference).",
   },
   date_impossible: {
     level: "anomaly",

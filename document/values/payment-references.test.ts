@@ -5,7 +5,9 @@ import {
   findPaymentReferences,
   fiReferenceValid,
   nlPaymentReferenceValid,
+  noKidValid,
   rfValid,
+  seOcrValid,
 } from "./payment-references.js";
 
 describe("payment references", () => {
@@ -58,6 +60,28 @@ describe("payment references", () => {
       { scheme: "be_structured", valid: true },
     ]);
     expect(findPaymentReferences("***090/9337/55494***")).toMatchObject([{ valid: false }]);
+  });
+
+  it("reads a Norwegian KID and a Swedish OCR reference only in their country's documents", () => {
+    // 1234567897 passes Luhn; 12345678903 passes mod 11 (weights 2-7 from the right: 10+18+… ≡ 8, 11-8=3).
+    expect(noKidValid("1234567897")).toBe(true);
+    expect(noKidValid("1234567898")).toBe(false);
+    expect(noKidValid("12345678903")).toBe(true);
+    expect(noKidValid("12345678904")).toBe(false);
+    expect(findPaymentReferences("KID: 1234 5678 97", "NO")).toMatchObject([
+      { scheme: "no_kid", valid: true },
+    ]);
+    expect(findPaymentReferences("KID: 1234 5678 98", "NO")).toMatchObject([{ valid: false }]);
+    expect(findPaymentReferences("KID: 1234 5678 98", "SE")).toEqual([]);
+    // An amount a space after it is no part of it: the shortest run that holds is the KID.
+    expect(findPaymentReferences("KID: 1234567897 1 250,00", "NO")).toMatchObject([
+      { compact: "1234567897", valid: true },
+    ]);
+    expect(seOcrValid("1234567897")).toBe(true);
+    expect(findPaymentReferences("OCR-nummer 1234567898", "SE")).toMatchObject([
+      { scheme: "se_ocr", valid: false },
+    ]);
+    expect(findPaymentReferences("OCR-nummer 1234567897", "SE")).toMatchObject([{ valid: true }]);
   });
 
   it("reads a Finnish reference only in a Finnish document", () => {

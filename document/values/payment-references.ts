@@ -2,8 +2,9 @@
  * Payment references that carry their own check digits, the issuer's billing system computing them for
  * each bill so that a bank can refuse a mistyped one: the ISO 11649 creditor reference (RF), the Swiss
  * QR-bill reference (27 digits, recursive mod 10), the Belgian structured communication (+++ddd/dddd/ddddd+++,
- * mod 97), the Finnish national reference (weights 7-3-1) and the Dutch payment reference (betalingskenmerk,
- * 16 digits, mod 11). Each reader finds the reference in a line's text and says whether it holds.
+ * mod 97), the Finnish national reference (weights 7-3-1), the Dutch payment reference (betalingskenmerk,
+ * 16 digits, mod 11), the Norwegian KID (mod 10 or mod 11) and the Swedish OCR reference (mod 10). Each
+ * reader finds the reference in a line's text and says whether it holds.
  */
 
 export type PaymentReferenceScheme =
@@ -11,7 +12,9 @@ export type PaymentReferenceScheme =
   | "ch_qr"
   | "be_structured"
   | "fi_reference"
-  | "nl_payment_reference";
+  | "nl_payment_reference"
+  | "no_kid"
+  | "se_ocr";
 
 export interface PaymentReference {
   scheme: PaymentReferenceScheme;
@@ -74,6 +77,36 @@ export function nlPaymentReferenceValid(digits: string): boolean {
   if (check === 10) check = 1;
   if (check === 11) check = 0;
   return check === Number(digits[0]);
+}
+
+/** Luhn (mod 10 with weights 2, 1 from the right, the last digit the check). */
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** The Norwegian KID: 2-25 digits, the last a mod-10 (Luhn) or a mod-11 check digit ("-" for 10). */
+export function noKidValid(kid: string): boolean {
+  if (!/^\d{1,24}[\d-]$/.test(kid)) return false;
+  if (/^\d+$/.test(kid) && luhn(kid)) return true;
+  const body = kid.slice(0, -1).split("").reverse();
+  const sum = body.reduce((a, d, i) => a + Number(d) * ((i % 6) + 2), 0);
+  const r = 11 - (sum % 11);
+  const check = r === 11 ? "0" : r === 10 ? "-" : String(r);
+  return check === kid.slice(-1);
+}
+
+/** The Swedish OCR reference (bankgiro / plusgiro): 2-25 digits, the last the Luhn check of the others. */
+export function seOcrValid(digits: string): boolean {
+  return /^\d{2,25}$/.test(digits) && luhn(digits);
 }
 
 /** Words that label a reference (its number follows them): never one of its groups. */
@@ -164,25 +197,53 @@ function nlReferences(text: string, label: string): PaymentReference[] {
   return out;
 }
 
-/** The Finnish reference after "Viitenumero" / "Viite" / "Referensnummer" on the same line. */
-function fiReferences(text: string): PaymentReference[] {
+/**
+ * A reference after its label on the same line ("KID: 1234 5678 97", "OCR-nummer 12345678", "Viitenumero 1232"),
+ * in groups of digits. Its end is not marked (an amount may follow a space later), so, as for a creditor
+ * reference, the shortest run of whole groups that holds is the reference, and one that fails is the groups
+ * up to the end of the text or a word that is no group of digits.
+ */
+function labelled(
+  text: string,
+  labelRe: RegExp,
+  scheme: PaymentReferenceScheme,
+  valid: (compact: string) => boolean,
+  digits: [number, number],
+): PaymentReference[] {
   const out: PaymentReference[] = [];
-  for (const m of text.matchAll(
-    /\b(?:viitenumero|viite|referensnummer|ref\.?\s*nr\.?)\b\s*:?\s*((?:\d{1,5}[ \u00a0])*\d{1,5})(?![ \u00a0]?\d)/gi,
-  )) {
-    const printed = m[1] as string;
-    const digits = printed.replace(/\D/g, "");
-    if (digits.length < 4 || digits.length > 20) continue;
-    out.push({ scheme: "fi_reference", printed, compact: digits, valid: fiReferenceValid(digits) });
+  for (const m of text.matchAll(labelRe)) {
+    const groups = (m[1] as string).split(/[ \u00a0]/);
+    const runs: string[] = [];
+    let acc = "";
+    for (const g of groups) {
+      acc += g;
+      if (acc.length > digits[1]) break;
+      if (acc.length >= digits[0]) runs.push(acc);
+    }
+    const holds = runs.find(valid);
+    if (holds) {
+      out.push({ scheme, printed: printedOf(m[1] as string, holds), compact: holds, valid: true });
+      continue;
+    }
+    const whole = groups.join("");
+    if (runs[runs.length - 1] !== whole) continue;
+    out.push({ scheme, printed: m[1] as string, compact: whole, valid: false });
   }
   return out;
 }
 
+/** Groups of digits after a label: what `labelled` reads. */
+const DIGIT_GROUPS = String.raw`((?:\d+[ \u00a0])*\d+-?)(?![ \u00a0]?\d)`;
+const after = (label: string) => new RegExp(String.raw`\b(?:${label})\b\s*:?\s*${DIGIT_GROUPS}`, "gi");
+const FI_LABEL = after(String.raw`viitenumero|viite|referensnummer|ref\.?\s*nr\.?`);
+const NO_LABEL = after(String.raw`KID(?:[- ]?(?:nummer|nr\.?))?`);
+const SE_LABEL = after(String.raw`OCR(?:[- ]?(?:nummer|nr\.?|referens))?`);
+
 /**
  * Every payment reference with check digits printed in `text` (one line or one cell); `label` is where the
  * label of a reference without a mark of its own (Swiss, Dutch) is looked for (the whole line, by default
- * the text). A Finnish reference is read only in a Finnish document (the 7-3-1 rule says nothing about
- * another country's reference numbers).
+ * the text). A Finnish reference, a KID and an OCR reference are read only in a document of their country
+ * (their rules say nothing about another country's reference numbers).
  */
 export function findPaymentReferences(text: string, region = "", label = text): PaymentReference[] {
   return [
@@ -190,6 +251,10 @@ export function findPaymentReferences(text: string, region = "", label = text): 
     ...beReferences(text),
     ...chReferences(text, label),
     ...nlReferences(text, label),
-    ...(region.toUpperCase() === "FI" ? fiReferences(text) : []),
+    ...(region.toUpperCase() === "FI"
+      ? labelled(text, FI_LABEL, "fi_reference", fiReferenceValid, [4, 20])
+      : []),
+    ...(region.toUpperCase() === "NO" ? labelled(text, NO_LABEL, "no_kid", noKidValid, [4, 25]) : []),
+    ...(region.toUpperCase() === "SE" ? labelled(text, SE_LABEL, "se_ocr", seOcrValid, [4, 25]) : []),
   ];
 }
