@@ -5,7 +5,7 @@ import type { DocumentModel, PdfPage } from "../document/model.js";
 import type { TextRun } from "../document/page-layout.js";
 import { modelOf } from "../document/testdata/model-kit.js";
 import { makeDocument } from "../fixtures/documents.js";
-import { OCR_REVIEW, type OcrReviewDeps, reviewOcrFindings } from "./ocr-review.js";
+import { mergedReading, OCR_REVIEW, type OcrReviewDeps, reviewOcrFindings } from "./ocr-review.js";
 import { TEST_NOW } from "./testdata/text-check-kit.js";
 import { textArithmeticCheck } from "./text-arithmetic/text-arithmetic.js";
 import { textIdentifiersCheck } from "./text-identifiers.js";
@@ -262,6 +262,100 @@ describe("the OCR-uncertainty rule (checks/ocr-review.ts)", () => {
     const report = await reviewOcrFindings(doc, [before], depsFrom(await ocrModel()));
     expect(mismatches(report.results[0]!)).toEqual([]);
     expect(report.dropped.length).toBeGreaterThan(0);
+  });
+
+  describe("the re-reading's figures merged into the first pass's page (mergedReading)", () => {
+    // A digit replaced on the page (the first row's £1,371.00 printed as £1,311.00), read at 78 % on the first
+    // pass. The sharper re-reading reads every figure alike and surely, but garbles the dates and the column
+    // header of the block it reads (as on the development captures: "01/06/2025" → "0106/2025", "Balance" →
+    // "Ralanca", words at 30-40 %), and on that reading the ledger is no table any more.
+    const tampered = (confidence: number) => (runs: TextRun[]) => {
+      const r = runOf(runs, "£1,371.00");
+      r.text = "£1,311.00";
+      r.confidence = confidence;
+      return runs;
+    };
+    // …and sets the words of a row on baselines of their own (the amounts half a line above their labels, as on
+    // the development captures), with a fragment of a rule read as a lone "7" at 35 %.
+    const garbled = (runs: TextRun[]) => [
+      ...runs.map((r) =>
+        /^\d\d\/06\/2025$/.test(r.text.trim())
+          ? { ...r, text: r.text.replace("/", ""), confidence: 40 }
+          : /^(Date|Description|Money|out|in|Balance)$/.test(r.text.trim())
+            ? { ...r, text: `${r.text.slice(0, -1)}c`, confidence: 30 }
+            : /^£/.test(r.text.trim())
+              ? { ...r, y: r.y + 6 }
+              : r,
+      ),
+      ...runs
+        .filter((r) => r.text.trim() === "£1,311.00")
+        .map((r) => ({
+          ...r,
+          text: "7",
+          bbox: [r.bbox[2] + 2, r.bbox[1], r.bbox[2] + 6, r.bbox[3]] as BoxTuple,
+          x: r.bbox[2] + 2,
+          confidence: 35,
+        })),
+    ];
+
+    it("a re-reading that garbles the dates and labels but reads the figures alike: the mismatch is examined again and stands", async () => {
+      const doc = await ocrModel(tampered(78));
+      const before = await arithmetic(doc);
+      expect(mismatches(before).some((f) => (f.severity ?? 0) >= 2)).toBe(true);
+      const deps = depsFrom(await ocrModel(tampered(97)));
+      const reread = deps.reread;
+      deps.reread = async (page, box, factor) => garbled((await reread(page, box, factor)) ?? []);
+      const report = await reviewOcrFindings(doc, [before], deps);
+      expect(report.dropped).toEqual([]);
+      const kept = mismatches(report.results[0]!);
+      expect(kept.length).toBeGreaterThan(0);
+      for (const f of kept) {
+        expect(f.message).toMatch(/£1,311\.00.*confirmed on a sharper re-reading/);
+        expect(f.evidence?.ocr).toMatchObject({ verified: true, reread: true });
+      }
+    });
+
+    it("the same garbled re-reading that reads a misread figure right still refutes the mismatch", async () => {
+      // The page prints £1,371.00; the first pass misread it as £1,311.00 at 78 %.
+      const doc = await ocrModel(tampered(78));
+      const before = await arithmetic(doc);
+      const deps = depsFrom(await ocrModel());
+      const reread = deps.reread;
+      deps.reread = async (page, box, factor) => garbled((await reread(page, box, factor)) ?? []);
+      const report = await reviewOcrFindings(doc, [before], deps);
+      expect(mismatches(report.results[0]!)).toEqual([]);
+      expect(report.dropped.length).toBeGreaterThan(0);
+    });
+
+    it("takes a date or label from the re-reading only when it read it more surely than the first pass", () => {
+      const run = (text: string, x: number, confidence: number): TextRun => ({
+        text,
+        bbox: [x, 100, x + 40, 110],
+        x,
+        y: 100,
+        size: 10,
+        font: "",
+        fontEmbedded: false,
+        renderMode: 0,
+        fill: null,
+        alpha: 1,
+        upright: true,
+        order: 0,
+        confidence,
+      });
+      const first = [run("11/06/2025", 0, 60), run("Balance", 50, 95), run("£57.36", 100, 78)];
+      const again = [
+        { ...run("11/06/2025", 1, 96), y: 101 },
+        run("Ralanca", 51, 35),
+        { ...run("£57.86", 101, 97), y: 102 },
+        run("£1.00", 200, 90),
+        run("7", 300, 35),
+      ];
+      const texts = mergedReading(first, again).map((r) => `${r.text}@${r.y}`);
+      // The figure from the re-reading, on the first pass's line; the date from the re-reading (96 % against
+      // 60 %); the label from the first pass (95 % against 35 %); a word only the re-reading has, when sure.
+      expect(texts.sort()).toEqual(["11/06/2025@100", "Balance@100", "£1.00@100", "£57.86@100"].sort());
+    });
   });
 
   it("figures one misread character apart (a digit, a lost decimal point) are a note unless a re-read confirms", async () => {

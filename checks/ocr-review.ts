@@ -58,6 +58,12 @@ export const OCR_REVIEW = {
   agreedMin: 80,
   agreedCharMin: 70,
   agreedSeverity: 3,
+  /**
+   * A word of the re-reading at no place the first pass read a word is added to the page only when read with at
+   * least this confidence (a row the first pass skipped reads well at twice the resolution; the block reading's
+   * fragments of rules and stamps, "LOJ.&87" or a lone "7" at 0-40 %, would join a row and break it).
+   */
+  mergeLoneMin: 60,
 } as const;
 
 /** The checks whose findings rest on the printed text the OCR read. */
@@ -304,7 +310,83 @@ const union = (a: BoxTuple, b: BoxTuple): BoxTuple => [
   Math.max(a[3], b[3]),
 ];
 
-/** The page with the runs inside `box` replaced by a re-reading of it. */
+/** A date as printed ("01/06/2025", "01.06.25"): the re-reading of a block garbles these ("0106/2025"). */
+const DATE_SHAPED = /\d{1,4}\s?[/.-]\s?\d{1,2}\s?[/.-]\s?\d{2,4}/;
+/** An amount as printed: decimals or a thousands group, or a currency sign or code beside digits. */
+const amountShaped = (t: string) =>
+  /\d/.test(t) && (/\d[.,]\d{2,3}(?!\d)/.test(t) || /[£$€¥₹]|\b(?:EUR|USD|GBP|CHF|JPY)\b/.test(t));
+
+/** Two word boxes share at least a third of the smaller one's area. */
+function sameWordPlace(a: readonly number[], b: readonly number[]): boolean {
+  const w =
+    Math.min(Math.max(a[0]!, a[2]!), Math.max(b[0]!, b[2]!)) -
+    Math.max(Math.min(a[0]!, a[2]!), Math.min(b[0]!, b[2]!));
+  const h =
+    Math.min(Math.max(a[1]!, a[3]!), Math.max(b[1]!, b[3]!)) -
+    Math.max(Math.min(a[1]!, a[3]!), Math.min(b[1]!, b[3]!));
+  if (w <= 0 || h <= 0) return false;
+  const area = (x: readonly number[]) => Math.abs((x[2]! - x[0]!) * (x[3]! - x[1]!));
+  return w * h >= Math.min(area(a), area(b)) / 3;
+}
+
+const minConfidence = (runs: readonly TextRun[]) => Math.min(...runs.map((r) => r.confidence ?? 0));
+
+/**
+ * The words of a region as the page reads after its re-reading (`withReread`). The re-reading reads the region
+ * as one block at twice the resolution: its figures are sharper, but it garbles what the page's own layout
+ * analysis read well (on the development captures "01/06/2025" → "0106/2025", "Balance" → "Ralanca"), and a
+ * garbled date or header drops the row or the table from the check, so the mismatch under review vanished
+ * unexamined. So the two readings are merged word by word (words at the same place grouped):
+ * - a group with an amount in either reading (and no date in the first): the re-reading's words, on the first
+ *   pass's line (its baseline and size): the figures are what the re-reading is for;
+ * - other words (dates, labels, small numbers): the re-reading's only when it read them more surely than the
+ *   first pass (a misread date the sharper reading reads well), else the first pass's;
+ * - a word only the first pass has: kept (a word the re-reading lost); a word only the re-reading has: added
+ *   when read fairly surely (`OCR_REVIEW.mergeLoneMin`: a row the first pass skipped is restored).
+ */
+export function mergedReading(first: readonly TextRun[], again: readonly TextRun[]): TextRun[] {
+  const group = new Map<TextRun, number>();
+  const parent: number[] = [];
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i]!;
+    return i;
+  };
+  const all = [...first, ...again];
+  all.forEach((_, i) => {
+    parent[i] = i;
+  });
+  for (let i = 0; i < first.length; i++)
+    for (let j = 0; j < again.length; j++)
+      if (sameWordPlace(first[i]!.bbox, again[j]!.bbox)) parent[find(i)] = find(first.length + j);
+  all.forEach((r, i) => {
+    group.set(r, find(i));
+  });
+  const out: TextRun[] = [];
+  for (const g of new Set(all.map((r) => group.get(r)!))) {
+    const a = first.filter((r) => group.get(r) === g);
+    const b = again.filter((r) => group.get(r) === g);
+    if (a.length === 0) {
+      // A word only the re-reading has: a row the first pass skipped, when read fairly surely.
+      out.push(...b.filter((r) => (r.confidence ?? 0) >= OCR_REVIEW.mergeLoneMin));
+      continue;
+    }
+    if (b.length === 0) {
+      out.push(...a);
+      continue;
+    }
+    const figure = !a.some((r) => DATE_SHAPED.test(r.text)) && [...a, ...b].some((r) => amountShaped(r.text));
+    if (!figure && minConfidence(b) <= minConfidence(a)) {
+      out.push(...a);
+      continue;
+    }
+    // The re-reading's words on the first pass's line, so the row is rebuilt as it was.
+    const line = a[0]!;
+    out.push(...b.map((r) => ({ ...r, y: line.y, size: line.size })));
+  }
+  return out;
+}
+
+/** The page with the runs inside `box` merged with a re-reading of it (`mergedReading`). */
 function withReread(page: PdfPage, box: BoxTuple, runs: TextRun[]): PdfPage {
   const layout = page.layout!;
   const centreIn = (r: TextRun) => {
@@ -314,7 +396,8 @@ function withReread(page: PdfPage, box: BoxTuple, runs: TextRun[]): PdfPage {
   };
   const kept = layout.runs.filter((r) => !centreIn(r));
   const order = kept.length;
-  const merged = [...kept, ...runs.filter(centreIn).map((r, i) => ({ ...r, order: order + i }))];
+  const region = mergedReading(layout.runs.filter(centreIn), runs.filter(centreIn));
+  const merged = [...kept, ...region.map((r, i) => ({ ...r, order: order + i }))];
   const lines = layoutLines(page.number, merged, layout.units);
   return { ...page, text: lines.map((l) => l.text).join("\n"), layout: { ...layout, runs: merged } };
 }
