@@ -268,20 +268,36 @@ export function fieldsByValue(
     const l = nameLine(encoded.surname);
     if (l) out.surname = asField("surname", l);
     else if (out.givenNames) {
-      // The line right above the given names, starting where they start, in capitals.
+      // The nearest line above the given names, starting where they start, printed as large as they are: a
+      // caption between them (“Given names / Prénoms” over the value) is small print and passed over.
       const g = out.givenNames.box;
       const h = g[3] - g[1];
+      const letterHeight = (x: VizLine) => {
+        const hs = x.words
+          .filter((w) => /[A-Za-zÀ-ÿ]{2}/.test(w.text))
+          .map((w) => w.box[3] - w.box[1])
+          .sort((a, b) => a - b);
+        return hs.length ? hs[Math.floor(hs.length / 2)]! : 0;
+      };
       const above = lines
         .filter(
           (x) =>
-            x.box[3] <= g[1] + h * 0.2 && g[1] - x.box[3] < h * 2.6 && Math.abs(x.box[0] - g[0]) < h * 1.5,
+            x.box[3] <= g[1] + h * 0.2 &&
+            g[1] - x.box[3] < h * 4 &&
+            Math.abs(x.box[0] - g[0]) < h * 1.5 &&
+            letterHeight(x) >= h * 0.7,
         )
         .sort((a, b) => b.box[3] - a.box[3])[0];
       // A licence's field number before the name ("1 NOVAK") may be read as punctuation ("+ NOVAK").
       const first = above?.words.findIndex((w) => /[A-Za-zÀ-ÿ]/.test(w.text)) ?? -1;
       const words = above && first >= 0 ? above.words.slice(first) : [];
-      const text = words.map((w) => w.text).join(" ");
-      if (above && words.length > 0 && /^[A-ZÀ-Ý' -]{2,}$/.test(text.trim()))
+      const text = words
+        .map((w) => w.text)
+        .join(" ")
+        .trim();
+      // A name: capitals, or (printed as large as the given names, so no caption) some read in lower case and
+      // a final I read as “!” (“Ross!” for ROSSI on a licence photo, dev draw 13).
+      if (above && words.length > 0 && /^[A-ZÀ-Ý][A-Za-zÀ-ÿ' -]*[A-Za-zÀ-ÿ!]$/.test(text))
         out.surname = asField("surname", above, words);
     }
   }
@@ -382,7 +398,9 @@ export function sameReading(
   }
   if (field === "documentNumber")
     return a.toUpperCase().replace(/[^A-Z0-9]/g, "") === b.toUpperCase().replace(/[^A-Z0-9]/g, "");
-  return lettersOf(a) !== "" && lettersOf(a) === lettersOf(b);
+  // A name's capital I is read as “!” at times (“Ross!” and “ROSSI”): the same letter.
+  const name = (s: string) => lettersOf(s.replace(/!/g, "I"));
+  return name(a) !== "" && name(a) === name(b);
 }
 
 /**

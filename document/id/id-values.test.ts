@@ -169,6 +169,39 @@ describe("captions", () => {
     expect(fieldsByValue([line(w("11 MAR 2035", 400, 200))], encoded, {}).expiry?.text).toBe("11 MAR 2035");
   });
 
+  it("takes the value-sized line above the given names as the surname, past a small caption", () => {
+    const encoded = { surname: "OLSEN", givenNames: "ANNA MARIA" };
+    // A card whose surname caption was not read, the given names' caption read between the two values
+    // (small print, 9 px to the values' 17): the surname is the changed value two lines up.
+    const card = [
+      line(w("MULLER", 400, 1184, 17)),
+      line(
+        w("Given", 400, 1226, 9),
+        w("names", 460, 1226, 9),
+        w("/", 520, 1226, 9),
+        w("Prénoms", 535, 1226, 9),
+      ),
+      line(w("ANNA", 400, 1244, 17), w("MARIA", 450, 1244, 17)),
+    ];
+    const found = fieldsByValue(card, encoded, {});
+    expect(found.surname?.text).toBe("MULLER");
+    expect(disagreements(encoded, found).map((d) => d.field)).toEqual(["surname"]);
+    // A licence (dev draw 13): the field numbers 1 and 2 read as commas, ROSSI read “Ross!”.
+    const licence = [
+      line(w(",", 481, 461, 28), w("Ross!", 500, 461, 28)),
+      line(w(",", 480, 501, 27), w("KENJI", 500, 501, 27)),
+    ];
+    const dl = fieldsByValue(licence, { surname: "GARCÍA LÓPEZ", givenNames: "KENJI" }, {});
+    expect(dl.surname?.text).toBe("Ross!");
+    // Small print above the given names, with no value line above it, is no surname.
+    expect(fieldsByValue(card.slice(1), encoded, {}).surname).toBeUndefined();
+  });
+
+  it("reads a name's capital I read as “!” as the same reading", () => {
+    expect(sameReading("surname", "Ross!", "ROSSI")).toBe(true);
+    expect(sameReading("surname", "ROSS", "ROSSI")).toBe(false);
+  });
+
   it("finds values under their captions, misread captions included, and not under 'place of birth'", () => {
     const fields = findFields([
       line(w("Sumame", 100, 100, 12), w("/", 170, 100, 12), w("Nom", 185, 100, 12)),
