@@ -114,6 +114,26 @@ describe("text.identifiers", () => {
       ["payment_reference_invalid", 8, 1, "RF18 5390 0754 7084"],
     ]);
     expect(edited[0]?.bbox).toBeDefined();
+    // A number at the page's foot under the reference's cell is no wrapped part of it.
+    const footed = (reference: string) =>
+      layoutDocument(
+        [
+          [
+            ...grid(
+              [{ x: 48 }],
+              [[`Payment reference: ${reference}`], ["IBAN DE89 3704 0044 0532 0130 00"]],
+              400,
+              {
+                pitch: 12,
+              },
+            ),
+            ...grid([{ x: 60 }], [["998 361 393"]], 40, { pitch: 12 }),
+          ],
+        ],
+        { region: "DE", docType: "invoice" },
+      );
+    expect(identifierFindings(footed("RF18 5390 0754 7034"), TEST_NOW)).toEqual([]);
+    expect(identifierFindings(footed("RF18 5390 0754 7084"), TEST_NOW).map((f) => f.severity)).toEqual([8]);
     // A sample invoice's placeholder (RF00 is a check no reference has): a note.
     expect(identifierFindings(bill("RF00 1234 5678"), TEST_NOW).map((f) => f.severity)).toEqual([2]);
     // A reference on a statement's transaction is the payer's: an anomaly.

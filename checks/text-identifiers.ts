@@ -415,6 +415,9 @@ function referenceWrap(
   for (let k = 1; k <= REFERENCE_WRAP_LINES; k++) {
     const next = lines[li + k];
     if (next?.page !== line.page) break;
+    // A wrapped line follows at a line's pitch, not a page's foot further down.
+    if (line.y !== undefined && next.y !== undefined && Math.abs(next.y - line.y) > 2 * k * (cell.size ?? 10))
+      break;
     for (const [ci, c] of next.cells.entries()) {
       const groups = c.text.split(/\s+/).map(tokenAt);
       const under = box && c.bbox ? c.bbox[0] >= box[0] - tol && c.bbox[0] <= box[2] : ci === 0;
