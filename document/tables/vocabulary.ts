@@ -617,7 +617,7 @@ export const LABELS = {
   /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
   /** The change a receipt gives back: what was tendered minus the total. */
   change:
-    /\b(change|change due|your change|r[üu]ckgeld|wechselgeld|rendu|monnaie rendue|[àa] rendre|wisselgeld|cambio|vuelta|vueltas|resto)\b/i,
+    /\b(change|change due|your change|r[üu]ckgeld|wechselgeld|rendu|monnaie rendue|[àa] rendre|wisselgeld|terug|zur[üu]ck|cambio|vuelta|vueltas|resto)\b/i,
   paid: /\b(amount paid|already paid|payments? received|deposit paid|prepaid|paid on account|bereits (bezahlt|gezahlt)|anzahlung|geleistete (zahlung|anzahlung)\w*|acompte|d[ée]j[àa] (pay[ée]|vers[ée])|aanbetaling|reeds betaald|anticipo|ya pagado|acconto|gi[àa] pagato)\b/i,
   /**
    * The amount a document asks to be paid (or pays out), printed again in a summary box or a payment
