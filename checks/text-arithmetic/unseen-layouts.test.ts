@@ -1981,3 +1981,46 @@ describe("text.arithmetic: the change a Dutch receipt gives back ('Terug')", () 
     expect(f[0]?.message).toMatch(/Totaal incl\. btw/);
   });
 });
+
+describe("text.arithmetic: a ligature a re-distil mapped to a character no word holds", () => {
+  // Development draw 51: a Ghostscript re-distil of a print-to-PDF payslip drew the "ti" ligature as "}" ("Total
+  // deduc}ons"): the deductions total was read as a plain total, the net pay under it as no net pay, and an edited
+  // net pay was not checked.
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            ["Earnings", ["Basic salary", "4,921.40"], ["Bonus", "476.29"], ["Holiday pay", "44.40"]],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              "Deductions",
+              ["Income tax", "685.77"],
+              ["Na}onal Insurance 8%", "435.37"],
+              ["Pension 5%", "272.10"],
+              ["Health insurance 2.5%", "136.05"],
+            ],
+            630,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Total gross", "5,442.09"],
+              ["Total deduc}ons", "1,529.29"],
+              ["Net amount", net],
+            ],
+            550,
+          ),
+        ],
+      ],
+      { region: "GB", docType: "payslip" },
+    );
+
+  it("reads 'Total deduc}ons' as the deductions total, and an edited net pay is proof", () => {
+    cleanThenProof(payslip("3,912.80"), payslip("9,912.80"), "net_pay_mismatch");
+  });
+});
