@@ -1941,3 +1941,86 @@ describe("text.arithmetic: a payslip's totals box above its tables, the deductio
     expect(f[0]?.message).toMatch(/Gross pay/);
   });
 });
+
+describe("text.arithmetic: the change a Dutch receipt gives back ('Terug')", () => {
+  // Development draw 51: a receipt's edited total (Ghostscript re-distil) was an anomaly (4): the change under it
+  // ("Contant 190,00 / Terug 6,83") holds on the items' sum, not on the total printed, but "Terug" named no change.
+  const receipt = (total: string) =>
+    layoutDocument(
+      [
+        grid(
+          [{ x: 50 }, R(545)],
+          [
+            ...[
+              "10,47",
+              "11,57",
+              "5,72",
+              "50,40",
+              "22,80",
+              "3,93",
+              "21,23",
+              "13,99",
+              "14,47",
+              "12,51",
+              "16,08",
+            ].map((a, i) => [`Artikel ${i + 1}`, a]),
+            ["Totaal incl. btw", total],
+            ["waarvan btw 21%", "€ 11,47"],
+            ["waarvan btw 9%", "€ 9,67"],
+            ["Contant", "€ 190,00"],
+            ["Terug", "€ 6,83"],
+          ],
+          720,
+        ),
+      ],
+      { region: "NL", docType: "receipt" },
+    );
+
+  it("an edited total whose change still follows from the items is proof", () => {
+    const f = cleanThenProof(receipt("€ 183,17"), receipt("€ 783,17"), "total_mismatch");
+    expect(f[0]?.message).toMatch(/Totaal incl\. btw/);
+  });
+});
+
+describe("text.arithmetic: a ligature a re-distil mapped to a character no word holds", () => {
+  // Development draw 51: a Ghostscript re-distil of a print-to-PDF payslip drew the "ti" ligature as "}" ("Total
+  // deduc}ons"): the deductions total was read as a plain total, the net pay under it as no net pay, and an edited
+  // net pay was not checked.
+  const payslip = (net: string) =>
+    layoutDocument(
+      [
+        [
+          ...grid(
+            [{ x: 50 }, R(545)],
+            ["Earnings", ["Basic salary", "4,921.40"], ["Bonus", "476.29"], ["Holiday pay", "44.40"]],
+            700,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              "Deductions",
+              ["Income tax", "685.77"],
+              ["Na}onal Insurance 8%", "435.37"],
+              ["Pension 5%", "272.10"],
+              ["Health insurance 2.5%", "136.05"],
+            ],
+            630,
+          ),
+          ...grid(
+            [{ x: 50 }, R(545)],
+            [
+              ["Total gross", "5,442.09"],
+              ["Total deduc}ons", "1,529.29"],
+              ["Net amount", net],
+            ],
+            550,
+          ),
+        ],
+      ],
+      { region: "GB", docType: "payslip" },
+    );
+
+  it("reads 'Total deduc}ons' as the deductions total, and an edited net pay is proof", () => {
+    cleanThenProof(payslip("3,912.80"), payslip("9,912.80"), "net_pay_mismatch");
+  });
+});

@@ -532,7 +532,28 @@ export function foldLigatures(text: string): string {
   const folded = /[\uFB00-\uFB06]/.test(text)
     ? text.replace(/[\uFB00-\uFB06]/g, (c) => c.normalize("NFKC"))
     : text;
-  return /[\u4100-\u7A00]/.test(folded) ? folded.replace(SWAPPED, unswap) : folded;
+  const unswapped = /[\u4100-\u7A00]/.test(folded) ? folded.replace(SWAPPED, unswap) : folded;
+  return JUNK.test(unswapped) ? spellJunk(unswapped) : unswapped;
+}
+
+/**
+ * A ligature a re-encoding (a Ghostscript re-distil) mapped to a character no word holds: "Total deduc}ons" for
+ * "Total deductions". Each such character between letters is read as the ligature under which the text names the
+ * most labels the vocabulary knows (a deductions total, not only a total); none naming more, the text stays as it is.
+ */
+const JUNK = /[A-Za-z][}{~^\\]+[a-z]/;
+const LIGATURE_LETTERS = ["ti", "fi", "fl", "ff", "ffi", "ffl", "tt", "ft", "st"];
+function spellJunk(text: string): string {
+  const named = (t: string) =>
+    Object.values(LABELS).filter((re) => re instanceof RegExp && !re.global && re.test(t)).length;
+  let best = text;
+  let most = named(text);
+  for (const letters of LIGATURE_LETTERS) {
+    const t = text.replace(/(?<=[A-Za-z])[}{~^\\]+(?=[a-z])/g, letters);
+    const n = named(t);
+    if (n > most) [best, most] = [t, n];
+  }
+  return best;
 }
 
 /**
@@ -617,7 +638,7 @@ export const LABELS = {
   /** Money already paid, taken off what is still due ("Acompte", "Anzahlung", "Amount paid"). */
   /** The change a receipt gives back: what was tendered minus the total. */
   change:
-    /\b(change|change due|your change|r[üu]ckgeld|wechselgeld|rendu|monnaie rendue|[àa] rendre|wisselgeld|cambio|vuelta|vueltas|resto)\b/i,
+    /\b(change|change due|your change|r[üu]ckgeld|wechselgeld|rendu|monnaie rendue|[àa] rendre|wisselgeld|terug|zur[üu]ck|cambio|vuelta|vueltas|resto)\b/i,
   paid: /\b(amount paid|already paid|payments? received|deposit paid|prepaid|paid on account|bereits (bezahlt|gezahlt)|anzahlung|geleistete (zahlung|anzahlung)\w*|acompte|d[ée]j[àa] (pay[ée]|vers[ée])|aanbetaling|reeds betaald|anticipo|ya pagado|acconto|gi[àa] pagato)\b/i,
   /**
    * The amount a document asks to be paid (or pays out), printed again in a summary box or a payment
