@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { CaptureParams } from "../../fixtures/ids/capture.js";
 import { genuineRendering, makeSpecimen } from "../../fixtures/ids/specimen.js";
-import { dominantEdgeAngle, type GreyImage, unsharp } from "./geometry.js";
+import { dominantEdgeAngle, type GreyImage, type Point, unsharp } from "./geometry.js";
 import { readIdentity } from "./read.js";
+import { symbolQuad } from "./symbol-quad.js";
 import { capturedIdDocument, devIdFixture, ID_NOW } from "./testdata/id-documents.js";
 
 /**
@@ -83,6 +84,48 @@ describe("a licence photographed at a slant", () => {
     });
     expect((await pdf417Of(doc))?.text).toBe(fixture.truth().barcode);
   }, 180_000);
+
+  it("a PDF417 in perspective that no rotation of the page decodes is outlined and warped square", async () => {
+    // A development licence photo (eval:ids --draw 13, ids-dev-d13-dl-154007-photo-barcode_print_mismatch): the
+    // symbol's bars lean and its top and bottom converge; no angle, resolution or sharpening read it.
+    const { fixture, doc } = await devIdFixture("ids-dev-d13-dl-154007-photo-barcode_print_mismatch", "US", {
+      draw: 13,
+      genuinePerKind: 12,
+      tamperedPerKind: 8,
+    });
+    const reading = await readIdentity(doc, { now: ID_NOW });
+    const page = reading.pages[0]!;
+    expect(page.barcodes.find((b) => b.format === "PDF417")?.text).toBe(fixture.truth().barcode);
+    // Read, the printed surname (changed to BRANDT) is held against the barcode's.
+    expect(page.barcodeVsViz.map((d) => [d.field, d.printed, d.doubts])).toEqual([["surname", "BRANDT", []]]);
+  }, 180_000);
+
+  it("the outline of a dense block of bars in perspective", () => {
+    // Bars 3 px wide inside a quadrilateral whose top and bottom converge (white elsewhere): the outline
+    // found is within 8 px of its corners (the blur rounds them).
+    const w = 500;
+    const h = 300;
+    const corners: Point[] = [
+      [100, 100],
+      [400, 80],
+      [400, 190],
+      [100, 210],
+    ];
+    const data = new Uint8Array(w * h).fill(235);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        const t = (x - 100) / 300;
+        const top = 100 - 20 * t;
+        const bottom = 210 - 20 * t;
+        if (t >= 0 && t <= 1 && y >= top && y <= bottom && Math.floor(x / 3) % 2 === 0) data[y * w + x] = 20;
+      }
+    const quad = symbolQuad({ width: w, height: h, data });
+    expect(quad).toBeDefined();
+    quad!.forEach((p, i) => {
+      expect(Math.hypot(p[0] - corners[i]![0], p[1] - corners[i]![1])).toBeLessThan(8);
+    });
+    expect(symbolQuad({ width: w, height: h, data: new Uint8Array(w * h).fill(200) })).toBeUndefined();
+  });
 
   it("the unsharp mask pushes an edge apart and leaves flat grey alone", () => {
     // A soft step from 100 to 150 over one pixel: sharpened, the dark side dips below 100 next to the edge and

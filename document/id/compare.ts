@@ -269,23 +269,20 @@ export function fieldsByValue(
     if (l) out.surname = asField("surname", l);
     else if (out.givenNames) {
       // The nearest line above the given names, starting where they start, printed as large as they are: a
-      // caption between them (“Given names / Prénoms” over the value) is small print and passed over.
+      // caption between them (“Given names / Prénoms” over the value) is small print and passed over. Sizes
+      // are the lines' heights (tesseract's word boxes of one line vary by half).
       const g = out.givenNames.box;
-      const h = g[3] - g[1];
-      const letterHeight = (x: VizLine) => {
-        const hs = x.words
-          .filter((w) => /[A-Za-zÀ-ÿ]{2}/.test(w.text))
-          .map((w) => w.box[3] - w.box[1])
-          .sort((a, b) => a - b);
-        return hs.length ? hs[Math.floor(hs.length / 2)]! : 0;
-      };
+      const cy = (g[1] + g[3]) / 2;
+      const own = lines.find((l) => l.box[1] <= cy && cy <= l.box[3] && l.box[0] <= g[2] && g[0] <= l.box[2]);
+      const h = own ? own.box[3] - own.box[1] : g[3] - g[1];
       const above = lines
         .filter(
           (x) =>
+            x !== own &&
             x.box[3] <= g[1] + h * 0.2 &&
             g[1] - x.box[3] < h * 4 &&
             Math.abs(x.box[0] - g[0]) < h * 1.5 &&
-            letterHeight(x) >= h * 0.7,
+            x.box[3] - x.box[1] >= h * 0.7,
         )
         .sort((a, b) => b.box[3] - a.box[3])[0];
       // A licence's field number before the name ("1 NOVAK") may be read as punctuation ("+ NOVAK").

@@ -488,6 +488,23 @@ export async function readMrz(
             corrections.push({ line: li, at: i, from: ch, to: b, why: "check_digit" });
             return b;
           }
+          // A near tie of both template readings between the same two characters (OCR-B's B and 8 on a
+          // blurred photo: 0.909 against 0.890, and 0.909 against 0.901 at the higher resolution) is broken by
+          // tesseract when it read the runner-up (dev draw 13: a TD1 photo's optional data, which only the
+          // composite covers, and a changed expiry failing it, so no check digit could settle it).
+          const lo = first.cells[li]?.[i];
+          const hiCell = hi.cells[li]?.[i];
+          if (
+            unsure.has(key) &&
+            lo?.char === ch &&
+            hiCell?.char === ch &&
+            hiCell.margin < SURE_MARGIN &&
+            b === lo.runnerUp &&
+            b === hiCell.runnerUp
+          ) {
+            corrections.push({ line: li, at: i, from: ch, to: b, why: "check_digit" });
+            return b;
+          }
           return ch;
         })
         .join(""),
