@@ -80,12 +80,17 @@ export function dqAnalyse(
       lattices.push(undefined);
       return;
     }
+    // The observed values (nonzero, within ±RANGE) counted once: a candidate lattice's share is a sum of counts.
+    const hist = new Int32Array(2 * RANGE + 1);
+    for (const v of obs) hist[v + RANGE]!++;
     let best: { q1: number; score: number; density: number; set: Set<number> } | undefined;
     for (let q1 = q2 + 1; q1 <= Math.max(q2 * 4, q2 + 12); q1++) {
       const set = lattice(q1, q2);
       const density = (set.size - (set.has(0) ? 1 : 0)) / (2 * RANGE);
       if (density > 0.75) continue;
-      const on = obs.filter((v) => set.has(v)).length / obs.length;
+      let onCount = 0;
+      for (const v of set) onCount += hist[v + RANGE]!;
+      const on = onCount / obs.length;
       const score = on - density;
       if (!best || score > best.score) best = { q1, score, density, set };
     }

@@ -101,20 +101,33 @@ function paperOf(grey: Uint8Array, width: number, height: number): Uint8Array {
     }
   }
   const paper = new Uint8Array(width * height);
+  // Each column's tiles and weight, computed once (the same values the per-pixel expressions gave).
+  const colX0 = new Int32Array(width);
+  const colX1 = new Int32Array(width);
+  const colWx = new Float64Array(width);
+  for (let x = 0; x < width; x++) {
+    const fx = Math.min(tw - 1, Math.max(0, (x + 0.5) / PAPER_TILE - 0.5));
+    const x0 = Math.floor(fx);
+    colX0[x] = x0;
+    colX1[x] = Math.min(tw - 1, x0 + 1);
+    colWx[x] = fx - x0;
+  }
   for (let y = 0; y < height; y++) {
     const fy = Math.min(th - 1, Math.max(0, (y + 0.5) / PAPER_TILE - 0.5));
     const y0 = Math.floor(fy);
     const y1 = Math.min(th - 1, y0 + 1);
     const wy = fy - y0;
+    const r0 = y0 * tw;
+    const r1 = y1 * tw;
+    const row = y * width;
     for (let x = 0; x < width; x++) {
-      const fx = Math.min(tw - 1, Math.max(0, (x + 0.5) / PAPER_TILE - 0.5));
-      const x0 = Math.floor(fx);
-      const x1 = Math.min(tw - 1, x0 + 1);
-      const wx = fx - x0;
+      const x0 = colX0[x]!;
+      const x1 = colX1[x]!;
+      const wx = colWx[x]!;
       const v =
-        (smooth[y0 * tw + x0]! * (1 - wx) + smooth[y0 * tw + x1]! * wx) * (1 - wy) +
-        (smooth[y1 * tw + x0]! * (1 - wx) + smooth[y1 * tw + x1]! * wx) * wy;
-      paper[y * width + x] = Math.round(v);
+        (smooth[r0 + x0]! * (1 - wx) + smooth[r0 + x1]! * wx) * (1 - wy) +
+        (smooth[r1 + x0]! * (1 - wx) + smooth[r1 + x1]! * wx) * wy;
+      paper[row + x] = Math.round(v);
     }
   }
   return paper;
