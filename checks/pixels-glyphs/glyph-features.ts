@@ -26,6 +26,14 @@ export interface GlyphFeatures {
   grain: number;
 }
 
+/** Math.hypot(gx, gy) / 2 for the grey differences gx, gy in -255..255, at [(gx + 255) * 511 + gy + 255]. */
+const HALF_HYPOT = (() => {
+  const t = new Float64Array(511 * 511);
+  for (let gx = -255; gx <= 255; gx++)
+    for (let gy = -255; gy <= 255; gy++) t[(gx + 255) * 511 + gy + 255] = Math.hypot(gx, gy) / 2;
+  return t;
+})();
+
 export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): GlyphFeatures | undefined {
   const g = layout.glyphs[id];
   if (!g) return undefined;
@@ -35,7 +43,8 @@ export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): 
   let paper = 0;
   let paperN = 0;
   const inkVals: number[] = [];
-  const grads: number[] = [];
+  const grads = new Float64Array((x1 - x0) * (y1 - y0));
+  let gradN = 0;
   let boundary = 0;
   for (let y = y0; y < y1; y++)
     for (let x = x0; x < x1; x++) {
@@ -43,7 +52,7 @@ export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): 
       if (x > 0 && y > 0 && x < width - 1 && y < page.height - 1) {
         const gx = grey[p + 1]! - grey[p - 1]!;
         const gy = grey[p + width]! - grey[p - width]!;
-        grads.push(Math.hypot(gx, gy) / 2);
+        grads[gradN++] = HALF_HYPOT[(gx + 255) * 511 + gy + 255]!;
       }
       if (layout.labels[p] === label) {
         inkVals.push(p);
@@ -61,12 +70,15 @@ export function glyphFeatures(page: PagePixels, layout: InkLayout, id: number): 
     }
   if (inkVals.length < 6) return undefined;
   const paperLevel = paperN ? paper / paperN : (layout.paper[y0 * width + x0] ?? 255);
-  const sorted = inkVals.map((p) => grey[p]!).sort((a, b) => a - b);
+  const sorted = Uint8Array.from(inkVals, (p) => grey[p]!).sort();
   const darkest = sorted[Math.floor(sorted.length * 0.05)]!;
   const contrast = Math.max(1, paperLevel - darkest);
-  grads.sort((a, b) => b - a);
-  const top = grads.slice(0, Math.max(1, Math.floor(grads.length / 5)));
-  const sharpness = top.reduce((s, v) => s + v, 0) / top.length / contrast;
+  // The strongest fifth, summed from the strongest down (ascending typed sort, read from the end).
+  const ascending = grads.subarray(0, gradN).sort();
+  const topN = Math.min(gradN, Math.max(1, Math.floor(gradN / 5)));
+  let topSum = 0;
+  for (let i = 0; i < topN; i++) topSum += ascending[gradN - 1 - i]!;
+  const sharpness = topSum / topN / contrast;
   // Core: the darkest 30 % of the ink pixels.
   const cut = sorted[Math.floor(sorted.length * 0.3)]!;
   let n = 0;
