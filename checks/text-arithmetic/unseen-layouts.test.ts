@@ -770,6 +770,58 @@ describe("text.arithmetic on layouts it was not fitted to", () => {
     cleanThenProof(invoice("13'396.74 CHF"), invoice("13'896.74 CHF"), "line_item_mismatch");
   });
 
+  it("a page whose rows' dates wrap under a header word the vocabulary does not name ('Txn date') is read", () => {
+    // Dev draw 54's genuine Writer statement: page 2 starts with "Balance brought forward" under the
+    // descriptions, then every row's date wraps ("19 May" over "2025 | ref | …"). The table's left edge was its
+    // first named column (Ref.), so the first wrapped date, left of it, ended the table: page 2's rows were
+    // never read and the closing balance was proof (9) against page 1's last balance.
+    const cols = [{ x: 45 }, { x: 102 }, { x: 177 }, R(441), { x: 455 }, R(550)];
+    const header = ["Txn date", "Ref.", "Particulars", "Sum", "Dr/Cr", "Balance (£)"];
+    const gbp = (c: number) => `GBP ${formatCents(c)} Cr`;
+    const statement = (edit: number) => {
+      let b = 510870;
+      const page1: (string | undefined)[][] = [
+        header,
+        ["1 May 2025", undefined, "Opening balance", undefined, undefined, gbp(b)],
+      ];
+      const moves1 = [-15821, 43046, -1897, 78901];
+      for (const [i, m] of moves1.entries()) {
+        b += m;
+        page1.push([
+          `${i + 2} May 2025`,
+          String(85851070 + i),
+          `Payment ${i}`,
+          formatCents(Math.abs(m)),
+          m < 0 ? "Dr" : "Cr",
+          gbp(b),
+        ]);
+      }
+      page1.push([undefined, "Balance c/f", undefined, undefined, undefined, gbp(b)]);
+      const page2: (string | undefined)[][] = [
+        header,
+        [undefined, undefined, "Balance brought forward", undefined, undefined, gbp(b)],
+      ];
+      const moves2 = [-1352, -7512, 1892, 40219];
+      for (const [i, m] of moves2.entries()) {
+        b += m;
+        const printed = i === 2 ? Math.abs(m) + edit : Math.abs(m);
+        page2.push([`${19 + i} May`]);
+        page2.push([
+          "2025",
+          String(50307672 + i),
+          `Transfer ${i}`,
+          formatCents(printed),
+          m < 0 ? "Dr" : "Cr",
+          gbp(b),
+        ]);
+      }
+      page2.push(["31 May"]);
+      page2.push(["2025", undefined, "Balance at end", undefined, undefined, gbp(b)]);
+      return layoutDocument([grid(cols, page1, 700), grid(cols, page2, 760)], { region: "GB" });
+    };
+    cleanThenProof(statement(0), statement(9000), "running_balance_mismatch");
+  });
+
   it("a cell wrapped under a header word the vocabulary does not name continues its row", () => {
     const cols = [{ x: 51 }, { x: 234 }, R(361), R(431), R(474), R(544)];
     const doc = layoutDocument(

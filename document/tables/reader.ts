@@ -652,8 +652,10 @@ function readBody(
   let lastBaseline = top ?? (lines[start]?.baseline ?? 0) + 1.5 * em;
   const gaps: number[] = [];
   // Where the rows read so far begin: a description column the header did not name still holds the
-  // lines continuing it.
-  let rowsLeft = left;
+  // lines continuing it. The header's words count from the start: a column the vocabulary does not name
+  // ("Txn date") is the table's, so a row's date wrapped onto a line of its own under it ("19 May" over
+  // "2025 | …") continues the table on a page whose first row starts further right ("Balance brought forward").
+  let rowsLeft = Math.min(left, ...headerWords.filter((b) => b[0] < left).map((b) => b[0]));
   // Where the rows' labels begin (a totals block may set its labels under the figures' columns).
   const labelLefts: number[] = [];
   for (let k = start; k < lines.length; k++) {
