@@ -127,8 +127,13 @@ export function abaProblem(routing: string): "format" | "prefix" | "checksum" | 
   return validPrefix ? null : "prefix";
 }
 
+/** A card number's length (12-19 digits) whose Luhn check digit holds. */
 export function luhnValid(digits: string): boolean {
-  if (!/^\d{12,19}$/.test(digits)) return false;
+  return /^\d{12,19}$/.test(digits) && luhnHolds(digits);
+}
+
+/** Luhn (mod 10, weights 2 and 1 from the right, the last digit the check) over digits of any length. */
+export function luhnHolds(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let d = Number(digits[digits.length - 1 - i]);

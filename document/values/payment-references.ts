@@ -7,6 +7,8 @@
  * reader finds the reference in a line's text and says whether it holds.
  */
 
+import { luhnHolds } from "./bank-identifiers.js";
+
 export type PaymentReferenceScheme =
   | "rf"
   | "ch_qr"
@@ -79,24 +81,10 @@ export function nlPaymentReferenceValid(digits: string): boolean {
   return check === Number(digits[0]);
 }
 
-/** Luhn (mod 10 with weights 2, 1 from the right, the last digit the check). */
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = Number(digits[digits.length - 1 - i]);
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
 /** The Norwegian KID: 2-25 digits, the last a mod-10 (Luhn) or a mod-11 check digit ("-" for 10). */
 export function noKidValid(kid: string): boolean {
   if (!/^\d{1,24}[\d-]$/.test(kid)) return false;
-  if (/^\d+$/.test(kid) && luhn(kid)) return true;
+  if (/^\d+$/.test(kid) && luhnHolds(kid)) return true;
   const body = kid.slice(0, -1).split("").reverse();
   const sum = body.reduce((a, d, i) => a + Number(d) * ((i % 6) + 2), 0);
   const r = 11 - (sum % 11);
@@ -106,7 +94,7 @@ export function noKidValid(kid: string): boolean {
 
 /** The Swedish OCR reference (bankgiro / plusgiro): 2-25 digits, the last the Luhn check of the others. */
 export function seOcrValid(digits: string): boolean {
-  return /^\d{2,25}$/.test(digits) && luhn(digits);
+  return /^\d{2,25}$/.test(digits) && luhnHolds(digits);
 }
 
 /** Words that label a reference (its number follows them): never one of its groups. */
