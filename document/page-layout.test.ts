@@ -152,6 +152,48 @@ describe("page layout from the operator list", () => {
     expect(e?.order).toBeGreaterThan(3);
   });
 
+  it("text outside the clip path drawn around it is clipped, not hidden by its colour", () => {
+    // A spreadsheet's header cell: white words on a coloured fill, the part of a word that overflows the cell
+    // clipped at its edge ("Umsat" of "Umsatzsteuer" left of the cell, over the white page).
+    const cell = (clipped: boolean) =>
+      layoutFromOperatorList(
+        [
+          OPS.save,
+          ...(clipped ? [OPS.eoClip, OPS.constructPath] : []),
+          OPS.setFillRGBColor,
+          OPS.beginText,
+          OPS.setFont,
+          OPS.setTextMatrix,
+          OPS.showText,
+          OPS.setTextMatrix,
+          OPS.showText,
+          OPS.endText,
+          OPS.restore,
+        ],
+        [
+          null,
+          ...(clipped ? [null, [OPS.endPath, [null], [100, 100, 200, 120]]] : []),
+          ["#FFFFFF"],
+          null,
+          ["f1", 10],
+          [1, 0, 0, 1, 60, 105],
+          [glyphs("Umsat")],
+          [1, 0, 0, 1, 110, 105],
+          [glyphs("zsteuer")],
+        ],
+        () => helvetica,
+        [0, 0, 612, 792],
+      ).runs;
+    const open = cell(false);
+    expect(open.map((r) => r.hidden)).toEqual(["same_colour_as_background", "same_colour_as_background"]);
+    const [outside, inside] = cell(true);
+    expect(outside).toMatchObject({ text: "Umsat", clippedOut: true });
+    expect(outside?.hidden).toBeUndefined();
+    // Inside the clip, white on the white page is still white on white.
+    expect(inside).toMatchObject({ text: "zsteuer", hidden: "same_colour_as_background" });
+    expect(inside?.clippedOut).toBeUndefined();
+  });
+
   it("boxes a run by its inked glyphs: padding spaces and glyphs without text do not widen it", () => {
     const pad = { width: 500 };
     const layout = layoutFromOperatorList(

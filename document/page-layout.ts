@@ -46,6 +46,11 @@ export interface TextRun {
   /** For `covered`: the order of the area drawn over the run. */
   coveredBy?: number;
   /**
+   * Set when the run's centre lies outside the clip path in force where it was drawn (the part of a cell's
+   * text a spreadsheet clips at the cell's edge): no one sees it, whatever its colour.
+   */
+  clippedOut?: true;
+  /**
    * Set on words read by OCR (document/ocr.ts): the OCR's confidence in the word, 0-100. Such runs have
    * no font (`font` is ""), and their boxes are in the page's units (see PageLayout.units).
    */
@@ -159,12 +164,15 @@ interface GState {
   leading: number;
   rise: number;
   renderMode: number;
+  /** The clip path's bounding box on the page (W / W*), null while nothing is clipped. */
+  clip: Box | null;
 }
 
 const initialState = (): GState => ({
   ctm: IDENTITY,
   fill: "#000000",
   stroke: "#000000",
+  clip: null,
   fillAlpha: 1,
   blended: false,
   fontId: null,
@@ -217,6 +225,7 @@ export function layoutFromOperatorList(
   let tm: Matrix = IDENTITY;
   let tlm: Matrix = IDENTITY;
   let order = 0;
+  let clipNext = false;
 
   const push = (next?: Partial<GState>) => {
     if (stack.length >= limits.maxStackDepth) {
@@ -285,6 +294,12 @@ export function layoutFromOperatorList(
       const [bx, by] = apply(m, x0, gs.rise);
       const size = Math.abs(fs) * Math.hypot(m[2], m[3]);
       if ([...bbox, bx, by, size].every(Number.isFinite)) {
+        const cx = (bbox[0] + bbox[2]) / 2;
+        const cy = (bbox[1] + bbox[3]) / 2;
+        const clip = gs.clip;
+        const clippedOut =
+          clip !== null &&
+          (cx < clip[0] - 0.5 || cx > clip[2] + 0.5 || cy < clip[1] - 0.5 || cy > clip[3] + 0.5);
         runs.push({
           text: text.replace(/\s+/g, " ").trim(),
           bbox: roundBox(bbox),
@@ -298,6 +313,7 @@ export function layoutFromOperatorList(
           alpha: gs.fillAlpha,
           upright: m[0] > 0 && m[3] > 0 && Math.abs(m[1]) < 1e-3 * m[0] && Math.abs(m[2]) < 1e-3 * m[3],
           order: order++,
+          ...(clippedOut ? { clippedOut: true as const } : {}),
         });
       }
       text = "";
@@ -448,8 +464,29 @@ export function layoutFromOperatorList(
       case OPS.showText:
         if (Array.isArray(args[0])) showText(args[0] as unknown[]);
         break;
+      case OPS.clip:
+      case OPS.eoClip:
+        // The path that follows (pdf.js sends W / W* before the path it ends) is the new clip.
+        clipNext = true;
+        break;
       case OPS.constructPath: {
         const [op, , minMax] = args as [number, unknown, ArrayLike<number> | null];
+        if (clipNext) {
+          clipNext = false;
+          if (minMax && minMax.length === 4) {
+            const [cx0, cy0, cx1, cy1] = Array.from(minMax) as [number, number, number, number];
+            if (cx1 >= cx0 && cy1 >= cy0) {
+              const b = mapBox(gs.ctm, cx0, cy0, cx1, cy1);
+              const c = gs.clip;
+              gs = {
+                ...gs,
+                clip: c
+                  ? [Math.max(c[0], b[0]), Math.max(c[1], b[1]), Math.min(c[2], b[2]), Math.min(c[3], b[3])]
+                  : b,
+              };
+            }
+          }
+        }
         if (!FILL_PATH_OPS.has(op) || !minMax || minMax.length !== 4) break;
         const [x0, y0, x1, y1] = Array.from(minMax) as [number, number, number, number];
         if (!(x1 >= x0 && y1 >= y0)) break;
@@ -634,7 +671,7 @@ export function markHidden(layout: PageLayout): void {
       continue;
     }
     const fillOnly = run.renderMode === 0 || run.renderMode === 4;
-    if (fillOnly && run.fill) {
+    if (fillOnly && run.fill && !run.clippedOut) {
       const bg = backgroundOf(run, near);
       if (bg && colourDistance(run.fill, bg) < SAME_COLOUR) run.hidden = "same_colour_as_background";
     }
